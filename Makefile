@@ -1,0 +1,37 @@
+# The commands README.md documents. Each one installs what is missing first.
+.PHONY: setup run test test-tsan check-thread-safety bench clean
+
+setup:
+	@scripts/setup
+
+# Builds the optimized tree and runs the main job on its built-in defaults.
+run: setup
+	cmake --preset release >/dev/null
+	cmake --build --preset release
+	build/release/apps/spillway/spillway shuffle
+
+# Builds under AddressSanitizer + UndefinedBehaviorSanitizer and runs every test.
+test: setup
+	cmake --preset asan >/dev/null
+	cmake --build --preset asan
+	ctest --preset asan
+
+# Builds under ThreadSanitizer and runs the concurrency-heavy modules' tests.
+test-tsan: setup
+	cmake --preset tsan >/dev/null
+	cmake --build --preset tsan
+	ctest --preset tsan
+
+# Compiles the libraries with clang -Wthread-safety -Werror.
+check-thread-safety: setup
+	cmake --preset clang-tsa >/dev/null
+	cmake --build --preset clang-tsa
+
+# Builds the optimized tree and runs every benchmark; prints METRIC lines.
+bench: setup
+	cmake --preset release >/dev/null
+	cmake --build --preset release
+	scripts/bench build/release
+
+clean:
+	rm -rf build

@@ -1,0 +1,111 @@
+#pragma once
+/// @file
+/// The exception types spillway throws, and the macros that check conditions
+/// at the public boundary.
+///
+/// Every error spillway raises is a `spillway::Error`. The same failure raises
+/// the same type everywhere:
+///
+/// | type               | raised when                                              |
+/// |--------------------|----------------------------------------------------------|
+/// | `InvalidArgument`  | an argument, option value or call order is invalid       |
+/// | `OutOfMemory`      | a memory limit cannot be met, even after spilling        |
+/// | `ReservationError` | a reservation is misused (wrong tier, too small, ...)    |
+/// | `IoError`          | the operating system refused a file operation            |
+/// | `CorruptData`      | data read back fails its checksum or is malformed        |
+
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+namespace spillway {
+
+/// Base of every exception spillway throws. `what()` is a message a user can
+/// act on: it names the limit or the setting involved where there is one.
+class Error : public std::runtime_error {
+  public:
+    using std::runtime_error::runtime_error;
+};
+
+/// An argument, option value or call order is invalid. API misuse, such as
+/// calling a method after the object was finished, is reported with this type.
+class InvalidArgument : public Error {
+  public:
+    using Error::Error;
+};
+
+/// A memory limit cannot be met, even after spilling.
+class OutOfMemory : public Error {
+  public:
+    using Error::Error;
+};
+
+/// A memory reservation was misused: wrong tier, too small, or already spent.
+class ReservationError : public Error {
+  public:
+    using Error::Error;
+};
+
+/// The operating system refused a file operation. The message names the path.
+class IoError : public Error {
+  public:
+    using Error::Error;
+};
+
+/// Data read back failed its checksum, was truncated, or is malformed. The
+/// message names where the data came from.
+class CorruptData : public Error {
+  public:
+    using Error::Error;
+};
+
+namespace detail {
+
+/// Formats `message` with the source file and line it was raised at.
+std::string with_location(std::string_view message, char const* file, int line);
+
+/// Prints `message` with its location to stderr and aborts. Used where an
+/// error cannot be recovered from: destructors, `noexcept` paths, broken
+/// invariants.
+[[noreturn]] void fatal(std::string_view message, char const* file, int line) noexcept;
+
+}  // namespace detail
+}  // namespace spillway
+
+/// Throws `Type` (a `spillway::Error` subclass) with `message` and the source
+/// location unless `condition` holds. `message` is a stream expression:
+/// `SPILLWAY_EXPECTS(n > 0, "n must be positive, got " << n, InvalidArgument)`.
+#define SPILLWAY_EXPECTS(condition, message, Type)                                \
+    do {                                                                          \
+        if (!(condition)) [[unlikely]] {                                          \
+            SPILLWAY_FAIL(message, Type);                                         \
+        }                                                                         \
+    } while (0)
+
+/// Throws `Type` with `message` (a stream expression) and the source location.
+#define SPILLWAY_FAIL(message, Type)                                              \
+    do {                                                                          \
+        std::ostringstream spillway_error_stream_;                                \
+        spillway_error_stream_ << message;                                        \
+        throw ::spillway::Type(::spillway::detail::with_location(                 \
+            spillway_error_stream_.str(), __FILE__, __LINE__));                   \
+    } while (0)
+
+/// Prints `message` (a stream expression) with the source location and aborts.
+#define SPILLWAY_FATAL(message)                                                   \
+    do {                                                                          \
+        std::ostringstream spillway_fatal_stream_;                                \
+        spillway_fatal_stream_ << message;                                        \
+        ::spillway::detail::fatal(                                                \
+            spillway_fatal_stream_.str(), __FILE__, __LINE__);                    \
+    } while (0)
+
+/// Checks an internal invariant in every build type; a broken invariant is a
+/// bug in spillway, so it aborts with `message` instead of throwing.
+#define SPILLWAY_ASSERT(condition, message)                                       \
+    do {                                                                          \
+        if (!(condition)) [[unlikely]] {                                          \
+            SPILLWAY_FATAL("invariant broken: " #condition ": " << message);      \
+        }                                                                         \
+    } while (0)

@@ -1,0 +1,49 @@
+#include <spillway/core/mutex.hpp>
+
+#include <common/rendezvous.hpp>
+
+#include <thread>
+
+#include <gtest/gtest.h>
+
+using namespace spillway;
+using namespace std::chrono_literals;
+
+TEST(CondVar, WakesAWaiterWhenThePredicateBecomesTrue) {
+    Mutex mutex;
+    CondVar changed;
+    bool ready = false;
+    std::thread producer([&] {
+        MutexLock lock(mutex);
+        ready = true;
+        changed.notify_all();
+    });
+    {
+        MutexLock lock(mutex);
+        changed.wait(lock, [&] { return ready; });
+        EXPECT_TRUE(ready);
+    }
+    producer.join();
+}
+
+TEST(CondVar, WaitForGivesUpAfterTheTimeout) {
+    Mutex mutex;
+    CondVar never;
+    MutexLock lock(mutex);
+    EXPECT_FALSE(never.wait_for(lock, 1ms, [] { return false; }));
+}
+
+TEST(SharedMutex, AdmitsReadersTogether) {
+    SharedMutex mutex;
+    test::Rendezvous both_inside(2);
+    bool met[2] = {false, false};
+    auto reader = [&](int index) {
+        ReaderLock lock(mutex);
+        met[index] = both_inside.arrive_and_wait();
+    };
+    std::thread first(reader, 0);
+    std::thread second(reader, 1);
+    first.join();
+    second.join();
+    EXPECT_TRUE(met[0] && met[1]);
+}
