@@ -1,0 +1,361 @@
+#include <spillway/table/csv_reader.hpp>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <string>
+
+#include <spillway/core/error.hpp>
+#include <spillway/table/column_builder.hpp>
+#include <spillway/table/date32.hpp>
+
+#include "csv_scanner.hpp"
+
+namespace spillway::table {
+namespace detail {
+
+/// What every block of one file shares.
+struct CsvSource {
+    std::string path;
+    CsvOptions options;
+    Schema schema;
+};
+
+void CsvErrors::fail(std::size_t position, std::string_view message) const {
+    auto const line = first_line_ + static_cast<std::uint64_t>(std::count(text_.begin(), text_.begin() + position, '\n'));
+    SPILLWAY_FAIL(path_ << ':' << line << ": " << message, CorruptData);
+}
+
+std::size_t end_of_last_row(std::string_view text, std::optional<char> quote) noexcept {
+    auto const last_line_break = [](char const* from, char const* to) -> std::size_t {
+        auto const* found = static_cast<char const*>(memrchr(from, '\n', static_cast<std::size_t>(to - from)));
+        return found == nullptr ? 0 : static_cast<std::size_t>(found + 1 - from);
+    };
+    char const* const begin = text.data();
+    char const* const end = begin + text.size();
+    if (!quote.has_value()) {
+        return last_line_break(begin, end);
+    }
+    // Line breaks count only outside quotes; a doubled quote leaves and
+    // re-enters, which changes nothing.
+    std::size_t cut = 0;
+    for (char const* position = begin; position < end;) {
+        auto const* opening = static_cast<char const*>(std::memchr(position, *quote, static_cast<std::size_t>(end - position)));
+        char const* const outside_end = opening == nullptr ? end : opening;
+        if (auto const found = last_line_break(position, outside_end); found != 0) {
+            cut = static_cast<std::size_t>(position - begin) + found;
+        }
+        if (opening == nullptr) {
+            break;
+        }
+        auto const* closing = static_cast<char const*>(std::memchr(opening + 1, *quote, static_cast<std::size_t>(end - opening - 1)));
+        if (closing == nullptr) {
+            break;
+        }
+        position = closing + 1;
+    }
+    return cut;
+}
+
+}  // namespace detail
+
+namespace {
+
+using detail::CsvErrors;
+using detail::CsvScanner;
+
+constexpr auto no_slot = std::numeric_limits<std::size_t>::max();
+
+std::string quoted_excerpt(std::string_view value) {
+    constexpr std::size_t longest = 40;
+    return "'" + std::string(value.substr(0, longest)) + (value.size() > longest ? "...'" : "'");
+}
+
+template <typename T>
+bool parse_number(std::string_view text, T& value) noexcept {
+    auto const [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+    return error == std::errc{} && end == text.data() + text.size();
+}
+
+/// Appends the value of a field to `builder`: null if empty and unquoted.
+/// Returns false if the text is not a value of the builder's type.
+bool append_field(ColumnBuilder& builder, std::string_view text, bool quoted) {
+    if (text.empty() && !quoted) {
+        builder.append_null();
+        return true;
+    }
+    switch (builder.type()) {
+        case DataType::int32: {
+            std::int32_t value;
+            return parse_number(text, value) && (builder.append(value), true);
+        }
+        case DataType::int64: {
+            std::int64_t value;
+            return parse_number(text, value) && (builder.append(value), true);
+        }
+        case DataType::float64: {
+            double value;
+            return parse_number(text, value) && (builder.append(value), true);
+        }
+        case DataType::date32: {
+            auto const value = parse_date32(text);
+            return value.has_value() && (builder.append(*value), true);
+        }
+        case DataType::string: builder.append(text); return true;
+    }
+    return false;
+}
+
+/// The number of fields a row of `columns` columns has.
+std::size_t fields_per_row(std::size_t columns, CsvOptions const& options) noexcept {
+    return columns + (options.trailing_delimiter ? 1 : 0);
+}
+
+std::string expected_fields_message(std::size_t columns, std::size_t found, CsvOptions const& options) {
+    return "expected " + std::to_string(columns) + " fields"
+         + (options.trailing_delimiter ? std::string(" and a trailing '") + options.delimiter + "'" : std::string())
+         + ", found " + std::to_string(found);
+}
+
+/// The names in the header row of `text`, and the bytes the row takes.
+std::pair<std::vector<std::string>, std::size_t> read_header(std::string_view text, CsvOptions const& options,
+                                                             CsvErrors const& errors) {
+    std::vector<std::string> names;
+    CsvScanner scanner(text, options, errors);
+    auto const end = scanner.scan(
+        1, CsvScanner::all_fields,
+        [&](std::size_t, std::string_view value, bool, std::size_t) { names.emplace_back(value); },
+        [](std::size_t, std::size_t, std::size_t, bool) {});
+    if (options.trailing_delimiter && !names.empty() && names.back().empty()) {
+        names.pop_back();
+    }
+    return {std::move(names), end};
+}
+
+/// The narrowest type that holds every non-empty value of each column in
+/// the first `options.infer_rows` rows of `text`: int64, float64, date32 or
+/// string. With no `names`, the columns are named after the first row.
+Schema infer_schema(std::string_view text, std::vector<std::string> names, CsvOptions const& options,
+                    CsvErrors const& errors) {
+    struct Candidates {
+        bool int64 = true;
+        bool float64 = true;
+        bool date32 = true;
+        bool seen = false;
+    };
+    std::vector<Candidates> candidates;
+    std::size_t columns = names.size();
+    bool last_field_empty = true;
+    CsvScanner scanner(text, options, errors);
+    scanner.scan(
+        options.infer_rows, CsvScanner::all_fields,
+        [&](std::size_t field, std::string_view value, bool quoted, std::size_t) {
+            last_field_empty = value.empty() && !quoted;
+            if (candidates.size() <= field) {
+                candidates.resize(field + 1);
+            }
+            auto& candidate = candidates[field];
+            if (value.empty()) {
+                return;
+            }
+            std::int64_t integer;
+            double real;
+            candidate.seen = true;
+            candidate.int64 = candidate.int64 && parse_number(value, integer);
+            candidate.float64 = candidate.float64 && parse_number(value, real);
+            candidate.date32 = candidate.date32 && parse_date32(value).has_value();
+        },
+        [&](std::size_t begin, std::size_t, std::size_t fields, bool) {
+            if (columns == 0) {
+                columns = fields - (options.trailing_delimiter && fields > 1 ? 1 : 0);
+            }
+            if (fields != fields_per_row(columns, options) || (options.trailing_delimiter && !last_field_empty)) {
+                errors.fail(begin, expected_fields_message(columns, fields, options));
+            }
+        });
+    std::vector<Field> fields;
+    for (std::size_t index = 0; index < columns; ++index) {
+        auto const candidate = index < candidates.size() ? candidates[index] : Candidates{};
+        auto const type = !candidate.seen     ? DataType::string
+                        : candidate.int64    ? DataType::int64
+                        : candidate.float64  ? DataType::float64
+                        : candidate.date32   ? DataType::date32
+                                             : DataType::string;
+        fields.push_back({index < names.size() ? names[index] : "column" + std::to_string(index), type});
+    }
+    return Schema(std::move(fields));
+}
+
+}  // namespace
+
+CsvBlock::CsvBlock(std::shared_ptr<detail::CsvSource const> source, std::unique_ptr<char[]> text, std::size_t size,
+                   std::uint64_t first_line, std::size_t line_breaks)
+    : source_(std::move(source)),
+      text_(std::move(text)),
+      size_(size),
+      first_line_(first_line),
+      line_breaks_(line_breaks) {}
+
+CsvBlock::~CsvBlock() = default;
+
+Table CsvBlock::parse() const {
+    std::vector<std::size_t> columns(source_->schema.size());
+    for (std::size_t index = 0; index < columns.size(); ++index) {
+        columns[index] = index;
+    }
+    return parse_rows(columns, true).columns;
+}
+
+CsvRows CsvBlock::parse_columns(std::span<std::size_t const> columns) const {
+    return parse_rows(columns, false);
+}
+
+CsvRows CsvBlock::parse_rows(std::span<std::size_t const> columns, bool all_fields) const {
+    auto const& schema = source_->schema;
+    auto const& options = source_->options;
+    std::vector<std::size_t> slot_of_field(schema.size(), no_slot);
+    std::vector<Field> fields;
+    std::vector<ColumnBuilder> builders;
+    for (std::size_t slot = 0; slot < columns.size(); ++slot) {
+        auto const column = columns[slot];
+        SPILLWAY_EXPECTS(column < schema.size(),
+                         "column " << column << " of a CSV file with " << schema.size() << " columns", InvalidArgument);
+        SPILLWAY_EXPECTS(slot_of_field[column] == no_slot, "column " << column << " is selected twice", InvalidArgument);
+        slot_of_field[column] = slot;
+        fields.push_back(schema.field(column));
+        builders.emplace_back(fields.back().type).reserve(line_breaks_);
+    }
+    auto const expected_fields = fields_per_row(schema.size(), options);
+    auto const last_field = all_fields || columns.empty() ? CsvScanner::all_fields : *std::ranges::max_element(columns);
+    CsvRows rows;
+    rows.offsets.reserve(line_breaks_ + 1);
+    CsvErrors const errors(source_->path, text(), first_line_);
+    bool trailing_field_empty = true;  // whether the field after the last column is empty
+    CsvScanner scanner(text(), options, errors);
+    scanner.scan(
+        std::numeric_limits<std::size_t>::max(), last_field,
+        [&](std::size_t field, std::string_view value, bool quoted, std::size_t position) {
+            if (field >= slot_of_field.size()) {
+                trailing_field_empty = field == slot_of_field.size() && value.empty() && !quoted;
+                return;
+            }
+            auto const slot = slot_of_field[field];
+            if (slot != no_slot && !append_field(builders[slot], value, quoted)) {
+                errors.fail(position, "column '" + schema.field(field).name + "': cannot parse " + quoted_excerpt(value)
+                                          + " as " + std::string(to_string(schema.field(field).type)));
+            }
+        },
+        [&](std::size_t begin, std::size_t, std::size_t found, bool) {
+            bool const complete =
+                all_fields ? found == expected_fields && (!options.trailing_delimiter || trailing_field_empty)
+                           : last_field == CsvScanner::all_fields || found > last_field;
+            if (!complete) {
+                errors.fail(begin, expected_fields_message(schema.size(), found, options));
+            }
+            rows.offsets.push_back(static_cast<std::uint32_t>(begin));
+        });
+    rows.offsets.push_back(static_cast<std::uint32_t>(size_));
+    std::vector<Column> parsed;
+    parsed.reserve(builders.size());
+    for (auto& builder : builders) {
+        parsed.push_back(builder.finish());
+    }
+    rows.columns = Table(Schema(std::move(fields)), std::move(parsed));
+    return rows;
+}
+
+CsvReader::CsvReader(std::filesystem::path path, CsvOptions options, std::optional<Schema> schema)
+    : path_(path.string()), options_(options) {
+    options_.validate();
+    descriptor_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+    SPILLWAY_EXPECTS(descriptor_ >= 0, "cannot open CSV file '" << path_ << "': " << std::strerror(errno), IoError);
+    static_cast<void>(::posix_fadvise(descriptor_, 0, 0, POSIX_FADV_SEQUENTIAL));
+    pending_ = std::make_unique_for_overwrite<char[]>(options_.chunk_bytes + 1);
+    fill();
+
+    std::vector<std::string> names;
+    if (options_.header && pending_size_ != 0) {
+        auto const rows_end = complete_rows();
+        CsvErrors const errors(path_, std::string_view(pending_.get(), rows_end), next_line_);
+        auto [header, header_bytes] = read_header(std::string_view(pending_.get(), rows_end), options_, errors);
+        names = std::move(header);
+        next_line_ += static_cast<std::uint64_t>(std::count(pending_.get(), pending_.get() + header_bytes, '\n'));
+        std::memmove(pending_.get(), pending_.get() + header_bytes, pending_size_ - header_bytes);
+        pending_size_ -= header_bytes;
+        fill();
+    }
+    if (schema.has_value()) {
+        SPILLWAY_EXPECTS(names.empty() || names.size() == schema->size(),
+                         path_ << ":1: the header has " << names.size() << " columns but the schema has "
+                               << schema->size() << " (" << schema->to_string() << ")",
+                         CorruptData);
+    } else {
+        auto const rows_end = pending_size_ == 0 ? 0 : complete_rows();
+        std::string_view const sample(pending_.get(), rows_end);
+        schema = infer_schema(sample, std::move(names), options_, CsvErrors(path_, sample, next_line_));
+    }
+    source_ = std::make_shared<detail::CsvSource const>(detail::CsvSource{path_, options_, std::move(*schema)});
+}
+
+CsvReader::~CsvReader() {
+    if (descriptor_ >= 0) {
+        ::close(descriptor_);
+    }
+}
+
+Schema const& CsvReader::schema() const noexcept { return source_->schema; }
+
+void CsvReader::fill() {
+    while (!end_of_file_ && pending_size_ < options_.chunk_bytes) {
+        auto const count = ::read(descriptor_, pending_.get() + pending_size_, options_.chunk_bytes - pending_size_);
+        if (count < 0 && errno == EINTR) {
+            continue;
+        }
+        SPILLWAY_EXPECTS(count >= 0, "cannot read CSV file '" << path_ << "': " << std::strerror(errno), IoError);
+        end_of_file_ = count == 0;
+        pending_size_ += static_cast<std::size_t>(count);
+    }
+    if (end_of_file_ && pending_size_ != 0 && pending_[pending_size_ - 1] != '\n') {
+        pending_[pending_size_++] = '\n';  // the buffer has one byte to spare for this
+    }
+}
+
+std::size_t CsvReader::complete_rows() const {
+    auto const end = detail::end_of_last_row(std::string_view(pending_.get(), pending_size_), options_.quote);
+    SPILLWAY_EXPECTS(end != 0,
+                     path_ << ':' << next_line_ << ": no row ends within " << options_.chunk_bytes
+                           << " bytes: a quote is not closed, or a row is longer than the chunk size; raise "
+                              "csv_chunk_bytes for longer rows",
+                     CorruptData);
+    return end;
+}
+
+std::optional<CsvBlock> CsvReader::read_block() {
+    fill();
+    if (pending_size_ == 0) {
+        return std::nullopt;
+    }
+    auto const end = complete_rows();
+    auto rest = std::make_unique_for_overwrite<char[]>(options_.chunk_bytes + 1);
+    std::memcpy(rest.get(), pending_.get() + end, pending_size_ - end);
+    auto const line_breaks = static_cast<std::size_t>(std::count(pending_.get(), pending_.get() + end, '\n'));
+    CsvBlock block(source_, std::move(pending_), end, next_line_, line_breaks);
+    pending_ = std::move(rest);
+    pending_size_ -= end;
+    next_line_ += line_breaks;
+    return block;
+}
+
+std::optional<Table> CsvReader::read() {
+    auto block = read_block();
+    if (!block.has_value()) {
+        return std::nullopt;
+    }
+    return block->parse();
+}
+
+}  // namespace spillway::table
