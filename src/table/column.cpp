@@ -6,6 +6,7 @@
 
 #include "bitmap.hpp"
 #include "column_access.hpp"
+#include "small_copy.hpp"
 
 namespace spillway::table {
 namespace {
@@ -198,8 +199,8 @@ Column Column::take(std::span<std::uint32_t const> rows) const {
         }
         characters.resize(total);
         for (std::size_t index = 0; index < rows.size(); ++index) {
-            std::copy_n(characters_.data() + all[rows[index]], out[index + 1] - out[index],
-                        characters.data() + out[index]);
+            detail::copy_small(characters.data() + out[index], characters_.data() + all[rows[index]],
+                               static_cast<std::size_t>(out[index + 1] - out[index]));
         }
     } else {
         data.resize(rows.size() * data_width(type_));

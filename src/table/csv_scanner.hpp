@@ -1,8 +1,7 @@
 #pragma once
 /// @file
-/// Splits CSV text into rows and fields, fast: line breaks and delimiters are
-/// found with memchr, and quoted fields are handled only in text that holds
-/// a quote character.
+/// Splits CSV text into rows and fields, fast: line breaks, delimiters and
+/// quotes are found with memchr.
 
 #include <cstddef>
 #include <cstring>
@@ -32,11 +31,19 @@ class CsvErrors {
     std::uint64_t first_line_;  ///< the line of the text's first byte
 };
 
+/// The number of `\n` in `text`.
+std::size_t count_line_breaks(std::string_view text) noexcept;
+
 /// The end of the last whole row in `text` (just after its `\n`), counting
 /// only line breaks outside quotes; 0 if there is none.
 std::size_t end_of_last_row(std::string_view text, std::optional<char> quote) noexcept;
 
 /// Splits whole rows of CSV text into fields.
+///
+/// Every search is a memchr: for the line break that ends a row, the
+/// delimiter that ends a field, and the next quote character. A quote found
+/// once is remembered until the scan passes it, so text without quotes costs
+/// one search for them in all, and text with some pays only where they are.
 ///
 /// Requires: the text is whole rows, each ending with `\n`.
 class CsvScanner {
@@ -45,131 +52,104 @@ class CsvScanner {
     static constexpr std::size_t all_fields = std::numeric_limits<std::size_t>::max();
 
     CsvScanner(std::string_view text, CsvOptions const& options, CsvErrors const& errors) noexcept
-        : text_(text), options_(options), errors_(errors) {}
+        : begin_(text.data()), end_(text.data() + text.size()), options_(options), errors_(errors) {}
 
     /// Scans up to `max_rows` rows. For each field calls
     /// `on_field(index, value, quoted, position)` (the value, unquoted and
     /// unescaped, is valid during the call only), then for each row
-    /// `on_row(begin, end, fields, truncated)` with the row's byte range and
-    /// number of fields. In text without quotes, a row's scan stops after
-    /// field `last_field` (`truncated` is then true). Returns the end of the
-    /// last row scanned.
+    /// `on_row(begin, end, fields)` with the row's byte range and number of
+    /// fields. A row's scan stops after field `last_field` when no quote can
+    /// hide a line break in the rest of the row; `fields` then counts the
+    /// fields scanned. Returns the end of the last row scanned.
     /// @throws CorruptData on malformed quoting.
     template <typename OnField, typename OnRow>
     std::size_t scan(std::size_t max_rows, std::size_t last_field, OnField&& on_field, OnRow&& on_row) {
-        bool const quoted = options_.quote.has_value()
-                         && std::memchr(text_.data(), *options_.quote, text_.size()) != nullptr;
-        return quoted ? scan_quoted(max_rows, on_field, on_row) : scan_plain(max_rows, last_field, on_field, on_row);
-    }
-
-  private:
-    template <typename OnField, typename OnRow>
-    std::size_t scan_plain(std::size_t max_rows, std::size_t last_field, OnField& on_field, OnRow& on_row) {
-        char const* const begin = text_.data();
-        char const* const end = begin + text_.size();
-        char const* row = begin;
-        for (std::size_t rows = 0; row < end && rows < max_rows; ++rows) {
-            auto const* line_break = static_cast<char const*>(std::memchr(row, '\n', static_cast<std::size_t>(end - row)));
-            SPILLWAY_ASSERT(line_break != nullptr, "CSV text must end with a line break");
-            char const* const content_end = line_break > row && line_break[-1] == '\r' ? line_break - 1 : line_break;
-            std::size_t field = 0;
-            bool truncated = false;
-            for (char const* start = row;;) {
-                auto const* delimiter = static_cast<char const*>(
-                    std::memchr(start, options_.delimiter, static_cast<std::size_t>(content_end - start)));
-                char const* const field_end = delimiter != nullptr ? delimiter : content_end;
-                on_field(field, std::string_view(start, static_cast<std::size_t>(field_end - start)), false,
-                         static_cast<std::size_t>(start - begin));
-                ++field;
-                if (delimiter == nullptr) {
-                    break;
-                }
-                if (field > last_field) {
-                    truncated = true;
-                    break;
-                }
-                start = delimiter + 1;
-            }
-            on_row(static_cast<std::size_t>(row - begin), static_cast<std::size_t>(line_break + 1 - begin), field,
-                   truncated);
-            row = line_break + 1;
-        }
-        return static_cast<std::size_t>(row - begin);
-    }
-
-    template <typename OnField, typename OnRow>
-    std::size_t scan_quoted(std::size_t max_rows, OnField& on_field, OnRow& on_row) {
-        char const quote = *options_.quote;
-        char const delimiter = options_.delimiter;
-        char const* const begin = text_.data();
-        char const* const end = begin + text_.size();
-        char const* position = begin;
-        for (std::size_t rows = 0; position < end && rows < max_rows; ++rows) {
+        char const* position = begin_;
+        next_quote_ = find_quote(position);
+        for (std::size_t rows = 0; position < end_ && rows < max_rows; ++rows) {
             char const* const row = position;
+            char const* line_break = find(position, '\n');
+            SPILLWAY_ASSERT(line_break != nullptr, "CSV text must end with a line break");
             std::size_t field = 0;
             while (true) {
-                char const* const field_start = position;
-                auto const offset = static_cast<std::size_t>(field_start - begin);
-                std::string_view value;
-                bool const quoted = *position == quote;
-                if (quoted) {
-                    value = quoted_value(position, end);
-                    if (*position == '\r' && position + 1 < end && position[1] == '\n') {
+                auto const offset = static_cast<std::size_t>(position - begin_);
+                if (position == next_quote_) {
+                    auto const value = quoted_value(position);
+                    if (position > line_break) {  // the line break was inside the quotes
+                        line_break = find(position, '\n');
+                        SPILLWAY_ASSERT(line_break != nullptr, "CSV text must end with a line break");
+                    }
+                    if (*position == '\r' && position + 1 == line_break) {
                         ++position;
                     }
-                    if (position == end || (*position != delimiter && *position != '\n')) {
-                        errors_.fail(static_cast<std::size_t>(position - begin),
+                    if (*position != options_.delimiter && position != line_break) {
+                        errors_.fail(static_cast<std::size_t>(position - begin_),
                                      "unexpected character after a closing quote; a quote inside a quoted field "
                                      "must be doubled");
                     }
+                    on_field(field, value, true, offset);
                 } else {
-                    char const* cursor = position;
-                    while (cursor < end && *cursor != delimiter && *cursor != '\n') {
-                        if (*cursor == quote) {
-                            errors_.fail(static_cast<std::size_t>(cursor - begin),
-                                         "a quote inside an unquoted field; quote the whole field, or read without "
-                                         "quoting (csv_quote=none)");
-                        }
-                        ++cursor;
+                    char const* const content_end =
+                        line_break > position && line_break[-1] == '\r' ? line_break - 1 : line_break;
+                    char const* delimiter = find(position, content_end, options_.delimiter);
+                    char const* const field_end = delimiter != nullptr ? delimiter : content_end;
+                    if (next_quote_ != nullptr && next_quote_ < field_end) {
+                        errors_.fail(static_cast<std::size_t>(next_quote_ - begin_),
+                                     "a quote inside an unquoted field; quote the whole field, or read without "
+                                     "quoting (csv_quote=none)");
                     }
-                    SPILLWAY_ASSERT(cursor < end, "CSV text must end with a line break");
-                    char const* const value_end = *cursor == '\n' && cursor > position && cursor[-1] == '\r'
-                                                    ? cursor - 1
-                                                    : cursor;
-                    value = std::string_view(position, static_cast<std::size_t>(value_end - position));
-                    position = cursor;
+                    on_field(field, std::string_view(position, static_cast<std::size_t>(field_end - position)), false,
+                             offset);
+                    position = delimiter != nullptr ? delimiter : line_break;
                 }
-                on_field(field, value, quoted, offset);
                 ++field;
-                if (*position++ == '\n') {
+                if (position == line_break) {
+                    break;
+                }
+                ++position;  // past the delimiter
+                if (field > last_field && (next_quote_ == nullptr || next_quote_ > line_break)) {
                     break;
                 }
             }
-            on_row(static_cast<std::size_t>(row - begin), static_cast<std::size_t>(position - begin), field, false);
+            position = line_break + 1;
+            on_row(static_cast<std::size_t>(row - begin_), static_cast<std::size_t>(position - begin_), field);
         }
-        return static_cast<std::size_t>(position - begin);
+        return static_cast<std::size_t>(position - begin_);
+    }
+
+  private:
+    /// The first `character` in [from, to), or null.
+    static char const* find(char const* from, char const* to, char character) noexcept {
+        return static_cast<char const*>(std::memchr(from, character, static_cast<std::size_t>(to - from)));
+    }
+    char const* find(char const* from, char character) const noexcept { return find(from, end_, character); }
+    /// The first quote character at or after `from`, or null.
+    char const* find_quote(char const* from) const noexcept {
+        return options_.quote.has_value() ? find(from, *options_.quote) : nullptr;
     }
 
     /// The value of the quoted field at `position`, which moves past its
-    /// closing quote. Doubled quotes become one, in `scratch_`.
-    std::string_view quoted_value(char const*& position, char const* end) {
+    /// closing quote; remembers the next quote after it. Doubled quotes
+    /// become one, in `scratch_`.
+    std::string_view quoted_value(char const*& position) {
         char const quote = *options_.quote;
         char const* const opening = position;
         char const* content = position + 1;
         bool escaped = false;
         scratch_.clear();
         while (true) {
-            auto const* closing = static_cast<char const*>(std::memchr(content, quote, static_cast<std::size_t>(end - content)));
+            char const* const closing = find(content, quote);
             if (closing == nullptr) {
-                errors_.fail(static_cast<std::size_t>(opening - text_.data()), "a quoted field is not closed");
+                errors_.fail(static_cast<std::size_t>(opening - begin_), "a quoted field is not closed");
             }
-            if (closing + 1 < end && closing[1] == quote) {
+            if (closing + 1 < end_ && closing[1] == quote) {
                 scratch_.append(content, closing + 1);
                 content = closing + 2;
                 escaped = true;
                 continue;
             }
             position = closing + 1;
+            next_quote_ = find_quote(position);
             if (!escaped) {
                 return {opening + 1, static_cast<std::size_t>(closing - opening - 1)};
             }
@@ -178,10 +158,12 @@ class CsvScanner {
         }
     }
 
-    std::string_view text_;
+    char const* begin_;
+    char const* end_;
     CsvOptions const& options_;
     CsvErrors const& errors_;
-    std::string scratch_;  ///< the value of a quoted field with doubled quotes
+    char const* next_quote_ = nullptr;  ///< the first quote at or after the scan position, or null if none
+    std::string scratch_;               ///< the value of a quoted field with doubled quotes
 };
 
 }  // namespace spillway::table::detail

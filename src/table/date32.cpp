@@ -26,6 +26,20 @@ int two_digits(char const* text) noexcept {
 
 std::optional<std::int32_t> parse_date32(std::string_view text) noexcept {
     // The year runs up to the dash that leaves exactly "MM-DD" after it.
+    if (text.size() == 10 && text[4] == '-' && text[7] == '-') {
+        // The common case, a four-digit year, without from_chars.
+        auto const century = two_digits(text.data());
+        auto const year_of_century = two_digits(text.data() + 2);
+        auto const month = two_digits(text.data() + 5);
+        auto const day = two_digits(text.data() + 8);
+        auto const year = century * 100 + year_of_century;
+        if (century < 0 || year_of_century < 0 || month < 1 || month > 12 || day < 1
+            || static_cast<std::uint32_t>(day) > days_in_month(year, static_cast<std::uint32_t>(month)))
+        {
+            return std::nullopt;
+        }
+        return to_date32({year, static_cast<std::uint32_t>(month), static_cast<std::uint32_t>(day)});
+    }
     if (text.size() < 10 || text[text.size() - 3] != '-' || text[text.size() - 6] != '-') {
         return std::nullopt;
     }

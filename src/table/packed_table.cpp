@@ -48,20 +48,30 @@ BufferSizes buffer_sizes(Column const& column) noexcept {
     return buffer_sizes(column.type(), column.size(), column.null_count() != 0, column.character_buffer().size());
 }
 
-/// Appends little-endian fields to the metadata.
+/// Writes little-endian fields into metadata of a size known in advance.
 class MetadataWriter {
   public:
+    explicit MetadataWriter(std::size_t size) : bytes_(size) {}
+
     template <typename T>
     void put(T value) {
-        auto const bytes = std::as_bytes(std::span(&value, 1));
-        bytes_.insert(bytes_.end(), bytes.begin(), bytes.end());
+        put_bytes(std::as_bytes(std::span(&value, 1)));
     }
-    void put_bytes(std::span<std::byte const> bytes) { bytes_.insert(bytes_.end(), bytes.begin(), bytes.end()); }
-    [[nodiscard]] std::span<std::byte const> written() const noexcept { return bytes_; }
-    [[nodiscard]] std::vector<std::byte> finish() && { return std::move(bytes_); }
+    void put_bytes(std::span<std::byte const> bytes) {
+        SPILLWAY_ASSERT(bytes.size() <= bytes_.size() - position_, "packed table metadata overflows its size");
+        std::ranges::copy(bytes, bytes_.begin() + static_cast<std::ptrdiff_t>(position_));
+        position_ += bytes.size();
+    }
+    [[nodiscard]] std::span<std::byte const> written() const noexcept { return std::span(bytes_).first(position_); }
+    [[nodiscard]] std::vector<std::byte> finish() && {
+        SPILLWAY_ASSERT(position_ == bytes_.size(), "packed table metadata of " << position_ << " bytes, expected "
+                                                                                << bytes_.size());
+        return std::move(bytes_);
+    }
 
   private:
     std::vector<std::byte> bytes_;
+    std::size_t position_ = 0;
 };
 
 /// Reads little-endian fields from the metadata, never past its end.
@@ -157,7 +167,11 @@ std::vector<std::byte> pack_into(Table const& table, std::span<std::byte> destin
     }
     SPILLWAY_ASSERT(position == size, "packed " << position << " bytes, expected " << size);
 
-    MetadataWriter metadata;
+    auto metadata_size = header_bytes + trailer_bytes;
+    for (auto const& field : table.schema().fields()) {
+        metadata_size += column_header_bytes + field.name.size();
+    }
+    MetadataWriter metadata(metadata_size);
     metadata.put_bytes(magic);
     metadata.put(packed_format_version);
     metadata.put(std::uint16_t{0});

@@ -288,7 +288,7 @@ void TpchGenerator::generate(std::size_t chunk, TableBuilder* orders, TableBuild
             }
         }
         if (orders != nullptr) {
-            char clerk_text[16];
+            char clerk_text[32];
             std::snprintf(clerk_text, sizeof(clerk_text), "Clerk#%09lld", static_cast<long long>(clerk));
             orders->column(0).append(order_key);
             orders->column(1).append(customer);

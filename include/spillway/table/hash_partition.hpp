@@ -28,10 +28,12 @@ constexpr std::uint32_t partition_index(std::uint64_t hash, std::uint32_t partit
 );
 
 /// Splits `table` into `partitions` tables: table `p` holds, in their
-/// original order, the rows whose `partition_of_row` is `p`. One pass groups
-/// the row indices by partition; then each column is gathered once.
+/// original order, the rows whose `partition_of_row` is `p`. One pass counts
+/// the rows of each partition; then one sequential pass per column scatters
+/// each value to the end of its partition.
 /// @throws InvalidArgument if `partition_of_row` does not have one entry per
-/// row or holds a value `>= partitions`.
+/// row, holds a value `>= partitions`, or `partitions` is 0, or a partition's
+/// strings would exceed `Column::max_characters`.
 [[nodiscard]] std::vector<Table> split_by_partition(
     Table const& table, std::span<std::uint32_t const> partition_of_row, std::uint32_t partitions
 );

@@ -1,0 +1,169 @@
+// Throughput of the table layer against the physical limits it works under:
+// CSV parsing against reading the same file (`cat`), hashing, partitioning,
+// packing and generating against memcpy of the same bytes. Prints METRIC
+// lines; usage: spillway_bench_table [SCALE] (TPC-H scale factor, default 0.25).
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include <spillway/table/csv_reader.hpp>
+#include <spillway/table/csv_writer.hpp>
+#include <spillway/table/hash_partition.hpp>
+#include <spillway/table/packed_table.hpp>
+#include <spillway/table/table_checksum.hpp>
+#include <spillway/table/tpch_generator.hpp>
+
+using namespace spillway::table;
+
+namespace {
+
+constexpr int repetitions = 3;
+constexpr std::uint32_t partitions = 64;
+
+/// The fastest of `repetitions` runs of `work`, in seconds.
+double best_seconds(std::function<void()> const& work) {
+    double best = 1e300;
+    for (int run = 0; run < repetitions; ++run) {
+        auto const start = std::chrono::steady_clock::now();
+        work();
+        best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    }
+    return best;
+}
+
+void metric(char const* name, double value, char const* unit) { std::printf("METRIC %s %.3f %s\n", name, value, unit); }
+
+void info(char const* what, double bytes, double seconds) {
+    std::printf("  %-34s %8.1f MB in %7.3f s = %8.1f MB/s\n", what, bytes / 1e6, seconds, bytes / 1e6 / seconds);
+}
+
+/// Bytes per second of a single-threaded memcpy of `bytes` bytes.
+double memcpy_rate(std::size_t bytes) {
+    auto source = std::make_unique<char[]>(bytes);
+    auto destination = std::make_unique<char[]>(bytes);
+    std::memset(source.get(), 1, bytes);
+    std::memset(destination.get(), 2, bytes);
+    auto const seconds = best_seconds([&] { std::memcpy(destination.get(), source.get(), bytes); });
+    info("memcpy", static_cast<double>(bytes), seconds);
+    return static_cast<double>(bytes) / seconds;
+}
+
+/// Bytes per second of reading `path` to nowhere, as `cat path > /dev/null`.
+double cat_rate(std::filesystem::path const& path) {
+    constexpr std::size_t buffer_bytes = 1 << 20;
+    auto buffer = std::make_unique<char[]>(buffer_bytes);
+    auto const seconds = best_seconds([&] {
+        int const descriptor = ::open(path.c_str(), O_RDONLY);
+        while (::read(descriptor, buffer.get(), buffer_bytes) > 0) {
+        }
+        ::close(descriptor);
+    });
+    auto const bytes = static_cast<double>(std::filesystem::file_size(path));
+    info("cat to /dev/null", bytes, seconds);
+    return bytes / seconds;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    double const scale = argc > 1 ? std::atof(argv[1]) : 0.25;
+    TpchGenerator const generator(scale, 42);
+    std::printf("spillway_bench_table: TPC-H lineitem, scale %.3f, %zu chunks, one thread\n", scale,
+                generator.num_chunks());
+
+    std::vector<Table> chunks(generator.num_chunks());
+    auto const generate_seconds = best_seconds([&] {
+        for (std::size_t chunk = 0; chunk < chunks.size(); ++chunk) {
+            chunks[chunk] = generator.lineitem(chunk);
+        }
+    });
+    auto const lineitem = Table::concatenate(chunks);
+    chunks.clear();
+    auto const table_bytes = static_cast<double>(lineitem.byte_size());
+    auto const memcpy_bytes_per_second = memcpy_rate(lineitem.byte_size());
+    info("generate lineitem", table_bytes, generate_seconds);
+
+    auto const directory = std::filesystem::temp_directory_path() / ("spillway-bench-table-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(directory);
+    auto const path = directory / "lineitem.csv";
+    CsvOptions const options;
+    auto const write_seconds = best_seconds([&] {
+        CsvWriter writer(path, options, lineitem.schema());
+        for (std::size_t begin = 0; begin < lineitem.num_rows(); begin += 100'000) {
+            writer.write(lineitem.slice(begin, std::min<std::size_t>(100'000, lineitem.num_rows() - begin)));
+        }
+        writer.close();
+    });
+    auto const csv_bytes = static_cast<double>(std::filesystem::file_size(path));
+    info("write CSV", csv_bytes, write_seconds);
+    auto const cat_bytes_per_second = cat_rate(path);
+
+    std::size_t parsed_rows = 0;
+    auto const parse_seconds = best_seconds([&] {
+        CsvReader reader(path, options, lineitem.schema());
+        parsed_rows = 0;
+        while (auto table = reader.read()) {
+            parsed_rows += table->num_rows();
+        }
+    });
+    info("parse CSV, every column", csv_bytes, parse_seconds);
+    std::vector<std::size_t> const key{0};
+    std::uint64_t key_sum = 0;
+    auto const key_seconds = best_seconds([&] {
+        CsvReader reader(path, options, lineitem.schema());
+        key_sum = 0;
+        while (auto block = reader.read_block()) {
+            auto const rows = block->parse_columns(key);
+            for (auto const value : rows.columns.column(0).values<std::int64_t>()) {
+                key_sum += static_cast<std::uint64_t>(value);
+            }
+        }
+    });
+    info("parse CSV, key column and row ranges", csv_bytes, key_seconds);
+    std::filesystem::remove_all(directory);
+    if (parsed_rows != lineitem.num_rows() || key_sum == 0) {
+        std::fprintf(stderr, "spillway_bench_table: parsed %zu rows of %zu\n", parsed_rows, lineitem.num_rows());
+        return 1;
+    }
+
+    std::vector<Table> parts;
+    auto const partition_seconds = best_seconds([&] { parts = hash_partition(lineitem, key, partitions); });
+    info("hash partition into 64", table_bytes, partition_seconds);
+    TableChecksum checksum;
+    auto const checksum_seconds = best_seconds([&] { checksum = TableChecksum::of(lineitem); });
+    info("checksum every column", table_bytes, checksum_seconds);
+    PackedTable packed;
+    auto const pack_seconds = best_seconds([&] { packed = pack(lineitem); });
+    info("pack", table_bytes, pack_seconds);
+    Table unpacked;
+    auto const unpack_seconds = best_seconds([&] { unpacked = unpack(packed.metadata, packed.payload); });
+    info("unpack", table_bytes, unpack_seconds);
+    if (!(unpacked == lineitem) || checksum.rows != lineitem.num_rows()) {
+        std::fprintf(stderr, "spillway_bench_table: unpacked table differs\n");
+        return 1;
+    }
+
+    auto const versus_memcpy = [&](double seconds) { return table_bytes / seconds / memcpy_bytes_per_second; };
+    auto const versus_cat = [&](double seconds) { return csv_bytes / seconds / cat_bytes_per_second; };
+    metric("csv_parse_vs_cat", versus_cat(parse_seconds), "ratio");
+    metric("csv_key_scan_vs_cat", versus_cat(key_seconds), "ratio");
+    metric("csv_write_vs_cat", versus_cat(write_seconds), "ratio");
+    metric("hash_partition_vs_memcpy", versus_memcpy(partition_seconds), "ratio");
+    metric("table_checksum_vs_memcpy", versus_memcpy(checksum_seconds), "ratio");
+    metric("pack_vs_memcpy", versus_memcpy(pack_seconds), "ratio");
+    metric("unpack_vs_memcpy", versus_memcpy(unpack_seconds), "ratio");
+    metric("tpch_generate_vs_memcpy", versus_memcpy(generate_seconds), "ratio");
+    return 0;
+}
