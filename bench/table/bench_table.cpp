@@ -1,6 +1,7 @@
 // Throughput of the table layer against the physical limits it works under:
-// CSV parsing against reading the same file (`cat`), hashing, partitioning,
-// packing and generating against memcpy of the same bytes. Prints METRIC
+// CSV parsing, and splitting CSV rows by key hash as a repartition does,
+// against reading the same file (`cat`); hashing, partitioning, packing and
+// generating against memcpy of the same bytes. Prints METRIC
 // lines; usage: spillway_bench_table [SCALE] (TPC-H scale factor, default 0.25).
 
 #include <fcntl.h>
@@ -109,6 +110,9 @@ int main(int argc, char** argv) {
     auto const csv_bytes = static_cast<double>(std::filesystem::file_size(path));
     info("write CSV", csv_bytes, write_seconds);
     auto const cat_bytes_per_second = cat_rate(path);
+    std::string header;
+    append_csv_header(lineitem.schema(), options, header);
+    auto const header_bytes = header.size();
 
     std::size_t parsed_rows = 0;
     auto const parse_seconds = best_seconds([&] {
@@ -132,8 +136,21 @@ int main(int argc, char** argv) {
         }
     });
     info("parse CSV, key column and row ranges", csv_bytes, key_seconds);
+    std::size_t split_bytes = 0;
+    auto const repartition_seconds = best_seconds([&] {
+        CsvReader reader(path, options, lineitem.schema());
+        split_bytes = 0;
+        while (auto block = reader.read_block()) {
+            auto const rows = block->parse_columns(key);
+            for (auto const& part : rows.split(partition_rows(rows.columns, key, partitions), partitions)) {
+                split_bytes += part.size();
+            }
+        }
+    });
+    info("split CSV rows into 64 by key hash", csv_bytes, repartition_seconds);
     std::filesystem::remove_all(directory);
-    if (parsed_rows != lineitem.num_rows() || key_sum == 0) {
+    if (parsed_rows != lineitem.num_rows() || key_sum == 0
+        || split_bytes + header_bytes != static_cast<std::size_t>(csv_bytes)) {
         std::fprintf(stderr, "spillway_bench_table: parsed %zu rows of %zu\n", parsed_rows, lineitem.num_rows());
         return 1;
     }
@@ -159,6 +176,7 @@ int main(int argc, char** argv) {
     auto const versus_cat = [&](double seconds) { return csv_bytes / seconds / cat_bytes_per_second; };
     metric("csv_parse_vs_cat", versus_cat(parse_seconds), "ratio");
     metric("csv_key_scan_vs_cat", versus_cat(key_seconds), "ratio");
+    metric("csv_split_by_key_vs_cat", versus_cat(repartition_seconds), "ratio");
     metric("csv_write_vs_cat", versus_cat(write_seconds), "ratio");
     metric("hash_partition_vs_memcpy", versus_memcpy(partition_seconds), "ratio");
     metric("table_checksum_vs_memcpy", versus_memcpy(checksum_seconds), "ratio");

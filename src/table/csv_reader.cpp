@@ -13,8 +13,10 @@
 #include <spillway/core/error.hpp>
 #include <spillway/table/column_builder.hpp>
 #include <spillway/table/date32.hpp>
+#include <spillway/table/row_hash.hpp>
 
 #include "csv_scanner.hpp"
+#include "xxhash.hpp"
 
 namespace spillway::table {
 namespace detail {
@@ -252,6 +254,39 @@ Schema infer_schema(std::string_view text, std::vector<std::string> names, CsvOp
 
 }  // namespace
 
+std::vector<std::string> CsvRows::split(std::span<std::uint32_t const> partition_of_row,
+                                        std::uint32_t partitions) const {
+    SPILLWAY_EXPECTS(partition_of_row.size() == size(),
+                     partition_of_row.size() << " partition ids for " << size() << " CSV rows", InvalidArgument);
+    SPILLWAY_EXPECTS(partitions > 0, "splitting into 0 partitions; give at least 1", InvalidArgument);
+    std::vector<std::size_t> bytes(partitions, 0);
+    for (std::size_t index = 0; index < size(); ++index) {
+        SPILLWAY_EXPECTS(partition_of_row[index] < partitions,
+                         "partition id " << partition_of_row[index] << " is out of range for " << partitions
+                                         << " partitions",
+                         InvalidArgument);
+        bytes[partition_of_row[index]] += offsets[index + 1] - offsets[index];
+    }
+    std::vector<std::string> parts(partitions);
+    for (std::uint32_t partition = 0; partition < partitions; ++partition) {
+        parts[partition].reserve(bytes[partition]);
+    }
+    for (std::size_t index = 0; index < size(); ++index) {
+        parts[partition_of_row[index]].append(row(index));
+    }
+    return parts;
+}
+
+TableChecksum CsvRows::checksum() const noexcept {
+    TableChecksum checksum;
+    for (std::size_t index = 0; index < size(); ++index) {
+        auto line = row(index);
+        line.remove_suffix(line.ends_with("\r\n") ? 2 : 1);
+        checksum.add(XXH3_64bits_withSeed(line.data(), line.size(), checksum_hash_seed));
+    }
+    return checksum;
+}
+
 CsvBlock::CsvBlock(std::shared_ptr<detail::CsvSource const> source, std::unique_ptr<char[]> text, std::size_t size,
                    std::uint64_t first_line, std::size_t line_breaks)
     : source_(std::move(source)),
@@ -292,6 +327,7 @@ CsvRows CsvBlock::parse_rows(std::span<std::size_t const> columns, bool all_fiel
     auto const expected_fields = fields_per_row(schema.size(), options);
     auto const last_field = all_fields || columns.empty() ? CsvScanner::all_fields : *std::ranges::max_element(columns);
     CsvRows rows;
+    rows.text = text();
     rows.offsets.reserve(line_breaks_ + 1);
     CsvErrors const errors(source_->path, text(), first_line_);
     bool trailing_field_empty = true;  // whether the field after the last column is empty

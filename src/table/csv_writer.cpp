@@ -3,10 +3,13 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <array>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
 #include <utility>
+#include <vector>
 
 #include <spillway/core/error.hpp>
 #include <spillway/table/date32.hpp>
@@ -24,60 +27,102 @@ void append_number(T value, std::string& out) {
     out.append(text, end);
 }
 
-void append_string(std::string_view value, CsvOptions const& options, std::string& out) {
-    bool needs_quotes = value.empty();
-    for (char const character : value) {
-        if (character == options.delimiter || character == '\n' || character == '\r'
-            || (options.quote && character == *options.quote)) {
-            needs_quotes = true;
-            break;
+/// Writes strings in one CSV dialect: knows which bytes force quotes.
+class StringWriter {
+  public:
+    explicit StringWriter(CsvOptions const& options) : options_(options) {
+        for (char const special : {options.delimiter, '\n', '\r', options.quote.value_or(options.delimiter)}) {
+            needs_quotes_[static_cast<unsigned char>(special)] = true;
         }
     }
-    if (!needs_quotes || (value.empty() && !options.quote)) {
-        out += value;
-        return;
-    }
-    SPILLWAY_EXPECTS(options.quote.has_value(),
-                     "the string '" << value.substr(0, 40) << "' holds the delimiter or a line break and cannot be "
-                                       "written without quoting (csv_quote)",
-                     InvalidArgument);
-    char const quote = *options.quote;
-    out += quote;
-    for (char const character : value) {
-        if (character == quote) {
-            out += quote;
-        }
-        out += character;
-    }
-    out += quote;
-}
 
-void append_value(Column const& column, std::size_t row, CsvOptions const& options, std::string& out) {
-    if (column.is_null(row)) {
-        return;
-    }
-    switch (column.type()) {
-        case DataType::int32: append_number(column.values<std::int32_t>()[row], out); break;
-        case DataType::int64: append_number(column.values<std::int64_t>()[row], out); break;
-        case DataType::float64: append_number(column.values<double>()[row], out); break;
-        case DataType::date32: {
-            char text[max_date32_chars];
-            out.append(text, format_date32(column.values<std::int32_t>()[row], text));
-            break;
+    void append(std::string_view value, std::string& out) const {
+        bool const needs_quotes = value.empty() || std::ranges::any_of(value, [&](char character) {
+            return needs_quotes_[static_cast<unsigned char>(character)];
+        });
+        if (!needs_quotes || (value.empty() && !options_.quote)) {
+            out += value;
+            return;
         }
-        case DataType::string: append_string(column.string(row), options, out); break;
+        SPILLWAY_EXPECTS(options_.quote.has_value(),
+                         "the string '" << value.substr(0, 40) << "' holds the delimiter or a line break and cannot "
+                                                                   "be written without quoting (csv_quote)",
+                         InvalidArgument);
+        char const quote = *options_.quote;
+        out += quote;
+        for (auto rest = value;;) {
+            auto const at = rest.find(quote);
+            out.append(rest.substr(0, at));
+            if (at == std::string_view::npos) {
+                break;
+            }
+            out += quote;  // doubled
+            out += quote;
+            rest.remove_prefix(at + 1);
+        }
+        out += quote;
     }
-}
+
+  private:
+    CsvOptions const& options_;
+    std::array<bool, 256> needs_quotes_{};  ///< bytes that force a string into quotes
+};
+
+/// What formatting a column's values reads, fetched once per table.
+struct ColumnView {
+    Column const* column;
+    DataType type;
+    std::byte const* data;
+    std::span<std::int32_t const> offsets;  ///< string only
+    char const* characters;                 ///< string only
+
+    explicit ColumnView(Column const& source)
+        : column(&source),
+          type(source.type()),
+          data(source.data_buffer().data()),
+          offsets(type == DataType::string ? source.offsets() : std::span<std::int32_t const>()),
+          characters(type == DataType::string ? source.characters().data() : nullptr) {}
+
+    template <typename T>
+    T value(std::size_t row) const noexcept {
+        T result;
+        std::memcpy(&result, data + row * sizeof(T), sizeof(T));
+        return result;
+    }
+
+    void append(std::size_t row, StringWriter const& strings, std::string& out) const {
+        if (column->is_null(row)) {
+            return;
+        }
+        switch (type) {
+            case DataType::int32: append_number(value<std::int32_t>(row), out); break;
+            case DataType::int64: append_number(value<std::int64_t>(row), out); break;
+            case DataType::float64: append_number(value<double>(row), out); break;
+            case DataType::date32: {
+                char text[max_date32_chars];
+                out.append(text, format_date32(value<std::int32_t>(row), text));
+                break;
+            }
+            case DataType::string:
+                strings.append(std::string_view(characters + offsets[row],
+                                                static_cast<std::size_t>(offsets[row + 1] - offsets[row])),
+                               out);
+                break;
+        }
+    }
+};
 
 }  // namespace
 
 void append_csv_rows(Table const& table, CsvOptions const& options, std::string& out) {
+    StringWriter const strings(options);
+    std::vector<ColumnView> const columns(table.columns().begin(), table.columns().end());
     for (std::size_t row = 0; row < table.num_rows(); ++row) {
-        for (std::size_t index = 0; index < table.num_columns(); ++index) {
+        for (std::size_t index = 0; index < columns.size(); ++index) {
             if (index != 0) {
                 out += options.delimiter;
             }
-            append_value(table.column(index), row, options, out);
+            columns[index].append(row, strings, out);
         }
         if (options.trailing_delimiter) {
             out += options.delimiter;
@@ -87,11 +132,12 @@ void append_csv_rows(Table const& table, CsvOptions const& options, std::string&
 }
 
 void append_csv_header(Schema const& schema, CsvOptions const& options, std::string& out) {
+    StringWriter const strings(options);
     for (std::size_t index = 0; index < schema.size(); ++index) {
         if (index != 0) {
             out += options.delimiter;
         }
-        append_string(schema.field(index).name, options, out);
+        strings.append(schema.field(index).name, out);
     }
     if (options.trailing_delimiter) {
         out += options.delimiter;

@@ -2,10 +2,12 @@
 #include <spillway/table/csv_writer.hpp>
 
 #include <fstream>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include <spillway/table/date32.hpp>
+#include <spillway/table/hash_partition.hpp>
 #include <spillway/table/table_builder.hpp>
 #include <spillway/table/tpch_generator.hpp>
 
@@ -193,13 +195,11 @@ TEST_F(CsvReaderTest, ParseColumnsGivesTheSelectedColumnsAndEachRowsBytes) {
     EXPECT_EQ(rows.columns.schema().to_string(), "c:int64, a:int64");
     EXPECT_EQ(rows.columns.column(0).values<std::int64_t>()[1], 20);
     EXPECT_EQ(rows.columns.column(1).values<std::int64_t>()[2], 3);
-    ASSERT_EQ(rows.offsets.size(), 4u);
-    auto const row = [&](std::size_t index) {
-        return block->text().substr(rows.offsets[index], rows.offsets[index + 1] - rows.offsets[index]);
-    };
-    EXPECT_EQ(row(0), "1,x,10\n");
-    EXPECT_EQ(row(1), "2,\"y,z\",20\n");
-    EXPECT_EQ(row(2), "3,w,30\n");
+    ASSERT_EQ(rows.size(), 3u);
+    EXPECT_EQ(rows.row(0), "1,x,10\n");
+    EXPECT_EQ(rows.row(1), "2,\"y,z\",20\n");
+    EXPECT_EQ(rows.row(2), "3,w,30\n");
+    EXPECT_EQ(rows.text, block->text());
 
     std::vector<std::size_t> const first_only{0};
     EXPECT_EQ(block->parse_columns(first_only).columns.column(0).values<std::int64_t>()[0], 1);
@@ -208,6 +208,64 @@ TEST_F(CsvReaderTest, ParseColumnsGivesTheSelectedColumnsAndEachRowsBytes) {
     EXPECT_THROW_WITH(static_cast<void>(block->parse_columns(repeated)), InvalidArgument, "selected twice");
     EXPECT_THROW_WITH(static_cast<void>(block->parse_columns(missing)), InvalidArgument,
                       "column 3 of a CSV file with 3 columns");
+}
+
+TEST_F(CsvReaderTest, RowsSplitByKeyHashAndChecksumsVerifyARepartition) {
+    auto const lineitem = TpchGenerator(0.002, 9).lineitem(0);
+    auto const input = directory_.path() / "input.csv";
+    CsvWriter input_writer(input, CsvOptions(), lineitem.schema());
+    input_writer.write(lineitem);
+    input_writer.close();
+
+    constexpr std::uint32_t partitions = 5;
+    std::vector<std::size_t> const key{0};
+    CsvOptions options;
+    options.chunk_bytes = 8192;
+    std::vector<std::unique_ptr<CsvWriter>> outputs;
+    for (std::uint32_t partition = 0; partition < partitions; ++partition) {
+        outputs.push_back(std::make_unique<CsvWriter>(directory_.path() / ("part" + std::to_string(partition) + ".csv"),
+                                                      options, lineitem.schema()));
+    }
+    TableChecksum input_checksum;
+    CsvReader reader(input, options, lineitem.schema());
+    while (auto block = reader.read_block()) {
+        auto const rows = block->parse_columns(key);
+        input_checksum += rows.checksum();
+        auto const parts = rows.split(partition_rows(rows.columns, std::vector<std::size_t>{0}, partitions), partitions);
+        for (std::uint32_t partition = 0; partition < partitions; ++partition) {
+            outputs[partition]->write_rows(parts[partition]);
+        }
+    }
+    EXPECT_EQ(input_checksum.rows, lineitem.num_rows());
+
+    TableChecksum output_checksum;
+    std::vector<Table> output_tables;
+    for (std::uint32_t partition = 0; partition < partitions; ++partition) {
+        outputs[partition]->close();
+        CsvReader part(directory_.path() / ("part" + std::to_string(partition) + ".csv"), options, lineitem.schema());
+        while (auto block = part.read_block()) {
+            auto const rows = block->parse_columns(key);
+            output_checksum += rows.checksum();
+            for (auto const id : partition_rows(rows.columns, std::vector<std::size_t>{0}, partitions)) {
+                ASSERT_EQ(id, partition);
+            }
+            output_tables.push_back(block->parse());
+        }
+    }
+    EXPECT_EQ(output_checksum, input_checksum);
+    EXPECT_EQ(TableChecksum::of(Table::concatenate(output_tables)), TableChecksum::of(lineitem));
+}
+
+TEST_F(CsvReaderTest, RowChecksumsIgnoreTheLineBreakStyle) {
+    CsvReader unix_style(file("lf.csv", "a,b\n1,x\n2,y\n"), CsvOptions());
+    CsvReader windows_style(file("crlf.csv", "a,b\r\n2,y\r\n1,x\r\n"), CsvOptions());
+    std::vector<std::size_t> const key{0};
+    auto const lf = unix_style.read_block();
+    auto const crlf = windows_style.read_block();
+    EXPECT_EQ(lf->parse_columns(key).checksum(), crlf->parse_columns(key).checksum());
+    auto const rows = lf->parse_columns(key);
+    std::vector<std::uint32_t> const bad_ids{0, 3};
+    EXPECT_THROW_WITH(static_cast<void>(rows.split(bad_ids, 3)), InvalidArgument, "partition id 3 is out of range");
 }
 
 TEST_F(CsvReaderTest, ParseColumnsSkipsTheRestOfARowWithoutCheckingIt) {

@@ -8,26 +8,49 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
 #include <spillway/table/csv_options.hpp>
 #include <spillway/table/table.hpp>
+#include <spillway/table/table_checksum.hpp>
 
 namespace spillway::table {
 namespace detail {
 struct CsvSource;
 }
 
-/// The selected columns of a block's rows, and where each row lies in the
-/// block's text, so a row can be copied verbatim.
+/// The selected columns of a block's rows, and each row's text as it is in
+/// the file, so rows can be copied verbatim: what a repartition of CSV files
+/// needs. Refers to the block's text, so it must not outlive the block.
 struct CsvRows {
     /// The selected columns, in the order they were selected.
     Table columns;
-    /// `columns.num_rows() + 1` offsets into the block's text: row `i` is
-    /// `text().substr(offsets[i], offsets[i + 1] - offsets[i])`, line break
-    /// included.
+    /// `columns.num_rows() + 1` offsets into `text`: row `i` is
+    /// `text.substr(offsets[i], offsets[i + 1] - offsets[i])`.
     std::vector<std::uint32_t> offsets;
+    /// The block's text.
+    std::string_view text;
+
+    /// The number of rows.
+    [[nodiscard]] std::size_t size() const noexcept { return offsets.size() - 1; }
+    /// The text of row `row`, line break included. Requires: `row < size()`.
+    [[nodiscard]] std::string_view row(std::size_t row) const noexcept {
+        return text.substr(offsets[row], offsets[row + 1] - offsets[row]);
+    }
+
+    /// The text of the rows of each partition, in their order: element `p`
+    /// holds, back to back, the rows whose `partition_of_row` is `p`.
+    /// @throws InvalidArgument if `partition_of_row` does not have one entry
+    /// per row or holds a value `>= partitions`, or `partitions` is 0.
+    [[nodiscard]] std::vector<std::string> split(std::span<std::uint32_t const> partition_of_row,
+                                                 std::uint32_t partitions) const;
+
+    /// The checksum of the rows' text (see `TableChecksum`): each row hashed
+    /// with XXH3-64 and `checksum_hash_seed` without its line break (`\n` or
+    /// `\r\n`). Rows copied verbatim keep it, in any order and chunking.
+    [[nodiscard]] TableChecksum checksum() const noexcept;
 };
 
 /// Whole rows of a CSV file as they are in the file, with what is needed to
@@ -59,7 +82,7 @@ class CsvBlock {
     [[nodiscard]] Table parse() const;
 
     /// The columns `columns` (indices into the schema, distinct) of every row,
-    /// and each row's byte range. Parses only those fields: in a block
+    /// and each row's text. Parses only those fields: in a block
     /// without quotes, scanning a row stops at its last selected field, so
     /// the fields after it are not checked.
     /// @throws InvalidArgument if a column index is out of range or repeated.

@@ -3,6 +3,7 @@
 /// Builds a `Table` column by column.
 
 #include <cstddef>
+#include <span>
 #include <vector>
 
 #include <spillway/table/column_builder.hpp>
@@ -26,6 +27,8 @@ class TableBuilder {
     /// The builder of column `index`.
     /// @throws InvalidArgument if `index` is out of range.
     [[nodiscard]] ColumnBuilder& column(std::size_t index);
+    /// The builders of every column, in schema order.
+    [[nodiscard]] std::span<ColumnBuilder> columns() noexcept { return columns_; }
 
     /// The table of every row appended; the builders are empty afterwards.
     /// @throws InvalidArgument if the columns have different lengths.
