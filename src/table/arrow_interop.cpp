@@ -43,54 +43,54 @@ void const* buffer_address(std::span<std::byte const> buffer) noexcept {
     return buffer.empty() ? empty_buffer.data() : buffer.data();
 }
 
-/// What an exported `ArrowSchema` owns. Destroying it releases the children
-/// that were not moved out (a moved-out child has a null `release`).
-struct SchemaNode {
+/// The children an exported `ArrowSchema` or `ArrowArray` owns. Destroying
+/// it releases the children that were not moved out (a moved-out child has
+/// a null `release`).
+template <typename Arrow>
+struct Children {
+    std::vector<Arrow> children;  ///< value-initialized: `release` null until written
+    std::vector<Arrow*> child_pointers;
+
+    Children() = default;
+    Children(Children const&) = delete;
+    Children& operator=(Children const&) = delete;
+    ~Children() {
+        for (auto& child : children) {
+            if (child.release != nullptr) {
+                child.release(&child);
+            }
+        }
+    }
+
+    /// Makes room for `count` children and points `child_pointers` at them.
+    void resize(std::size_t count) {
+        children.resize(count);
+        for (auto& child : children) {
+            child_pointers.push_back(&child);
+        }
+    }
+    /// The `children` member of the exported structure.
+    Arrow** pointers() noexcept { return child_pointers.empty() ? nullptr : child_pointers.data(); }
+};
+
+/// What an exported `ArrowSchema` owns: its strings and children.
+struct SchemaNode : Children<ArrowSchema> {
     std::string format;
     std::string name;
-    std::vector<ArrowSchema> children;  ///< value-initialized: `release` null until written
-    std::vector<ArrowSchema*> child_pointers;
-
-    SchemaNode() = default;
-    SchemaNode(SchemaNode const&) = delete;
-    SchemaNode& operator=(SchemaNode const&) = delete;
-    ~SchemaNode() {
-        for (auto& child : children) {
-            if (child.release != nullptr) {
-                child.release(&child);
-            }
-        }
-    }
 };
 
-void release_schema(ArrowSchema* schema) {
-    std::unique_ptr<SchemaNode> const node(static_cast<SchemaNode*>(schema->private_data));
-    schema->release = nullptr;
-}
-
-/// What an exported `ArrowArray` owns: a share of the table its buffers
-/// point into. Destroying it releases the children not moved out.
-struct ArrayNode {
+/// What an exported `ArrowArray` owns: a share of the table its buffers point
+/// into, and its children.
+struct ArrayNode : Children<ArrowArray> {
     std::shared_ptr<Table const> table;
     std::array<void const*, 3> buffers{};
-    std::vector<ArrowArray> children;  ///< value-initialized: `release` null until written
-    std::vector<ArrowArray*> child_pointers;
-
-    ArrayNode() = default;
-    ArrayNode(ArrayNode const&) = delete;
-    ArrayNode& operator=(ArrayNode const&) = delete;
-    ~ArrayNode() {
-        for (auto& child : children) {
-            if (child.release != nullptr) {
-                child.release(&child);
-            }
-        }
-    }
 };
 
-void release_array(ArrowArray* array) {
-    std::unique_ptr<ArrayNode> const node(static_cast<ArrayNode*>(array->private_data));
-    array->release = nullptr;
+/// The release callback of structures whose private data is a `Node`.
+template <typename Node, typename Arrow>
+void release(Arrow* released) {
+    std::unique_ptr<Node> const node(static_cast<Node*>(released->private_data));
+    released->release = nullptr;
 }
 
 void write_schema(ArrowSchema* out, std::string_view format, std::string_view name, std::int64_t flags,
@@ -98,22 +98,21 @@ void write_schema(ArrowSchema* out, std::string_view format, std::string_view na
     auto node = std::make_unique<SchemaNode>();
     node->format = format;
     node->name = name;
-    node->children.resize(children.size());
+    node->resize(children.size());
     for (std::size_t index = 0; index < children.size(); ++index) {
         write_schema(&node->children[index], arrow_format(children[index].type), children[index].name,
                      ARROW_FLAG_NULLABLE, {});
-        node->child_pointers.push_back(&node->children[index]);
     }
     *out = ArrowSchema{node->format.c_str(),
                        node->name.c_str(),
                        nullptr,
                        flags,
                        static_cast<std::int64_t>(children.size()),
-                       node->child_pointers.empty() ? nullptr : node->child_pointers.data(),
+                       node->pointers(),
                        nullptr,
-                       &release_schema,
+                       &release<SchemaNode, ArrowSchema>,
                        node.get()};
-    static_cast<void>(node.release());  // now owned by *out, freed by release_schema
+    static_cast<void>(node.release());  // now owned by *out, freed by its release callback
 }
 
 void write_column_array(ArrowArray* out, std::shared_ptr<Table const> const& table, std::size_t index) {
@@ -131,9 +130,9 @@ void write_column_array(ArrowArray* out, std::shared_ptr<Table const> const& tab
                       node->buffers.data(),
                       nullptr,
                       nullptr,
-                      &release_array,
+                      &release<ArrayNode, ArrowArray>,
                       node.get()};
-    static_cast<void>(node.release());  // now owned by *out, freed by release_array
+    static_cast<void>(node.release());  // now owned by *out, freed by its release callback
 }
 
 /// Releases what `import_table` was handed when it returns or throws.
@@ -236,10 +235,9 @@ void export_table(Table table, ArrowSchema* schema_out, ArrowArray* array_out) {
     auto const shared = std::make_shared<Table const>(std::move(table));
     auto node = std::make_unique<ArrayNode>();
     node->table = shared;
-    node->children.resize(shared->num_columns());
+    node->resize(shared->num_columns());
     for (std::size_t index = 0; index < shared->num_columns(); ++index) {
         write_column_array(&node->children[index], shared, index);
-        node->child_pointers.push_back(&node->children[index]);
     }
     ArrowSchema schema;
     export_schema(shared->schema(), &schema);
@@ -249,11 +247,11 @@ void export_table(Table table, ArrowSchema* schema_out, ArrowArray* array_out) {
                             1,
                             static_cast<std::int64_t>(shared->num_columns()),
                             node->buffers.data(),
-                            node->child_pointers.empty() ? nullptr : node->child_pointers.data(),
+                            node->pointers(),
                             nullptr,
-                            &release_array,
+                            &release<ArrayNode, ArrowArray>,
                             node.get()};
-    static_cast<void>(node.release());  // now owned by *array_out, freed by release_array
+    static_cast<void>(node.release());  // now owned by *array_out, freed by its release callback
     *schema_out = schema;
 }
 
