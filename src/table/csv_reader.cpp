@@ -295,8 +295,6 @@ CsvBlock::CsvBlock(std::shared_ptr<detail::CsvSource const> source, std::unique_
       first_line_(first_line),
       line_breaks_(line_breaks) {}
 
-CsvBlock::~CsvBlock() = default;
-
 Table CsvBlock::parse() const {
     std::vector<std::size_t> columns(source_->schema.size());
     for (std::size_t index = 0; index < columns.size(); ++index) {

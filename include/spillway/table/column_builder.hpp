@@ -43,13 +43,16 @@ class ColumnBuilder {
     void append(double value) { append_fixed(value); }
     /// Appends a copy of `value` to a `string` column.
     /// @throws InvalidArgument if the column is not `string`, or if its
-    /// characters would exceed 2^31 - 1 bytes (use smaller chunks).
+    /// characters would exceed `Column::max_characters` (use smaller chunks).
     void append(std::string_view value);
     /// Appends a null.
     void append_null();
 
-    /// The column of every row appended; the builder is empty afterwards.
-    /// @throws InvalidArgument if the column would exceed 2^32 - 1 rows.
+    /// The column of every row appended; the builder is empty afterwards. The
+    /// column's buffers keep the capacity they grew to (under twice their
+    /// size unless `reserve` asked for more); `Column::byte_size` counts the
+    /// bytes in use.
+    /// @throws InvalidArgument if the column would exceed `Column::max_rows`.
     [[nodiscard]] Column finish();
 
   private:

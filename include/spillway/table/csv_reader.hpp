@@ -68,7 +68,6 @@ class CsvBlock {
     CsvBlock& operator=(CsvBlock&&) noexcept = default;
     CsvBlock(CsvBlock const&) = delete;
     CsvBlock& operator=(CsvBlock const&) = delete;
-    ~CsvBlock();
 
     /// The rows, exactly as in the file.
     [[nodiscard]] std::string_view text() const noexcept { return {text_.get(), size_}; }
@@ -111,10 +110,12 @@ class CsvBlock {
 /// value seen; a column without any is string). Without a header the columns
 /// are named `column0`, `column1`, ...
 ///
-/// Memory: each block holds at most `chunk_bytes` of text, plus one byte.
+/// Memory: the reader holds one buffer of `chunk_bytes + 1` bytes, and each
+/// block it hands out owns one of the same size.
 ///
 /// Thread safety: externally synchronized; the blocks it returns are not tied
-/// to it and may outlive it.
+/// to it and may outlive it. Neither copyable nor movable (it owns an open
+/// file); hold it in a `std::unique_ptr` to move it.
 class CsvReader {
   public:
     /// Opens `path` with `options` and `schema` (inferred if not given).

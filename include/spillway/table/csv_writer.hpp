@@ -28,10 +28,11 @@ void append_csv_rows(Table const& table, CsvOptions const& options, std::string&
 /// @throws InvalidArgument as `append_csv_rows` does for a name.
 void append_csv_header(Schema const& schema, CsvOptions const& options, std::string& out);
 
-/// Writes CSV to a file through a buffer: the header (if the options say so)
-/// when opened, then tables or rows already formatted.
+/// Writes CSV to a file through a 1 MiB buffer: the header (if the options
+/// say so) when opened, then tables or rows already formatted.
 ///
-/// Thread safety: externally synchronized.
+/// Thread safety: externally synchronized. Neither copyable nor movable (it
+/// owns an open file); hold it in a `std::unique_ptr` to move it.
 class CsvWriter {
   public:
     /// Creates or truncates `path` and, if `options.header`, writes the

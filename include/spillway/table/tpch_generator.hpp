@@ -36,8 +36,8 @@ class TpchGenerator {
 
     /// A generator of scale factor `scale` (1.0 is 1.5 million orders and
     /// about 6 million line items) drawing from `seed`.
-    /// @throws InvalidArgument if `scale` is not positive and finite, the
-    /// scale would exceed 2^32 orders, or `orders_per_chunk` is 0.
+    /// @throws InvalidArgument if `scale` is not in (0, 2666] (at most four
+    /// billion orders), or `orders_per_chunk` is 0.
     explicit TpchGenerator(double scale, std::uint64_t seed = 0,
                            std::size_t orders_per_chunk = default_orders_per_chunk);
 
