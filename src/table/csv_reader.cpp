@@ -87,7 +87,6 @@ std::size_t end_of_last_row(std::string_view text, std::optional<char> quote) no
 
 namespace {
 
-
 using detail::CsvErrors;
 using detail::CsvScanner;
 
@@ -198,8 +197,8 @@ std::pair<std::vector<std::string>, std::size_t> read_header(std::string_view te
     return {std::move(names), end};
 }
 
-/// The narrowest type that holds every non-empty value of each column in
-/// the first `options.infer_rows` rows of `text`: int64, float64, date32 or
+/// The narrowest type that holds every non-null value of each column in the
+/// first `options.infer_rows` rows of `text`: int64, float64, date32 or
 /// string. With no `names`, the columns are named after the first row.
 Schema infer_schema(std::string_view text, std::vector<std::string> names, CsvOptions const& options,
                     CsvErrors const& errors) {
@@ -221,8 +220,8 @@ Schema infer_schema(std::string_view text, std::vector<std::string> names, CsvOp
                 candidates.resize(field + 1);
             }
             auto& candidate = candidates[field];
-            if (value.empty()) {
-                return;
+            if (value.empty() && !quoted) {
+                return;  // a null fits every type
             }
             std::int64_t integer;
             double real;

@@ -321,13 +321,15 @@ TEST_F(CsvReaderTest, ARowLongerThanTheChunkSizeNamesTheSetting) {
 TEST_F(CsvReaderTest, InferenceWidensToTheNarrowestTypeThatHoldsEveryValue) {
     CsvOptions options;
     options.header = false;
-    auto const path = file("widen.csv", "1,1,2020-01-01,1,\n2,2.5,2020-01-02,2020-01-03,\n99999999999,3,2020-01-04,x,\n");
+    auto const path = file("widen.csv",
+                           "1,1,2020-01-01,1,,5\n2,2.5,2020-01-02,2020-01-03,,\"\"\n99999999999,3,2020-01-04,x,,6\n");
     CsvReader reader(path, options);
     EXPECT_EQ(reader.schema().to_string(),
-              "column0:int64, column1:float64, column2:date32, column3:string, column4:string");
+              "column0:int64, column1:float64, column2:date32, column3:string, column4:string, column5:string");
+    EXPECT_EQ(read_all(reader).column(5).string(1), "");
     options.infer_rows = 1;
     EXPECT_EQ(CsvReader(path, options).schema().to_string(),
-              "column0:int64, column1:int64, column2:date32, column3:int64, column4:string");
+              "column0:int64, column1:int64, column2:date32, column3:int64, column4:string, column5:int64");
 }
 
 TEST_F(CsvReaderTest, AMissingFileIsAnIoErrorNamingIt) {

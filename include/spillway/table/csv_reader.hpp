@@ -105,9 +105,9 @@ class CsvBlock {
 
 /// Reads a CSV file block by block. Opens the file, reads the header if the
 /// options say there is one, and settles the schema: the one given (whose
-/// names win over the header's), or one inferred from the first `infer_rows` rows (each column gets the narrowest
-/// of int32, int64, float64, date32 and string that holds every non-empty
-/// value seen; a column without any is string). Without a header the columns
+/// names win over the header's), or one inferred from the first `infer_rows` rows (each column gets the first of
+/// int64, float64, date32 and string that holds every non-null value seen; a
+/// column without any is string). Without a header the columns
 /// are named `column0`, `column1`, ...
 ///
 /// Memory: the reader holds one buffer of `chunk_bytes + 1` bytes, and each
