@@ -1,0 +1,45 @@
+#pragma once
+/// @file
+/// The configuration of the memory layer: tier limits, the disk tier and the
+/// spill manager. docs/configuration.md lists the options it reads.
+
+#include <filesystem>
+
+#include <spillway/core/options.hpp>
+#include <spillway/memory/memory_type.hpp>
+
+namespace spillway::memory {
+
+/// Settings of a `BufferResource`, with their defaults. Plain data: fill it
+/// in code, or read it from options with `from_options`.
+struct MemoryConfig {
+    /// The HOST limit (option `memory_limit_host`); a percentage is of
+    /// `host_memory_capacity()`, the smaller of physical memory and the
+    /// cgroup limit.
+    SizeSpec host_limit = SizeSpec::percent(80);
+
+    /// The DISK limit, which is the spill quota (option `max_spill_bytes`); a
+    /// percentage is of the total size of the file system holding
+    /// `spill_directory`. Every tier counts a buffer by its size, so this
+    /// bounds the bytes spilled, not the (compressed, block-rounded) bytes
+    /// the spill files take.
+    SizeSpec disk_limit = SizeSpec::percent(100);
+
+    /// The directory under which each `BufferResource` makes its own spill
+    /// directory (option `spill_directory`); by default `$TMPDIR`, or `/tmp`.
+    std::filesystem::path spill_directory = default_spill_directory();
+
+    /// `$TMPDIR` if it is set and not empty, else `/tmp`.
+    static std::filesystem::path default_spill_directory();
+
+    /// The configuration given by `options`, with the defaults above for
+    /// options that are not set.
+    /// @throws InvalidArgument naming the option if a value does not parse.
+    static MemoryConfig from_options(Options const& options);
+
+    /// The name of the option that sets `tier`'s limit, for error messages:
+    /// `memory_limit_host` or `max_spill_bytes`.
+    static std::string_view limit_option(MemoryType tier) noexcept;
+};
+
+}  // namespace spillway::memory

@@ -1,0 +1,39 @@
+#include <spillway/memory/memory_config.hpp>
+
+#include <common/error_matchers.hpp>
+
+#include <spillway/core/error.hpp>
+
+#include <gtest/gtest.h>
+
+using namespace spillway;
+using namespace spillway::memory;
+
+TEST(MemoryConfig, DefaultsApplyWhenNoOptionIsSet) {
+    auto const config = MemoryConfig::from_options(Options{});
+    EXPECT_EQ(config.host_limit, SizeSpec::percent(80));
+    EXPECT_EQ(config.disk_limit, SizeSpec::percent(100));
+    EXPECT_EQ(config.spill_directory, MemoryConfig::default_spill_directory());
+}
+
+TEST(MemoryConfig, ReadsEveryOption) {
+    Options options;
+    options.set("memory_limit_host", "512MiB");
+    options.set("max_spill_bytes", "25%");
+    options.set("spill_directory", "/var/tmp/spill");
+    auto const config = MemoryConfig::from_options(options);
+    EXPECT_EQ(config.host_limit, SizeSpec::bytes(512ULL << 20));
+    EXPECT_EQ(config.disk_limit, SizeSpec::percent(25));
+    EXPECT_EQ(config.spill_directory, "/var/tmp/spill");
+}
+
+TEST(MemoryConfig, EnvironmentVariablesSetOptions) {
+    auto const options = Options::from_environment({"SPILLWAY_MEMORY_LIMIT_HOST=75%"});
+    EXPECT_EQ(MemoryConfig::from_options(options).host_limit, SizeSpec::percent(75));
+}
+
+TEST(MemoryConfig, AValueThatDoesNotParseNamesItsOption) {
+    Options options;
+    options.set("memory_limit_host", "lots");
+    EXPECT_THROW_WITH(MemoryConfig::from_options(options), InvalidArgument, "memory_limit_host");
+}
