@@ -1,19 +1,21 @@
 #include <spillway/memory/buffer.hpp>
 
-#include <cstdlib>
 #include <utility>
 
 #include <spillway/core/error.hpp>
 #include <spillway/memory/buffer_resource.hpp>
 
-namespace spillway::memory {
+#include "memory/disk_tier.hpp"
 
-void detail::AlignedFree::operator()(std::byte* bytes) const noexcept {
-    std::free(bytes);  // NOLINT(cppcoreguidelines-no-malloc): pairs with std::aligned_alloc
-}
+namespace spillway::memory {
 
 Buffer::Buffer(BufferResource& resource, std::size_t size, detail::HostBytes bytes) noexcept
     : resource_(&resource), mem_type_(MemoryType::HOST), size_(size), host_(std::move(bytes)) {}
+
+Buffer::Buffer(
+    BufferResource& resource, std::size_t size, std::unique_ptr<detail::SpillFile> file
+) noexcept
+    : resource_(&resource), mem_type_(MemoryType::DISK), size_(size), file_(std::move(file)) {}
 
 Buffer::~Buffer() {
     release();
@@ -23,7 +25,8 @@ Buffer::Buffer(Buffer&& other) noexcept
     : resource_(std::exchange(other.resource_, nullptr)),
       mem_type_(other.mem_type_),
       size_(std::exchange(other.size_, 0)),
-      host_(std::move(other.host_)) {}
+      host_(std::move(other.host_)),
+      file_(std::move(other.file_)) {}
 
 Buffer& Buffer::operator=(Buffer&& other) noexcept {
     if (this != &other) {
@@ -32,6 +35,7 @@ Buffer& Buffer::operator=(Buffer&& other) noexcept {
         mem_type_ = other.mem_type_;
         size_ = std::exchange(other.size_, 0);
         host_ = std::move(other.host_);
+        file_ = std::move(other.file_);
     }
     return *this;
 }
@@ -57,6 +61,7 @@ void Buffer::check_host(char const* what) const {
 
 void Buffer::release() noexcept {
     host_.reset();
+    file_.reset();
     if (resource_ != nullptr) {
         resource_->release_buffer(mem_type_, size_);
     }

@@ -2,46 +2,43 @@
 
 #include <sys/statvfs.h>
 
-#include <cstdlib>
 #include <utility>
 
 #include <spillway/core/error.hpp>
 #include <spillway/memory/system_memory.hpp>
 
+#include "memory/aligned_allocation.hpp"
+#include "memory/disk_tier.hpp"
+
 namespace spillway::memory {
 namespace {
 
-constexpr std::size_t round_up_to_alignment(std::size_t size) noexcept {
-    return (size + host_buffer_alignment - 1) / host_buffer_alignment * host_buffer_alignment;
+/// The total size of the file system holding `path`.
+std::uint64_t filesystem_capacity(std::filesystem::path const& path) {
+    struct statvfs info {};
+    SPILLWAY_EXPECTS(
+        statvfs(path.c_str(), &info) == 0,
+        "cannot read the size of the file system of '" << path.string() << "'", IoError
+    );
+    return static_cast<std::uint64_t>(info.f_blocks) * info.f_frsize;
 }
 
-/// The total size of the file system holding `path`, or of its nearest
-/// existing ancestor.
-std::uint64_t filesystem_capacity(std::filesystem::path path) {
-    path = std::filesystem::absolute(path);
-    struct statvfs info {};
-    while (statvfs(path.c_str(), &info) != 0) {
-        SPILLWAY_EXPECTS(
-            path.has_relative_path(),
-            "cannot find the file system of spill_directory '" << path.string() << "'",
-            IoError
-        );
-        path = path.parent_path();
-    }
-    return static_cast<std::uint64_t>(info.f_blocks) * info.f_frsize;
+MemoryConfig checked(MemoryConfig config) {
+    SPILLWAY_EXPECTS(
+        !config.spill_directory.empty(), "spill_directory must not be empty", InvalidArgument
+    );
+    return config;
 }
 
 }  // namespace
 
 BufferResource::BufferResource(MemoryConfig config, std::shared_ptr<Statistics> statistics)
-    : config_(std::move(config)), statistics_(std::move(statistics)) {
-    SPILLWAY_EXPECTS(statistics_ != nullptr, "BufferResource needs a Statistics", InvalidArgument);
-    SPILLWAY_EXPECTS(
-        !config_.spill_directory.empty(), "spill_directory must not be empty", InvalidArgument
-    );
+    : config_(checked(std::move(config))),
+      statistics_(statistics ? std::move(statistics) : std::make_shared<Statistics>()),
+      disk_(std::make_unique<detail::DiskTier>(config_, *statistics_)) {
     MutexLock lock(accounting_mutex_);
     tier(MemoryType::HOST).capacity = host_memory_capacity();
-    tier(MemoryType::DISK).capacity = filesystem_capacity(config_.spill_directory);
+    tier(MemoryType::DISK).capacity = filesystem_capacity(disk_->directory());
     tier(MemoryType::HOST).limit = config_.host_limit.resolve(tier(MemoryType::HOST).capacity);
     tier(MemoryType::DISK).limit = config_.disk_limit.resolve(tier(MemoryType::DISK).capacity);
 }
@@ -129,24 +126,41 @@ MemoryReservation BufferResource::reserve(
 
 Buffer BufferResource::make_buffer(std::size_t size, MemoryReservation& reservation) {
     check_reservation(reservation, MemoryType::HOST, size, "make_buffer");
-    auto const capacity = round_up_to_alignment(size);
-    detail::HostBytes bytes;
-    if (capacity > 0) {
-        // NOLINTNEXTLINE(cppcoreguidelines-no-malloc): freed by detail::AlignedFree
-        bytes.reset(static_cast<std::byte*>(std::aligned_alloc(host_buffer_alignment, capacity)));
-        SPILLWAY_EXPECTS(
-            bytes != nullptr,
-            "allocating " << format_bytes(capacity) << " of HOST memory failed although "
-                          << "memory_limit_host allows it; lower memory_limit_host",
-            OutOfMemory
-        );
-        // The padding after the data is written to spill files; zero it so no
-        // stale heap contents reach the disk.
-        std::fill(bytes.get() + size, bytes.get() + capacity, std::byte{0});
-    }
+    auto bytes = detail::allocate_aligned(size);
     consume(reservation, size);
     statistics_->add_bytes("memory.allocate.bytes", size);
     return Buffer(*this, size, std::move(bytes));
+}
+
+Buffer BufferResource::move(Buffer&& buffer, MemoryReservation& reservation) {
+    SPILLWAY_EXPECTS(
+        buffer.resource_ == this, "move needs a non-empty buffer of this BufferResource", InvalidArgument
+    );
+    auto const target = reservation.mem_type();
+    check_reservation(reservation, target, buffer.size(), "move");
+    if (target == buffer.mem_type()) {
+        return std::move(buffer);
+    }
+    auto const size = buffer.size();
+    if (target == MemoryType::DISK) {
+        ScopedTimer timer(*statistics_, "memory.copy.host_to_disk.seconds");
+        auto file = disk_->write({buffer.host_.get(), detail::align_up(size)}, size);
+        consume(reservation, size);
+        Buffer const source(std::move(buffer));
+        statistics_->add_bytes("memory.copy.host_to_disk.bytes", size);
+        return Buffer(*this, size, std::move(file));
+    }
+    ScopedTimer timer(*statistics_, "memory.copy.disk_to_host.seconds");
+    auto bytes = detail::allocate_aligned(size);
+    disk_->read(*buffer.file_, {bytes.get(), detail::align_up(size)});
+    consume(reservation, size);
+    Buffer const source(std::move(buffer));
+    statistics_->add_bytes("memory.copy.disk_to_host.bytes", size);
+    return Buffer(*this, size, std::move(bytes));
+}
+
+std::filesystem::path const& BufferResource::spill_directory() const noexcept {
+    return disk_->directory();
 }
 
 void BufferResource::release_reservation(MemoryType type, std::size_t size) noexcept {

@@ -15,6 +15,10 @@ MemoryConfig MemoryConfig::from_options(Options const& options) {
     config.disk_limit = options.get_size(limit_option(MemoryType::DISK), config.disk_limit);
     config.spill_directory =
         options.get_string("spill_directory", config.spill_directory.string());
+    config.spill_codec = parse_codec(
+        options.get_choice("spill_codec", {"none", "lz4", "zstd"}, std::string(to_string(config.spill_codec)))
+    );
+    config.direct_io = options.get_bool("spill_direct_io", config.direct_io);
     return config;
 }
 

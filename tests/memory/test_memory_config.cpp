@@ -14,6 +14,8 @@ TEST(MemoryConfig, DefaultsApplyWhenNoOptionIsSet) {
     EXPECT_EQ(config.host_limit, SizeSpec::percent(80));
     EXPECT_EQ(config.disk_limit, SizeSpec::percent(100));
     EXPECT_EQ(config.spill_directory, MemoryConfig::default_spill_directory());
+    EXPECT_EQ(config.spill_codec, Codec::none);
+    EXPECT_TRUE(config.direct_io);
 }
 
 TEST(MemoryConfig, ReadsEveryOption) {
@@ -21,10 +23,14 @@ TEST(MemoryConfig, ReadsEveryOption) {
     options.set("memory_limit_host", "512MiB");
     options.set("max_spill_bytes", "25%");
     options.set("spill_directory", "/var/tmp/spill");
+    options.set("spill_codec", "zstd");
+    options.set("spill_direct_io", "off");
     auto const config = MemoryConfig::from_options(options);
     EXPECT_EQ(config.host_limit, SizeSpec::bytes(512ULL << 20));
     EXPECT_EQ(config.disk_limit, SizeSpec::percent(25));
     EXPECT_EQ(config.spill_directory, "/var/tmp/spill");
+    EXPECT_EQ(config.spill_codec, Codec::zstd);
+    EXPECT_FALSE(config.direct_io);
 }
 
 TEST(MemoryConfig, EnvironmentVariablesSetOptions) {
@@ -36,4 +42,14 @@ TEST(MemoryConfig, AValueThatDoesNotParseNamesItsOption) {
     Options options;
     options.set("memory_limit_host", "lots");
     EXPECT_THROW_WITH(MemoryConfig::from_options(options), InvalidArgument, "memory_limit_host");
+    options = Options{};
+    options.set("spill_codec", "gzip");
+    EXPECT_THROW_WITH(MemoryConfig::from_options(options), InvalidArgument, "spill_codec");
+}
+
+TEST(MemoryConfig, CodecsParseFromTheirNames) {
+    for (auto const codec : {Codec::none, Codec::lz4, Codec::zstd}) {
+        EXPECT_EQ(parse_codec(to_string(codec)), codec);
+    }
+    EXPECT_THROW_WITH(parse_codec("brotli"), InvalidArgument, "expected none, lz4 or zstd");
 }

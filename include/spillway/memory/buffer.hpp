@@ -19,6 +19,7 @@ class BufferResource;
 inline constexpr std::size_t host_buffer_alignment = 4096;
 
 namespace detail {
+class SpillFile;
 
 /// Frees memory obtained from `std::aligned_alloc`.
 struct AlignedFree {
@@ -70,6 +71,8 @@ class Buffer {
     /// A HOST buffer over `bytes`, whose allocation holds `size` rounded up
     /// to `host_buffer_alignment`.
     Buffer(BufferResource& resource, std::size_t size, detail::HostBytes bytes) noexcept;
+    /// A DISK buffer kept in `file`.
+    Buffer(BufferResource& resource, std::size_t size, std::unique_ptr<detail::SpillFile> file) noexcept;
 
     /// @throws InvalidArgument naming `what` unless the buffer is in HOST memory.
     void check_host(char const* what) const;
@@ -81,7 +84,8 @@ class Buffer {
     BufferResource* resource_;  ///< null once moved from
     MemoryType mem_type_;
     std::size_t size_;
-    detail::HostBytes host_;  ///< the bytes of a HOST buffer, else null
+    detail::HostBytes host_;                   ///< the bytes of a HOST buffer, else null
+    std::unique_ptr<detail::SpillFile> file_;  ///< the spill file of a DISK buffer, else null
 };
 
 }  // namespace spillway::memory

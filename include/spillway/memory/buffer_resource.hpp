@@ -6,6 +6,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <filesystem>
 #include <memory>
 
 #include <spillway/core/mutex.hpp>
@@ -18,6 +19,10 @@
 
 namespace spillway::memory {
 
+namespace detail {
+class DiskTier;
+}
+
 /// Creates buffers and accounts for every byte of them, per tier.
 ///
 /// Each tier has a limit. A tier's bytes are either *used* (held by buffers)
@@ -27,8 +32,15 @@ namespace spillway::memory {
 /// buffer and reservation returns its bytes when it is destroyed, so when the
 /// work is done every tier's used and reserved totals are zero again.
 ///
+/// The DISK tier keeps each buffer in a spill file of its own, in a directory
+/// of this resource's (see `spill_directory()` and docs/spill_format.md).
+///
 /// Statistics recorded (names in `statistics()`):
 /// - `memory.allocate.bytes`: each HOST allocation.
+/// - `memory.copy.host_to_disk.bytes` / `.seconds`, `memory.copy.disk_to_host.bytes` /
+///   `.seconds`: each `move` between tiers.
+/// - `memory.disk.write.bytes`, `memory.disk.read.bytes`: spill-file bytes written and
+///   read; `memory.disk.direct_io_fallbacks`, `memory.disk.stale_directories_removed`.
 ///
 /// Thread safety: every member function may be called concurrently.
 /// Accounting takes one short internal lock (`accounting_mutex_`), a leaf in
@@ -38,12 +50,16 @@ namespace spillway::memory {
 /// destroying it while any is alive terminates the process with a message.
 class BufferResource {
   public:
-    /// A resource configured by `config`, recording into `statistics`.
+    /// A resource configured by `config`, recording into `statistics`. Makes
+    /// its spill directory under `config.spill_directory`, after removing the
+    /// directories there of processes that no longer run.
     /// @throws InvalidArgument if `config` is invalid (empty spill directory).
+    /// @throws IoError naming the path if the spill directory cannot be made.
     explicit BufferResource(
         MemoryConfig config = {},
         std::shared_ptr<Statistics> statistics = std::make_shared<Statistics>()
     );
+    /// Removes the spill directory.
     /// Requires: no buffer or reservation of this resource is alive; aborts
     /// with a message naming the tier otherwise.
     ~BufferResource();
@@ -89,6 +105,30 @@ class BufferResource {
     /// @throws OutOfMemory if the system cannot allocate the bytes.
     [[nodiscard]] Buffer make_buffer(std::size_t size, MemoryReservation& reservation);
 
+    /// `buffer`'s bytes in the tier of `reservation`, paid for with
+    /// `buffer.size()` bytes of it. HOST to DISK writes a spill file with the
+    /// configured codec; DISK to HOST reads it back, checks it and removes it.
+    /// If the buffer is already in that tier it is returned as it is and the
+    /// reservation is not touched.
+    ///
+    /// `buffer` is moved from only on success; on failure it is unchanged and
+    /// still accounted in its tier (strong guarantee). The I/O runs on the
+    /// calling thread and takes no lock of the resource.
+    ///
+    /// Requires: `buffer` is a buffer of this resource; `reservation` is a
+    /// reservation of this resource holding at least `buffer.size()` bytes.
+    /// @throws InvalidArgument if `buffer` is empty or of another resource.
+    /// @throws ReservationError if `reservation` cannot pay for the move.
+    /// @throws IoError naming the spill file if writing or reading fails, or
+    ///         the file is missing.
+    /// @throws CorruptData naming the spill file if it is truncated or fails
+    ///         its checksum.
+    /// @throws OutOfMemory if the system cannot allocate HOST memory.
+    [[nodiscard]] Buffer move(Buffer&& buffer, MemoryReservation& reservation);
+
+    /// The directory holding this resource's spill files.
+    [[nodiscard]] std::filesystem::path const& spill_directory() const noexcept;
+
     /// The configuration the resource was made with (limits as configured,
     /// not as changed by `set_memory_limit`).
     [[nodiscard]] MemoryConfig const& config() const noexcept { return config_; }
@@ -132,6 +172,7 @@ class BufferResource {
     // Constant after construction.
     MemoryConfig const config_;
     std::shared_ptr<Statistics> const statistics_;
+    std::unique_ptr<detail::DiskTier> const disk_;
 
     mutable Mutex accounting_mutex_;
     std::array<Tier, memory_type_count> tiers_ SPILLWAY_GUARDED_BY(accounting_mutex_);

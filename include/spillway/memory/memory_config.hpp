@@ -4,8 +4,11 @@
 /// spill manager. docs/configuration.md lists the options it reads.
 
 #include <filesystem>
+#include <memory>
 
 #include <spillway/core/options.hpp>
+#include <spillway/memory/codec.hpp>
+#include <spillway/memory/file_operations.hpp>
 #include <spillway/memory/memory_type.hpp>
 
 namespace spillway::memory {
@@ -28,6 +31,19 @@ struct MemoryConfig {
     /// The directory under which each `BufferResource` makes its own spill
     /// directory (option `spill_directory`); by default `$TMPDIR`, or `/tmp`.
     std::filesystem::path spill_directory = default_spill_directory();
+
+    /// The codec buffers are written to disk with (option `spill_codec`:
+    /// `none`, `lz4` or `zstd`).
+    Codec spill_codec = Codec::none;
+
+    /// Whether spill files use direct I/O, bypassing the page cache (option
+    /// `spill_direct_io`). Where the file system refuses it, the disk tier
+    /// falls back to buffered I/O by itself.
+    bool direct_io = true;
+
+    /// The file operations of the disk tier; null means the system calls.
+    /// Tests set a subclass that injects faults; there is no option for it.
+    std::shared_ptr<FileOperations> file_operations;
 
     /// `$TMPDIR` if it is set and not empty, else `/tmp`.
     static std::filesystem::path default_spill_directory();

@@ -1,0 +1,34 @@
+#include "memory/aligned_allocation.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+
+#include <spillway/core/error.hpp>
+#include <spillway/core/options.hpp>
+
+namespace spillway::memory::detail {
+
+void AlignedFree::operator()(std::byte* bytes) const noexcept {
+    std::free(bytes);  // NOLINT(cppcoreguidelines-no-malloc): pairs with std::aligned_alloc
+}
+
+HostBytes allocate_aligned(std::size_t size) {
+    auto const capacity = align_up(size);
+    if (capacity == 0) {
+        return {};
+    }
+    // NOLINTNEXTLINE(cppcoreguidelines-no-malloc): freed by AlignedFree
+    HostBytes bytes(static_cast<std::byte*>(std::aligned_alloc(host_buffer_alignment, capacity)));
+    SPILLWAY_EXPECTS(
+        bytes != nullptr,
+        "allocating " << format_bytes(capacity) << " of HOST memory failed although "
+                      << "memory_limit_host allows it; lower memory_limit_host",
+        OutOfMemory
+    );
+    // Padding is written to spill files with direct I/O; zero it so that no
+    // stale heap contents reach the disk.
+    std::fill(bytes.get() + size, bytes.get() + capacity, std::byte{0});
+    return bytes;
+}
+
+}  // namespace spillway::memory::detail

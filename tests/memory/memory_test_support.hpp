@@ -1,0 +1,72 @@
+#pragma once
+/// @file
+/// Helpers shared by the memory tests: configurations rooted in a temporary
+/// directory, buffers of reproducible random bytes, and spill-file lookup.
+
+#include <common/temporary_directory.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <filesystem>
+#include <random>
+#include <vector>
+
+#include <spillway/memory/buffer_resource.hpp>
+
+namespace spillway::test {
+
+inline constexpr std::uint64_t mebibyte = std::uint64_t{1} << 20;
+
+/// A configuration whose spill directory is under `root`, with the given
+/// HOST limit.
+inline memory::MemoryConfig test_config(TemporaryDirectory const& root, std::uint64_t host_limit = 64 * mebibyte) {
+    memory::MemoryConfig config;
+    config.spill_directory = root.path();
+    config.host_limit = SizeSpec::bytes(host_limit);
+    return config;
+}
+
+/// `size` reproducible bytes: random for `compressible == false`, else runs
+/// of a few values that every codec shrinks.
+inline std::vector<std::byte> test_bytes(std::size_t size, std::uint64_t seed, bool compressible = false) {
+    std::mt19937_64 random(seed);
+    std::vector<std::byte> bytes(size);
+    for (std::size_t i = 0; i < size; ++i) {
+        bytes[i] = compressible ? static_cast<std::byte>((i / 1000) % 4) : static_cast<std::byte>(random());
+    }
+    return bytes;
+}
+
+/// A HOST buffer of `resource` holding `bytes`, reserved without spilling.
+inline memory::Buffer make_host_buffer(memory::BufferResource& resource, std::vector<std::byte> const& bytes) {
+    auto reservation = resource.reserve(memory::MemoryType::HOST, bytes.size(), memory::AllowOverbooking::no);
+    auto buffer = resource.make_buffer(bytes.size(), reservation);
+    std::ranges::copy(bytes, buffer.data().begin());
+    return buffer;
+}
+
+/// `buffer` moved to `tier`, reserving the bytes there; on failure `buffer`
+/// is left as it was.
+inline memory::Buffer move_to(memory::BufferResource& resource, memory::Buffer&& buffer, memory::MemoryType tier) {
+    auto reservation = resource.reserve(tier, buffer.size(), memory::AllowOverbooking::no);
+    return resource.move(std::move(buffer), reservation);
+}
+
+/// The bytes of a HOST buffer, copied.
+inline std::vector<std::byte> contents(memory::Buffer const& buffer) {
+    auto const data = buffer.data();
+    return {data.begin(), data.end()};
+}
+
+/// The spill files in `resource`'s spill directory.
+inline std::vector<std::filesystem::path> spill_files(memory::BufferResource const& resource) {
+    std::vector<std::filesystem::path> files;
+    for (auto const& entry : std::filesystem::directory_iterator(resource.spill_directory())) {
+        if (entry.path().filename().string().starts_with("buffer-")) {
+            files.push_back(entry.path());
+        }
+    }
+    return files;
+}
+
+}  // namespace spillway::test
