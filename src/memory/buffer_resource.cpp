@@ -2,6 +2,7 @@
 
 #include <sys/statvfs.h>
 
+#include <sstream>
 #include <utility>
 
 #include <spillway/core/error.hpp>
@@ -35,12 +36,23 @@ MemoryConfig checked(MemoryConfig config) {
 BufferResource::BufferResource(MemoryConfig config, std::shared_ptr<Statistics> statistics)
     : config_(checked(std::move(config))),
       statistics_(statistics ? std::move(statistics) : std::make_shared<Statistics>()),
-      disk_(std::make_unique<detail::DiskTier>(config_, *statistics_)) {
-    MutexLock lock(accounting_mutex_);
-    tier(MemoryType::HOST).capacity = host_memory_capacity();
-    tier(MemoryType::DISK).capacity = filesystem_capacity(disk_->directory());
-    tier(MemoryType::HOST).limit = config_.host_limit.resolve(tier(MemoryType::HOST).capacity);
-    tier(MemoryType::DISK).limit = config_.disk_limit.resolve(tier(MemoryType::DISK).capacity);
+      disk_(std::make_unique<detail::DiskTier>(config_, *statistics_)),
+      tiers_(initial_tiers(config_, disk_->directory())),
+      spill_manager_(
+          *this, *statistics_, config_.spill_mode, config_.spill_interval, config_.spill_headroom
+      ) {}
+
+std::array<BufferResource::Tier, memory_type_count> BufferResource::initial_tiers(
+    MemoryConfig const& config, std::filesystem::path const& spill_directory
+) {
+    std::array<Tier, memory_type_count> tiers;
+    auto& host = tiers[tier_index(MemoryType::HOST)];
+    host.capacity = host_memory_capacity();
+    host.limit = config.host_limit.resolve(host.capacity);
+    auto& disk = tiers[tier_index(MemoryType::DISK)];
+    disk.capacity = filesystem_capacity(spill_directory);
+    disk.limit = config.disk_limit.resolve(disk.capacity);
+    return tiers;
 }
 
 BufferResource::~BufferResource() {
@@ -109,19 +121,48 @@ MemoryReservation BufferResource::reserve(
         return MemoryReservation(this, type, size);
     }
     auto reservation = try_reserve(type, size);
-    if (reservation.size() == size) {
-        return reservation;
-    }
-    MutexLock lock(accounting_mutex_);
-    Tier const& state = tier(type);
-    SPILLWAY_FAIL(
-        "cannot reserve " << format_bytes(size) << " of " << type << ": its limit is "
-            << format_bytes(state.limit) << " (" << MemoryConfig::limit_option(type) << "), "
-            << format_bytes(state.used) << " are in use and " << format_bytes(state.reserved)
-            << " reserved; raise " << MemoryConfig::limit_option(type)
-            << (type == MemoryType::HOST ? " or use reserve_and_spill to spill first" : ""),
+    SPILLWAY_EXPECTS(
+        reservation.size() == size,
+        "cannot reserve " << format_bytes(size) << " of " << type << ": " << describe_usage(type)
+                          << "; raise " << MemoryConfig::limit_option(type)
+                          << (type == MemoryType::HOST ? " or use reserve_and_spill to spill first" : ""),
         OutOfMemory
     );
+    return reservation;
+}
+
+MemoryReservation BufferResource::reserve_and_spill(
+    MemoryType type, std::size_t size, AllowOverbooking allow_overbooking
+) {
+    if (type != MemoryType::HOST) {
+        return reserve(type, size, allow_overbooking);
+    }
+    auto reservation = reserve(type, size, AllowOverbooking::yes);
+    if (memory_available(type) >= 0) {
+        return reservation;
+    }
+    auto const result = spill_manager_.spill_to_make_headroom(0);
+    if (result.reached || allow_overbooking == AllowOverbooking::yes) {
+        return reservation;
+    }
+    reservation = MemoryReservation();
+    SPILLWAY_FAIL(
+        "cannot reserve " << format_bytes(size) << " of HOST even after spilling "
+                          << format_bytes(result.spilled) << ": " << describe_usage(type)
+                          << "; raise memory_limit_host, or keep more of the data in spillable "
+                             "containers",
+        OutOfMemory
+    );
+}
+
+std::string BufferResource::describe_usage(MemoryType type) const {
+    MutexLock lock(accounting_mutex_);
+    Tier const& state = tier(type);
+    std::ostringstream text;
+    text << "the limit is " << format_bytes(state.limit) << " (" << MemoryConfig::limit_option(type)
+         << "), " << format_bytes(state.used) << " are in use and " << format_bytes(state.reserved)
+         << " reserved";
+    return text.str();
 }
 
 Buffer BufferResource::make_buffer(std::size_t size, MemoryReservation& reservation) {

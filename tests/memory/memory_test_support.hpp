@@ -11,6 +11,8 @@
 #include <random>
 #include <vector>
 
+#include <spillway/core/mutex.hpp>
+
 #include <spillway/memory/buffer_resource.hpp>
 
 namespace spillway::test {
@@ -18,11 +20,12 @@ namespace spillway::test {
 inline constexpr std::uint64_t mebibyte = std::uint64_t{1} << 20;
 
 /// A configuration whose spill directory is under `root`, with the given
-/// HOST limit.
+/// HOST limit and no periodic spill thread (tests that want one set it).
 inline memory::MemoryConfig test_config(TemporaryDirectory const& root, std::uint64_t host_limit = 64 * mebibyte) {
     memory::MemoryConfig config;
     config.spill_directory = root.path();
     config.host_limit = SizeSpec::bytes(host_limit);
+    config.spill_interval = std::chrono::nanoseconds::zero();
     return config;
 }
 
@@ -57,6 +60,44 @@ inline std::vector<std::byte> contents(memory::Buffer const& buffer) {
     auto const data = buffer.data();
     return {data.begin(), data.end()};
 }
+
+/// HOST buffers of one size, held for a test, whose `spill` frees them one
+/// by one: the simplest spill function that really frees HOST memory.
+///
+/// Thread safety: safe to use concurrently.
+class BufferPile {
+  public:
+    /// `count` buffers of `size` bytes, reserved without spilling.
+    BufferPile(memory::BufferResource& resource, std::size_t count, std::size_t size) {
+        auto reservation = resource.reserve(memory::MemoryType::HOST, count * size, memory::AllowOverbooking::no);
+        MutexLock lock(mutex_);
+        for (std::size_t i = 0; i < count; ++i) {
+            buffers_.push_back(resource.make_buffer(size, reservation));
+        }
+    }
+
+    /// Frees buffers until `amount` bytes are freed or none is left; returns
+    /// the bytes freed.
+    std::size_t spill(std::size_t amount) {
+        MutexLock lock(mutex_);
+        std::size_t freed = 0;
+        while (freed < amount && !buffers_.empty()) {
+            freed += buffers_.back().size();
+            buffers_.pop_back();
+        }
+        return freed;
+    }
+
+    /// The number of buffers still held.
+    std::size_t count() {
+        MutexLock lock(mutex_);
+        return buffers_.size();
+    }
+
+  private:
+    Mutex mutex_;
+    std::vector<memory::Buffer> buffers_ SPILLWAY_GUARDED_BY(mutex_);
+};
 
 /// The spill files in `resource`'s spill directory.
 inline std::vector<std::filesystem::path> spill_files(memory::BufferResource const& resource) {

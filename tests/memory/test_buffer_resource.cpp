@@ -4,6 +4,7 @@
 
 #include <spillway/core/error.hpp>
 #include <common/temporary_directory.hpp>
+#include <common/watchdog.hpp>
 
 #include <cstdint>
 #include <thread>
@@ -13,12 +14,18 @@
 
 #include <gtest/gtest.h>
 
+#include "memory_test_support.hpp"
+
 using namespace spillway;
 using namespace spillway::memory;
 
-namespace {
+using spillway::test::BufferPile;
+using spillway::test::mebibyte;
+using spillway::test::TemporaryDirectory;
+using spillway::test::test_config;
+using spillway::test::Watchdog;
 
-constexpr std::uint64_t mebibyte = 1024 * 1024;
+namespace {
 
 MemoryConfig host_limited(std::uint64_t host_limit) {
     MemoryConfig config;
@@ -204,6 +211,95 @@ TEST(BufferResource, ConcurrentReservationsNeverExceedTheLimit) {
     }
     EXPECT_EQ(total, limit / 7 * 7);
     EXPECT_EQ(resource.memory_reserved(MemoryType::HOST), total);
+}
+
+TEST(BufferResource, ReserveAndSpillReservesWithoutSpillingWhenThereIsRoom) {
+    TemporaryDirectory root;
+    BufferResource resource(test_config(root, 4 * mebibyte));
+    BufferPile pile(resource, 2, mebibyte);
+    auto const id = resource.spill_manager().add_spill_function([&](std::size_t n) { return pile.spill(n); }, 0);
+    auto reservation = resource.reserve_and_spill(MemoryType::HOST, 2 * mebibyte, AllowOverbooking::no);
+    EXPECT_EQ(reservation.size(), 2 * mebibyte);
+    EXPECT_EQ(pile.count(), 2U);
+    resource.spill_manager().remove_spill_function(id);
+}
+
+TEST(BufferResource, ReserveAndSpillSpillsWhatIsMissing) {
+    TemporaryDirectory root;
+    BufferResource resource(test_config(root, 4 * mebibyte));
+    BufferPile pile(resource, 4, mebibyte);
+    auto const id = resource.spill_manager().add_spill_function([&](std::size_t n) { return pile.spill(n); }, 0);
+    auto reservation = resource.reserve_and_spill(MemoryType::HOST, 3 * mebibyte, AllowOverbooking::no);
+    EXPECT_EQ(reservation.size(), 3 * mebibyte);
+    EXPECT_EQ(pile.count(), 1U);
+    EXPECT_EQ(resource.memory_available(MemoryType::HOST), 0);
+    resource.spill_manager().remove_spill_function(id);
+}
+
+TEST(BufferResource, ReserveAndSpillFailsCleanlyWhenNotEnoughCanBeSpilled) {
+    TemporaryDirectory root;
+    BufferResource resource(test_config(root, 4 * mebibyte));
+    BufferPile pile(resource, 4, mebibyte);
+    auto const id = resource.spill_manager().add_spill_function([&](std::size_t n) { return pile.spill(n); }, 0);
+    EXPECT_THROW_WITH(
+        resource.reserve_and_spill(MemoryType::HOST, 5 * mebibyte, AllowOverbooking::no), OutOfMemory,
+        "even after spilling 4.00 MiB"
+    );
+    EXPECT_EQ(resource.memory_reserved(MemoryType::HOST), 0U);
+    auto overbooked = resource.reserve_and_spill(MemoryType::HOST, 5 * mebibyte, AllowOverbooking::yes);
+    EXPECT_EQ(overbooked.size(), 5 * mebibyte);
+    EXPECT_EQ(resource.memory_available(MemoryType::HOST), -static_cast<std::int64_t>(mebibyte));
+    resource.spill_manager().remove_spill_function(id);
+}
+
+TEST(BufferResource, ReserveAndSpillOfDiskIsAPlainReservation) {
+    TemporaryDirectory root;
+    auto config = test_config(root);
+    config.disk_limit = SizeSpec::bytes(100);
+    BufferResource resource(config);
+    EXPECT_EQ(resource.reserve_and_spill(MemoryType::DISK, 100, AllowOverbooking::no).size(), 100U);
+    EXPECT_THROW_WITH(
+        resource.reserve_and_spill(MemoryType::DISK, 101, AllowOverbooking::no), OutOfMemory, "max_spill_bytes"
+    );
+}
+
+TEST(BufferResource, ConcurrentReserveAndSpillCallersNeverUnderSpill) {
+    // Regression for the seed's last comment: with concurrent spilling, a
+    // caller must not rely on bytes another caller spills for itself, or both
+    // end up short and one runs out of memory.
+    TemporaryDirectory root;
+    constexpr int callers = 4;
+    BufferResource resource(test_config(root, 16 * mebibyte));
+    BufferPile pile(resource, 16, mebibyte);
+    std::atomic<int> started{0};
+    std::atomic<int> calls{0};
+    auto const id = resource.spill_manager().add_spill_function(
+        [&](std::size_t amount) {
+            if (++calls == 1) {
+                while (started < callers) {
+                    std::this_thread::yield();
+                }
+                std::this_thread::sleep_for(std::chrono::milliseconds(50));
+            }
+            return pile.spill(amount);
+        },
+        0
+    );
+    Watchdog watchdog("concurrent reserve_and_spill");
+    std::vector<std::thread> threads;
+    std::vector<MemoryReservation> reservations(callers);
+    for (int i = 0; i < callers; ++i) {
+        threads.emplace_back([&, i] {
+            ++started;
+            reservations[i] = resource.reserve_and_spill(MemoryType::HOST, 3 * mebibyte, AllowOverbooking::no);
+        });
+    }
+    for (auto& thread : threads) {
+        thread.join();
+    }
+    EXPECT_EQ(pile.count(), 16U - 3 * callers) << "spilled more or less than the callers needed";
+    EXPECT_EQ(resource.memory_available(MemoryType::HOST), 0);
+    resource.spill_manager().remove_spill_function(id);
 }
 
 TEST(BufferResource, RejectsAnEmptySpillDirectory) {

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <string>
 
 #include <spillway/core/mutex.hpp>
 #include <spillway/core/options.hpp>
@@ -16,6 +17,7 @@
 #include <spillway/memory/memory_config.hpp>
 #include <spillway/memory/memory_reservation.hpp>
 #include <spillway/memory/memory_type.hpp>
+#include <spillway/memory/spill_manager.hpp>
 
 namespace spillway::memory {
 
@@ -97,6 +99,24 @@ class BufferResource {
     /// with an empty reservation, so compare `size()` with the request.
     [[nodiscard]] MemoryReservation try_reserve(MemoryType tier, std::size_t size);
 
+    /// Reserves `size` bytes of `tier`, spilling to make room if needed.
+    ///
+    /// The bytes are reserved first (overbooking if need be), so that
+    /// concurrent callers see each other's needs; then, if HOST is over its
+    /// limit, `spill_manager().spill_to_make_headroom(0)` spills the excess.
+    /// If HOST is still over its limit after that, the reservation is kept
+    /// only with `AllowOverbooking::yes`. Spilling frees HOST memory only, so
+    /// for another tier this is `reserve`.
+    ///
+    /// Blocks while spill functions run (on this thread or others).
+    /// @throws OutOfMemory naming the limit, its option and what was spilled
+    ///         if the tier stays over its limit and overbooking is not allowed.
+    /// @throws InvalidArgument if called from inside a spill function.
+    /// @throws whatever a spill function throws (the reservation is returned).
+    [[nodiscard]] MemoryReservation reserve_and_spill(
+        MemoryType tier, std::size_t size, AllowOverbooking allow_overbooking
+    );
+
     /// A new HOST buffer of `size` bytes, aligned to `host_buffer_alignment`
     /// and not initialised, made from `size` bytes of `reservation`.
     /// Requires: `reservation` is a HOST reservation of this resource holding
@@ -129,6 +149,9 @@ class BufferResource {
     /// The directory holding this resource's spill files.
     [[nodiscard]] std::filesystem::path const& spill_directory() const noexcept;
 
+    /// The spill manager whose functions free this resource's HOST memory.
+    [[nodiscard]] SpillManager& spill_manager() noexcept { return spill_manager_; }
+
     /// The configuration the resource was made with (limits as configured,
     /// not as changed by `set_memory_limit`).
     [[nodiscard]] MemoryConfig const& config() const noexcept { return config_; }
@@ -158,6 +181,13 @@ class BufferResource {
     void check_reservation(
         MemoryReservation const& reservation, MemoryType tier, std::size_t size, char const* what
     ) const;
+    /// The accounting of every tier at construction.
+    static std::array<Tier, memory_type_count> initial_tiers(
+        MemoryConfig const& config, std::filesystem::path const& spill_directory
+    );
+    /// "limit L (option), U in use and R reserved" for error messages.
+    std::string describe_usage(MemoryType type) const;
+
     /// Turns `size` bytes of `reservation` from reserved into used.
     /// Requires: `check_reservation` passed for them.
     void consume(MemoryReservation& reservation, std::size_t size);
@@ -174,8 +204,13 @@ class BufferResource {
     std::shared_ptr<Statistics> const statistics_;
     std::unique_ptr<detail::DiskTier> const disk_;
 
+    /// A leaf lock: nothing is called while it is held.
     mutable Mutex accounting_mutex_;
     std::array<Tier, memory_type_count> tiers_ SPILLWAY_GUARDED_BY(accounting_mutex_);
+
+    /// Declared last: its periodic thread starts once the accounting exists,
+    /// and stops before anything else is destroyed.
+    SpillManager spill_manager_;
 };
 
 }  // namespace spillway::memory

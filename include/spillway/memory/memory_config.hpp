@@ -3,6 +3,8 @@
 /// The configuration of the memory layer: tier limits, the disk tier and the
 /// spill manager. docs/configuration.md lists the options it reads.
 
+#include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <memory>
 
@@ -10,6 +12,7 @@
 #include <spillway/memory/codec.hpp>
 #include <spillway/memory/file_operations.hpp>
 #include <spillway/memory/memory_type.hpp>
+#include <spillway/memory/spill_manager.hpp>
 
 namespace spillway::memory {
 
@@ -40,6 +43,20 @@ struct MemoryConfig {
     /// `spill_direct_io`). Where the file system refuses it, the disk tier
     /// falls back to buffered I/O by itself.
     bool direct_io = true;
+
+    /// How often the spill manager's periodic thread makes sure HOST has
+    /// `spill_headroom` bytes available (option `spill_interval`); zero
+    /// (`off`) means no periodic thread.
+    std::chrono::nanoseconds spill_interval = std::chrono::milliseconds(100);
+
+    /// The HOST bytes the periodic thread keeps available (option
+    /// `spill_headroom`); 0 keeps HOST within its limit.
+    std::uint64_t spill_headroom = 0;
+
+    /// How the spill manager admits concurrent spillers. `serialized` exists
+    /// only for benchmarks that measure what concurrency gains; there is no
+    /// option for it.
+    SpillMode spill_mode = SpillMode::concurrent;
 
     /// The file operations of the disk tier; null means the system calls.
     /// Tests set a subclass that injects faults; there is no option for it.
