@@ -16,6 +16,10 @@ TEST(MemoryConfig, DefaultsApplyWhenNoOptionIsSet) {
     EXPECT_EQ(config.spill_directory, MemoryConfig::default_spill_directory());
     EXPECT_EQ(config.spill_codec, Codec::none);
     EXPECT_TRUE(config.direct_io);
+    EXPECT_FALSE(config.force_disk);
+    EXPECT_EQ(config.spill_interval, std::chrono::milliseconds(100));
+    EXPECT_EQ(config.spill_headroom, 0U);
+    EXPECT_EQ(config.spill_mode, SpillMode::concurrent);
 }
 
 TEST(MemoryConfig, ReadsEveryOption) {
@@ -25,12 +29,18 @@ TEST(MemoryConfig, ReadsEveryOption) {
     options.set("spill_directory", "/var/tmp/spill");
     options.set("spill_codec", "zstd");
     options.set("spill_direct_io", "off");
+    options.set("spill_force_disk", "yes");
+    options.set("spill_interval", "off");
+    options.set("spill_headroom", "1GiB");
     auto const config = MemoryConfig::from_options(options);
     EXPECT_EQ(config.host_limit, SizeSpec::bytes(512ULL << 20));
     EXPECT_EQ(config.disk_limit, SizeSpec::percent(25));
     EXPECT_EQ(config.spill_directory, "/var/tmp/spill");
     EXPECT_EQ(config.spill_codec, Codec::zstd);
     EXPECT_FALSE(config.direct_io);
+    EXPECT_TRUE(config.force_disk);
+    EXPECT_EQ(config.spill_interval, std::chrono::nanoseconds::zero());
+    EXPECT_EQ(config.spill_headroom, 1ULL << 30);
 }
 
 TEST(MemoryConfig, EnvironmentVariablesSetOptions) {

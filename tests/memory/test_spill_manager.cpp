@@ -8,11 +8,14 @@
 #include <atomic>
 #include <filesystem>
 #include <future>
+#include <list>
+#include <random>
 #include <thread>
 #include <vector>
 
 #include <spillway/core/error.hpp>
 #include <spillway/memory/buffer_resource.hpp>
+#include <spillway/memory/spillable_store.hpp>
 
 #include <gtest/gtest.h>
 
@@ -419,4 +422,97 @@ TEST(SpillManager, ConcurrentHeadroomRequestsSpillTheShortfallOnce) {
     EXPECT_EQ(spilled, 8 * mebibyte) << "concurrent callers spilled the same shortfall more than once";
     EXPECT_EQ(reached, callers);
     resource.spill_manager().remove_spill_function(id);
+}
+
+TEST(SpillManager, RandomizedStressKeepsEveryByteAndTheAccountingExact) {
+    // Threads create and destroy stores (adding and removing spill functions),
+    // insert buffers made with reserve_and_spill, extract and check them,
+    // spill, and hold loose buffers, while the periodic thread runs too.
+    TemporaryDirectory root;
+    auto config = test_config(root, 2 * mebibyte);
+    config.spill_interval = 1ms;
+    BufferResource resource(config);
+    constexpr int threads = 4;
+    constexpr std::size_t max_size = 64 * 1024;
+    auto const fill = [](Buffer& buffer, std::uint64_t key) {
+        auto const data = buffer.data();
+        for (std::size_t i = 0; i < data.size(); ++i) {
+            data[i] = static_cast<std::byte>(key * 31 + i);
+        }
+    };
+    auto const intact = [](Buffer const& buffer, std::uint64_t key) {
+        auto const data = buffer.data();
+        for (std::size_t i = 0; i < data.size(); ++i) {
+            if (data[i] != static_cast<std::byte>(key * 31 + i)) {
+                return false;
+            }
+        }
+        return true;
+    };
+    Watchdog watchdog("randomized spill stress", 240s);
+    std::vector<std::thread> workers;
+    std::atomic<int> corrupt{0};
+    for (int t = 0; t < threads; ++t) {
+        workers.emplace_back([&, t] {
+            std::mt19937_64 random(static_cast<std::uint64_t>(t) + 1);
+            std::list<std::pair<SpillableStore, std::vector<SpillableStore::Key>>> stores;
+            std::uint64_t next_key = static_cast<std::uint64_t>(t) << 32;
+            std::optional<Buffer> loose;
+            for (int step = 0; step < 300; ++step) {
+                switch (random() % 6) {
+                case 0:
+                    if (stores.size() < 3) {
+                        stores.emplace_back(
+                            std::piecewise_construct,
+                            std::forward_as_tuple(resource, "stress", static_cast<int>(random() % 3)),
+                            std::forward_as_tuple()
+                        );
+                    } else {
+                        stores.pop_front();
+                    }
+                    break;
+                case 1:
+                case 2:
+                    if (!stores.empty()) {
+                        auto& [store, keys] = stores.back();
+                        auto const size = random() % max_size;
+                        auto reservation = resource.reserve_and_spill(MemoryType::HOST, size, AllowOverbooking::no);
+                        auto buffer = resource.make_buffer(size, reservation);
+                        fill(buffer, next_key);
+                        store.insert(next_key, std::move(buffer));
+                        keys.push_back(next_key++);
+                    }
+                    break;
+                case 3:
+                    if (!stores.empty() && !stores.front().second.empty()) {
+                        auto& [store, keys] = stores.front();
+                        auto const key = keys[random() % keys.size()];
+                        std::erase(keys, key);
+                        auto buffer = store.extract(key);
+                        corrupt += buffer && intact(*buffer, key) ? 0 : 1;
+                    }
+                    break;
+                case 4:
+                    resource.spill_manager().spill(random() % (4 * max_size));
+                    break;
+                case 5: {
+                    loose.reset();
+                    auto const size = random() % max_size;
+                    auto reservation = resource.reserve_and_spill(MemoryType::HOST, size, AllowOverbooking::no);
+                    loose = resource.make_buffer(size, reservation);
+                    break;
+                }
+                }
+            }
+        });
+    }
+    for (auto& worker : workers) {
+        worker.join();
+    }
+    EXPECT_EQ(corrupt, 0);
+    for (auto const tier : memory_types) {
+        EXPECT_EQ(resource.memory_used(tier), 0U) << tier;
+        EXPECT_EQ(resource.memory_reserved(tier), 0U) << tier;
+    }
+    EXPECT_GT(resource.statistics().get("stress.spill.bytes")->total, 0.0);
 }

@@ -57,6 +57,8 @@ class Buffer {
     [[nodiscard]] MemoryType mem_type() const noexcept { return mem_type_; }
     /// The number of bytes the buffer holds, in any tier.
     [[nodiscard]] std::size_t size() const noexcept { return size_; }
+    /// The resource that made the buffer and accounts for it; null once moved from.
+    [[nodiscard]] BufferResource* resource() const noexcept { return resource_; }
 
     /// The bytes, aligned to `host_buffer_alignment`. Valid until the buffer
     /// is destroyed, assigned or moved.

@@ -44,6 +44,11 @@ struct MemoryConfig {
     /// falls back to buffered I/O by itself.
     bool direct_io = true;
 
+    /// Debugging: every buffer put into a `SpillableStore` is moved to DISK
+    /// at once, so that every use reads it back through the disk tier and its
+    /// checks (option `spill_force_disk`). Lets small tests exercise spilling.
+    bool force_disk = false;
+
     /// How often the spill manager's periodic thread makes sure HOST has
     /// `spill_headroom` bytes available (option `spill_interval`); zero
     /// (`off`) means no periodic thread.
