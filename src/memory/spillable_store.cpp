@@ -1,6 +1,7 @@
 #include <spillway/memory/spillable_store.hpp>
 
 #include <iterator>
+#include <limits>
 
 #include <spillway/core/error.hpp>
 
@@ -236,11 +237,13 @@ std::vector<std::pair<SpillableStore::Key, Buffer>> SpillableStore::choose_victi
     std::vector<std::pair<Key, Buffer>> victims;
     std::size_t chosen = 0;
     while (chosen < amount && !spillable_.empty()) {
-        // The smallest buffer that covers what is missing, else the largest.
+        // The smallest buffer that covers what is missing, else the largest;
+        // of equal sizes, the one with the largest key.
         auto candidate = spillable_.lower_bound({amount - chosen, Key{0}});
-        if (candidate == spillable_.end()) {
-            candidate = std::prev(spillable_.end());
+        if (candidate != spillable_.end()) {
+            candidate = spillable_.upper_bound({candidate->first, std::numeric_limits<Key>::max()});
         }
+        candidate = std::prev(candidate);
         auto const [size, key] = *candidate;
         chosen += size;
         victims.emplace_back(key, take(entries_.find(key)));

@@ -124,6 +124,20 @@ TEST(SpillableStore, SpillsTheSmallestBufferThatCoversTheAmountElseTheLargest) {
     EXPECT_EQ(store.spill(1), 0U);
 }
 
+TEST(SpillableStore, OfEqualSizesSpillsTheLargestKeyFirst) {
+    TemporaryDirectory root;
+    BufferResource resource(test_config(root));
+    SpillableStore store(resource, "test");
+    for (SpillableStore::Key key = 0; key < 4; ++key) {
+        store.insert(key, make_host_buffer(resource, test_bytes(kibibyte, key)));
+    }
+    EXPECT_EQ(store.spill(2 * kibibyte), 2 * kibibyte);
+    EXPECT_EQ(contents(*store.extract(0)), test_bytes(kibibyte, 0));
+    EXPECT_EQ(contents(*store.extract(1)), test_bytes(kibibyte, 1));
+    EXPECT_FALSE(resource.statistics().get("test.unspill.bytes").has_value()) << "keys 0 and 1 were spilled";
+    EXPECT_EQ(store.bytes(MemoryType::DISK), 2 * kibibyte);
+}
+
 TEST(SpillableStore, TheSpillManagerSpillsItWhenHostRunsShort) {
     TemporaryDirectory root;
     BufferResource resource(test_config(root, 4 * mebibyte));

@@ -21,7 +21,7 @@ inline constexpr std::size_t host_buffer_alignment = 4096;
 namespace detail {
 class SpillFile;
 
-/// Frees memory obtained from `std::aligned_alloc`.
+/// Frees the memory of a HOST buffer.
 struct AlignedFree {
     void operator()(std::byte* bytes) const noexcept;
 };

@@ -33,8 +33,10 @@ namespace spillway::memory {
 /// and writes them outside it, so inserts and extracts of other keys go on
 /// while it writes. Victims are chosen among the HOST buffers not being moved:
 /// the smallest that alone covers what is still missing, or, when none is that
-/// large, the largest, repeated until `amount` is covered. This frees the
-/// amount with the fewest files and the least excess.
+/// large, the largest, repeated until `amount` is covered; of equal sizes, the
+/// one with the largest key. This frees the amount with the fewest files and
+/// the least excess, and when keys grow in arrival order and buffers are taken
+/// in key order, it spills the buffers needed last.
 ///
 /// A buffer being moved between tiers (by a spill, an extract or a prefetch)
 /// stays in the store; an `extract` of its key waits for the move to finish.

@@ -1,0 +1,102 @@
+#pragma once
+/// @file
+/// What the memory benchmarks share: METRIC output, size arguments, a clock,
+/// medians, and incompressible buffers.
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <functional>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <random>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include <spillway/core/error.hpp>
+#include <spillway/core/options.hpp>
+#include <spillway/memory/buffer_resource.hpp>
+
+namespace spillway::bench {
+
+/// Prints a headline figure as `METRIC <name> <value> <unit>`.
+inline void metric(std::string_view name, double value, std::string_view unit) {
+    std::printf("METRIC %.*s %.4f %.*s\n", static_cast<int>(name.size()), name.data(), value,
+                static_cast<int>(unit.size()), unit.data());
+    std::fflush(stdout);
+}
+
+/// The size given as argument `index` (`512MiB`, `2GiB`), or `fallback`.
+/// @throws InvalidArgument if the argument is not a size.
+inline std::uint64_t size_argument(int argc, char** argv, int index, std::uint64_t fallback) {
+    return argc > index ? parse_bytes(argv[index], "size argument") : fallback;
+}
+
+/// Seconds since construction.
+class Stopwatch {
+  public:
+    [[nodiscard]] double seconds() const {
+        return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    }
+
+  private:
+    std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+};
+
+/// The median of `values`. Requires: not empty.
+inline double median(std::vector<double> values) {
+    std::ranges::sort(values);
+    auto const middle = values.size() / 2;
+    return values.size() % 2 == 1 ? values[middle] : (values[middle - 1] + values[middle]) / 2;
+}
+
+/// Random bytes no codec can shrink, made once and copied into buffers.
+class IncompressibleBytes {
+  public:
+    explicit IncompressibleBytes(std::size_t size) : words_((size + 7) / 8) {
+        std::mt19937_64 random(42);
+        std::ranges::generate(words_, std::ref(random));
+    }
+
+    /// A HOST buffer of `size` bytes (at most the construction size) holding
+    /// these bytes, with `salt` in its first word so buffers differ.
+    memory::Buffer make_buffer(memory::BufferResource& resource, std::size_t size, std::uint64_t salt) const {
+        auto reservation = resource.reserve(memory::MemoryType::HOST, size, memory::AllowOverbooking::yes);
+        auto buffer = resource.make_buffer(size, reservation);
+        auto const data = buffer.data();
+        std::memcpy(data.data(), words_.data(), size);
+        std::memcpy(data.data(), &salt, std::min(size, sizeof salt));
+        return buffer;
+    }
+
+  private:
+    std::vector<std::uint64_t> words_;
+};
+
+/// Writes `buffers` (HOST) one after another into a new file at `path` with
+/// O_DIRECT, one pwrite per buffer, the way a program would write them out
+/// itself; removes the file afterwards. Returns the seconds the writing took.
+/// @throws IoError if a call fails.
+inline double raw_write_seconds(std::filesystem::path const& path, std::span<memory::Buffer const> buffers) {
+    Stopwatch const clock;
+    int const fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_DIRECT, 0600);
+    SPILLWAY_EXPECTS(fd >= 0, "cannot open " << path.string() << " with O_DIRECT", IoError);
+    off_t offset = 0;
+    for (auto const& buffer : buffers) {
+        auto const data = buffer.data();
+        auto const written = ::pwrite(fd, data.data(), data.size(), offset);
+        SPILLWAY_EXPECTS(written == static_cast<ssize_t>(data.size()), "raw write to " << path.string() << " failed", IoError);
+        offset += written;
+    }
+    SPILLWAY_EXPECTS(::close(fd) == 0, "closing " << path.string() << " failed", IoError);
+    auto const seconds = clock.seconds();
+    std::filesystem::remove(path);
+    return seconds;
+}
+
+}  // namespace spillway::bench
