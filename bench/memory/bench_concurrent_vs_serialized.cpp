@@ -14,9 +14,7 @@
 // bytes). The same comparison with the lz4 codec shows the gain where
 // spilling also needs CPU.
 
-#include <exception>
 #include <iostream>
-#include <list>
 #include <string>
 #include <thread>
 #include <vector>
@@ -48,13 +46,7 @@ double spill_rate(SpillMode mode, Codec codec, Setup const& setup, bench::Incomp
     config.spill_mode = mode;
     config.spill_codec = codec;
     BufferResource resource(config);
-    std::list<SpillableStore> stores;
-    for (int s = 0; s < store_count; ++s) {
-        auto& store = stores.emplace_back(resource, "bench");
-        for (std::uint64_t offset = 0, key = 0; offset < setup.total / store_count; offset += setup.buffer_size, ++key) {
-            store.insert(key, bytes.make_buffer(resource, setup.buffer_size, key));
-        }
-    }
+    auto const stores = bench::filled_stores(resource, store_count, setup.total, setup.buffer_size, bytes);
     std::vector<MemoryReservation> reservations(thread_count);
     std::vector<std::thread> threads;
     bench::Stopwatch const clock;
@@ -147,15 +139,11 @@ void run(Setup const& setup, int rounds) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    try {
+    return bench::guarded_main("concurrent_vs_serialized", [&] {
         Setup const setup{
             .total = bench::size_argument(argc, argv, 1, std::uint64_t{1} << 30),
             .buffer_size = bench::size_argument(argc, argv, 2, std::uint64_t{16} << 20),
         };
         run(setup, argc > 3 ? std::stoi(argv[3]) : 3);
-        return 0;
-    } catch (std::exception const& error) {
-        std::cerr << "concurrent_vs_serialized: " << error.what() << "\n";
-        return 1;
-    }
+    });
 }

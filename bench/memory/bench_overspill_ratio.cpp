@@ -18,10 +18,8 @@
 // The worst ratio over the rounds is reported; overspill_ratio is the worse
 // of the first two.
 
-#include <exception>
 #include <iostream>
 #include <latch>
-#include <list>
 #include <string>
 #include <thread>
 #include <vector>
@@ -52,13 +50,7 @@ double overspill(Scenario scenario, Setup const& setup, bench::IncompressibleByt
     config.host_limit = SizeSpec::bytes(setup.hold);
     config.spill_interval = std::chrono::nanoseconds::zero();
     BufferResource resource(config);
-    std::list<SpillableStore> stores;
-    for (int s = 0; s < store_count; ++s) {
-        auto& store = stores.emplace_back(resource, "bench");
-        for (std::uint64_t offset = 0, key = 0; offset < setup.hold / store_count; offset += setup.buffer_size, ++key) {
-            store.insert(key, bytes.make_buffer(resource, setup.buffer_size, key));
-        }
-    }
+    auto const stores = bench::filled_stores(resource, store_count, setup.hold, setup.buffer_size, bytes);
     auto const request = setup.hold / (2 * static_cast<std::uint64_t>(setup.threads)) - setup.buffer_size / 3;
     auto const headroom = setup.hold / 4 - setup.buffer_size / 3;
     std::latch start(setup.threads);
@@ -116,7 +108,7 @@ void run(Setup const& setup, int rounds) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    try {
+    return bench::guarded_main("overspill_ratio", [&] {
         Setup const setup{
             .hold = bench::size_argument(argc, argv, 1, std::uint64_t{512} << 20),
             .buffer_size = bench::size_argument(argc, argv, 2, std::uint64_t{1} << 20),
@@ -124,9 +116,5 @@ int main(int argc, char** argv) {
         };
         SPILLWAY_EXPECTS(setup.threads > 0, "THREADS must be positive", InvalidArgument);
         run(setup, argc > 4 ? std::stoi(argv[4]) : 5);
-        return 0;
-    } catch (std::exception const& error) {
-        std::cerr << "overspill_ratio: " << error.what() << "\n";
-        return 1;
-    }
+    });
 }

@@ -10,7 +10,6 @@
 // first; the median of the per-round ratios is reported.
 
 #include <cstdio>
-#include <exception>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -86,12 +85,8 @@ void run(std::uint64_t total, std::uint64_t buffer_size, int rounds) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    try {
+    return bench::guarded_main("spill_write_vs_raw", [&] {
         run(bench::size_argument(argc, argv, 1, std::uint64_t{2} << 30),
             bench::size_argument(argc, argv, 2, std::uint64_t{64} << 20), argc > 3 ? std::stoi(argv[3]) : 3);
-        return 0;
-    } catch (std::exception const& error) {
-        std::cerr << "spill_write_vs_raw: " << error.what() << "\n";
-        return 1;
-    }
+    });
 }

@@ -12,7 +12,10 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <exception>
 #include <filesystem>
+#include <iostream>
+#include <list>
 #include <random>
 #include <span>
 #include <string_view>
@@ -21,8 +24,22 @@
 #include <spillway/core/error.hpp>
 #include <spillway/core/options.hpp>
 #include <spillway/memory/buffer_resource.hpp>
+#include <spillway/memory/spillable_store.hpp>
 
 namespace spillway::bench {
+
+/// Runs `body` as a benchmark's main: returns 0, or prints what it threw,
+/// prefixed with `name`, and returns 1.
+template <typename Body>
+int guarded_main(std::string_view name, Body body) {
+    try {
+        body();
+        return 0;
+    } catch (std::exception const& error) {
+        std::cerr << name << ": " << error.what() << "\n";
+        return 1;
+    }
+}
 
 /// Prints a headline figure as `METRIC <name> <value> <unit>`.
 inline void metric(std::string_view name, double value, std::string_view unit) {
@@ -77,6 +94,22 @@ class IncompressibleBytes {
   private:
     std::vector<std::uint64_t> words_;
 };
+
+/// `count` stores of `resource`, holding `total` bytes between them in HOST
+/// buffers of `buffer_size` made from `bytes`.
+inline std::list<memory::SpillableStore> filled_stores(
+    memory::BufferResource& resource, int count, std::uint64_t total, std::uint64_t buffer_size,
+    IncompressibleBytes const& bytes
+) {
+    std::list<memory::SpillableStore> stores;
+    for (int s = 0; s < count; ++s) {
+        auto& store = stores.emplace_back(resource, "bench");
+        for (std::uint64_t offset = 0, key = 0; offset < total / count; offset += buffer_size, ++key) {
+            store.insert(key, bytes.make_buffer(resource, buffer_size, key));
+        }
+    }
+    return stores;
+}
 
 /// Writes `buffers` (HOST) one after another into a new file at `path` with
 /// O_DIRECT, one pwrite per buffer, the way a program would write them out

@@ -3,6 +3,7 @@
 /// Helpers shared by the memory tests: configurations rooted in a temporary
 /// directory, buffers of reproducible random bytes, and spill-file lookup.
 
+#include <common/fault_injecting_file_operations.hpp>
 #include <common/temporary_directory.hpp>
 
 #include <algorithm>
@@ -10,6 +11,8 @@
 #include <filesystem>
 #include <random>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include <spillway/core/mutex.hpp>
 
@@ -28,6 +31,41 @@ inline memory::MemoryConfig test_config(TemporaryDirectory const& root, std::uin
     config.spill_interval = std::chrono::nanoseconds::zero();
     return config;
 }
+
+/// `test_config(root)` whose disk tier calls `operations`, so the test can
+/// inject faults.
+inline memory::MemoryConfig faulty_config(
+    TemporaryDirectory const& root, std::shared_ptr<FaultInjectingFileOperations> operations
+) {
+    auto config = test_config(root);
+    config.file_operations = std::move(operations);
+    return config;
+}
+
+/// Expects every tier of `resource` to have nothing used or reserved.
+inline void expect_all_tiers_at_zero(memory::BufferResource const& resource) {
+    for (auto const tier : memory::memory_types) {
+        EXPECT_EQ(resource.memory_used(tier), 0U) << tier;
+        EXPECT_EQ(resource.memory_reserved(tier), 0U) << tier;
+    }
+}
+
+/// A spill function registered for the lifetime of the object, so that a
+/// failing assertion does not leave it registered when the resource goes.
+class ScopedSpillFunction {
+  public:
+    ScopedSpillFunction(
+        memory::BufferResource& resource, memory::SpillManager::SpillFunction function, int priority = 0
+    )
+        : manager_(resource.spill_manager()), id_(manager_.add_spill_function(std::move(function), priority)) {}
+    ~ScopedSpillFunction() { manager_.remove_spill_function(id_); }
+    ScopedSpillFunction(ScopedSpillFunction const&) = delete;
+    ScopedSpillFunction& operator=(ScopedSpillFunction const&) = delete;
+
+  private:
+    memory::SpillManager& manager_;
+    memory::SpillManager::SpillFunctionId const id_;
+};
 
 /// `size` reproducible bytes: random for `compressible == false`, else runs
 /// of a few values that every codec shrinks.

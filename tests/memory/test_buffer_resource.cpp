@@ -20,6 +20,8 @@ using namespace spillway;
 using namespace spillway::memory;
 
 using spillway::test::BufferPile;
+using spillway::test::expect_all_tiers_at_zero;
+using spillway::test::ScopedSpillFunction;
 using spillway::test::mebibyte;
 using spillway::test::TemporaryDirectory;
 using spillway::test::test_config;
@@ -31,13 +33,6 @@ MemoryConfig host_limited(std::uint64_t host_limit) {
     MemoryConfig config;
     config.host_limit = SizeSpec::bytes(host_limit);
     return config;
-}
-
-void expect_all_tiers_at_zero(BufferResource const& resource) {
-    for (auto const tier : memory_types) {
-        EXPECT_EQ(resource.memory_used(tier), 0U) << tier;
-        EXPECT_EQ(resource.memory_reserved(tier), 0U) << tier;
-    }
 }
 
 }  // namespace
@@ -217,30 +212,28 @@ TEST(BufferResource, ReserveAndSpillReservesWithoutSpillingWhenThereIsRoom) {
     TemporaryDirectory root;
     BufferResource resource(test_config(root, 4 * mebibyte));
     BufferPile pile(resource, 2, mebibyte);
-    auto const id = resource.spill_manager().add_spill_function([&](std::size_t n) { return pile.spill(n); }, 0);
+    ScopedSpillFunction const spilling(resource, [&](std::size_t n) { return pile.spill(n); });
     auto reservation = resource.reserve_and_spill(MemoryType::HOST, 2 * mebibyte, AllowOverbooking::no);
     EXPECT_EQ(reservation.size(), 2 * mebibyte);
     EXPECT_EQ(pile.count(), 2U);
-    resource.spill_manager().remove_spill_function(id);
 }
 
 TEST(BufferResource, ReserveAndSpillSpillsWhatIsMissing) {
     TemporaryDirectory root;
     BufferResource resource(test_config(root, 4 * mebibyte));
     BufferPile pile(resource, 4, mebibyte);
-    auto const id = resource.spill_manager().add_spill_function([&](std::size_t n) { return pile.spill(n); }, 0);
+    ScopedSpillFunction const spilling(resource, [&](std::size_t n) { return pile.spill(n); });
     auto reservation = resource.reserve_and_spill(MemoryType::HOST, 3 * mebibyte, AllowOverbooking::no);
     EXPECT_EQ(reservation.size(), 3 * mebibyte);
     EXPECT_EQ(pile.count(), 1U);
     EXPECT_EQ(resource.memory_available(MemoryType::HOST), 0);
-    resource.spill_manager().remove_spill_function(id);
 }
 
 TEST(BufferResource, ReserveAndSpillFailsCleanlyWhenNotEnoughCanBeSpilled) {
     TemporaryDirectory root;
     BufferResource resource(test_config(root, 4 * mebibyte));
     BufferPile pile(resource, 4, mebibyte);
-    auto const id = resource.spill_manager().add_spill_function([&](std::size_t n) { return pile.spill(n); }, 0);
+    ScopedSpillFunction const spilling(resource, [&](std::size_t n) { return pile.spill(n); });
     EXPECT_THROW_WITH(
         resource.reserve_and_spill(MemoryType::HOST, 5 * mebibyte, AllowOverbooking::no), OutOfMemory,
         "even after spilling 4.00 MiB"
@@ -249,7 +242,6 @@ TEST(BufferResource, ReserveAndSpillFailsCleanlyWhenNotEnoughCanBeSpilled) {
     auto overbooked = resource.reserve_and_spill(MemoryType::HOST, 5 * mebibyte, AllowOverbooking::yes);
     EXPECT_EQ(overbooked.size(), 5 * mebibyte);
     EXPECT_EQ(resource.memory_available(MemoryType::HOST), -static_cast<std::int64_t>(mebibyte));
-    resource.spill_manager().remove_spill_function(id);
 }
 
 TEST(BufferResource, ReserveAndSpillOfDiskIsAPlainReservation) {
@@ -273,18 +265,15 @@ TEST(BufferResource, ConcurrentReserveAndSpillCallersNeverUnderSpill) {
     BufferPile pile(resource, 16, mebibyte);
     std::atomic<int> started{0};
     std::atomic<int> calls{0};
-    auto const id = resource.spill_manager().add_spill_function(
-        [&](std::size_t amount) {
-            if (++calls == 1) {
-                while (started < callers) {
-                    std::this_thread::yield();
-                }
-                std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    ScopedSpillFunction const spilling(resource, [&](std::size_t amount) {
+        if (++calls == 1) {
+            while (started < callers) {
+                std::this_thread::yield();
             }
-            return pile.spill(amount);
-        },
-        0
-    );
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        }
+        return pile.spill(amount);
+    });
     Watchdog watchdog("concurrent reserve_and_spill");
     std::vector<std::thread> threads;
     std::vector<MemoryReservation> reservations(callers);
@@ -299,7 +288,6 @@ TEST(BufferResource, ConcurrentReserveAndSpillCallersNeverUnderSpill) {
     }
     EXPECT_EQ(pile.count(), 16U - 3 * callers) << "spilled more or less than the callers needed";
     EXPECT_EQ(resource.memory_available(MemoryType::HOST), 0);
-    resource.spill_manager().remove_spill_function(id);
 }
 
 TEST(BufferResource, RejectsAnEmptySpillDirectory) {

@@ -204,9 +204,7 @@ TEST(DiskTier, TheSpillQuotaFailsWithOutOfMemoryNamingMaxSpillBytes) {
 TEST(DiskTier, NoSpaceLeftIsAnIoErrorThatLeavesTheBufferInHostAndNoFile) {
     TemporaryDirectory root;
     auto operations = std::make_shared<FaultInjectingFileOperations>();
-    auto config = test_config(root);
-    config.file_operations = operations;
-    BufferResource resource(config);
+    BufferResource resource(faulty_config(root, operations));
     auto const bytes = test_bytes(20'000, 12);
     auto buffer = make_host_buffer(resource, bytes);
     operations->fail_writes(ENOSPC);
@@ -221,9 +219,7 @@ TEST(DiskTier, NoSpaceLeftIsAnIoErrorThatLeavesTheBufferInHostAndNoFile) {
 TEST(DiskTier, AReadErrorIsAnIoErrorAndTheBufferStaysOnDisk) {
     TemporaryDirectory root;
     auto operations = std::make_shared<FaultInjectingFileOperations>();
-    auto config = test_config(root);
-    config.file_operations = operations;
-    BufferResource resource(config);
+    BufferResource resource(faulty_config(root, operations));
     auto const bytes = test_bytes(20'000, 13);
     auto disk = move_to(resource, make_host_buffer(resource, bytes), MemoryType::DISK);
     operations->fail_reads(EIO);
@@ -235,8 +231,7 @@ TEST(DiskTier, AReadErrorIsAnIoErrorAndTheBufferStaysOnDisk) {
 TEST(DiskTier, ShortWritesAreContinued) {
     TemporaryDirectory root;
     auto operations = std::make_shared<FaultInjectingFileOperations>();
-    auto config = test_config(root);
-    config.file_operations = operations;
+    auto config = faulty_config(root, operations);
     for (auto const codec : {Codec::none, Codec::lz4}) {
         config.spill_codec = codec;
         BufferResource resource(config);
@@ -252,9 +247,7 @@ TEST(DiskTier, FallsBackToBufferedIoWhereDirectIoIsRefused) {
     TemporaryDirectory root;
     auto operations = std::make_shared<FaultInjectingFileOperations>();
     operations->refuse_direct_io(true);
-    auto config = test_config(root);
-    config.file_operations = operations;
-    BufferResource resource(config);
+    BufferResource resource(faulty_config(root, operations));
     auto const bytes = test_bytes(10'000, 15);
     for (int i = 0; i < 2; ++i) {
         auto disk = move_to(resource, make_host_buffer(resource, bytes), MemoryType::DISK);
@@ -267,8 +260,7 @@ TEST(DiskTier, UsesDirectIoUnlessItIsTurnedOff) {
     for (bool const direct : {true, false}) {
         TemporaryDirectory root;
         auto operations = std::make_shared<FaultInjectingFileOperations>();
-        auto config = test_config(root);
-        config.file_operations = operations;
+        auto config = faulty_config(root, operations);
         config.direct_io = direct;
         BufferResource resource(config);
         auto host = move_to(resource, move_to(resource, make_host_buffer(resource, test_bytes(10, 16)), MemoryType::DISK),

@@ -1,6 +1,7 @@
 #include <spillway/memory/spill_manager.hpp>
 
 #include <common/error_matchers.hpp>
+#include <common/event.hpp>
 #include <common/rendezvous.hpp>
 #include <common/temporary_directory.hpp>
 #include <common/watchdog.hpp>
@@ -33,28 +34,6 @@ std::size_t pretend(std::size_t amount) {
     return amount;
 }
 
-/// A one-shot event a thread can wait for with a deadline.
-class Event {
-  public:
-    void set() {
-        {
-            MutexLock lock(mutex_);
-            set_ = true;
-        }
-        changed_.notify_all();
-    }
-    /// Whether the event was set within `timeout`.
-    bool wait(std::chrono::milliseconds timeout = 10s) {
-        MutexLock lock(mutex_);
-        return changed_.wait_for(lock, timeout, [&]() SPILLWAY_REQUIRES(mutex_) { return set_; });
-    }
-
-  private:
-    Mutex mutex_;
-    CondVar changed_;
-    bool set_ SPILLWAY_GUARDED_BY(mutex_) = false;
-};
-
 std::size_t thread_count() {
     auto const tasks = std::filesystem::directory_iterator("/proc/self/task");
     return static_cast<std::size_t>(std::distance(begin(tasks), end(tasks)));
@@ -74,14 +53,12 @@ bool two_callers_meet_inside_spill(SpillMode mode, std::chrono::milliseconds tim
         met += inside.arrive_and_wait(timeout) ? 1 : 0;
         return amount;
     };
-    auto const first = manager.add_spill_function(meeting, 1);
-    auto const second = manager.add_spill_function(meeting, 0);
+    ScopedSpillFunction const first(resource, meeting, 1);
+    ScopedSpillFunction const second(resource, meeting, 0);
     std::thread one([&] { manager.spill(10); });
     std::thread two([&] { manager.spill(10); });
     one.join();
     two.join();
-    manager.remove_spill_function(first);
-    manager.remove_spill_function(second);
     return met == 2;
 }
 
@@ -120,13 +97,15 @@ TEST(SpillManager, AsksEachFunctionForWhatIsStillMissing) {
     BufferResource resource(test_config(root));
     auto& manager = resource.spill_manager();
     std::vector<std::size_t> asked;
-    auto const first = manager.add_spill_function([&](std::size_t amount) { asked.push_back(amount); return 30; }, 1);
-    auto const second = manager.add_spill_function([&](std::size_t amount) { asked.push_back(amount); return 30; }, 0);
+    auto const asking = [&](std::size_t amount) {
+        asked.push_back(amount);
+        return std::size_t{30};
+    };
+    ScopedSpillFunction const first(resource, asking, 1);
+    ScopedSpillFunction const second(resource, asking, 0);
     EXPECT_EQ(manager.spill(50), 60U);
     EXPECT_EQ(asked, (std::vector<std::size_t>{50, 20}));
     EXPECT_EQ(resource.statistics().get("memory.spill.bytes")->total, 60.0);
-    manager.remove_spill_function(first);
-    manager.remove_spill_function(second);
 }
 
 TEST(SpillManager, TwoCallersSpillFromTwoFunctionsAtTheSameTime) {
@@ -152,7 +131,8 @@ TEST(SpillManager, RevisitsSkippedFunctionsUntilTheAmountIsMet) {
     Event first_caller_inside;
     Event little_was_asked;
     std::atomic<int> lots_calls{0};
-    auto const lots = manager.add_spill_function(
+    ScopedSpillFunction const lots(
+        resource,
         [&](std::size_t amount) {
             if (++lots_calls == 1) {
                 first_caller_inside.set();
@@ -162,21 +142,16 @@ TEST(SpillManager, RevisitsSkippedFunctionsUntilTheAmountIsMet) {
         },
         1
     );
-    auto const little = manager.add_spill_function(
-        [&](std::size_t amount) {
-            little_was_asked.set();
-            return std::min<std::size_t>(amount, 10);
-        },
-        0
-    );
+    ScopedSpillFunction const little(resource, [&](std::size_t amount) {
+        little_was_asked.set();
+        return std::min<std::size_t>(amount, 10);
+    });
     Watchdog watchdog("skip and revisit");
     std::thread first([&] { EXPECT_EQ(manager.spill(5), 5U); });
     ASSERT_TRUE(first_caller_inside.wait());
     EXPECT_EQ(manager.spill(100), 100U) << "the skipped function was not revisited";
     first.join();
     EXPECT_EQ(lots_calls, 2);
-    manager.remove_spill_function(lots);
-    manager.remove_spill_function(little);
 }
 
 TEST(SpillManager, RemoveWaitsUntilTheFunctionReturnsAndItIsNeverCalledAgain) {
@@ -268,7 +243,8 @@ TEST(SpillManager, AnExceptionReachesTheCallerAndLeavesTheRegistryIntact) {
     auto& manager = resource.spill_manager();
     std::atomic<int> throwing_calls{0};
     std::atomic<int> next_calls{0};
-    auto const throwing = manager.add_spill_function(
+    ScopedSpillFunction const throwing(
+        resource,
         [&](std::size_t amount) -> std::size_t {
             if (++throwing_calls % 2 == 1) {
                 throw IoError("disk on fire");
@@ -277,7 +253,10 @@ TEST(SpillManager, AnExceptionReachesTheCallerAndLeavesTheRegistryIntact) {
         },
         1
     );
-    auto const next = manager.add_spill_function([&](std::size_t amount) { ++next_calls; return amount; }, 0);
+    ScopedSpillFunction const next(resource, [&](std::size_t amount) {
+        ++next_calls;
+        return amount;
+    });
     EXPECT_THROW_WITH(manager.spill(10), IoError, "disk on fire");
     EXPECT_EQ(next_calls, 0);
     EXPECT_EQ(manager.spill(10), mebibyte) << "the function is no longer busy after throwing";
@@ -289,8 +268,6 @@ TEST(SpillManager, AnExceptionReachesTheCallerAndLeavesTheRegistryIntact) {
     auto const result = manager.spill_to_make_headroom(0);
     EXPECT_TRUE(result.reached);
     EXPECT_EQ(result.spilled, mebibyte);
-    manager.remove_spill_function(throwing);
-    manager.remove_spill_function(next);
 }
 
 TEST(SpillManager, ReentrantCallsFromASpillFunctionAreRejectedInsteadOfDeadlocking) {
@@ -306,9 +283,11 @@ TEST(SpillManager, ReentrantCallsFromASpillFunctionAreRejectedInsteadOfDeadlocki
     };
     Watchdog watchdog("re-entrant spill calls");
     for (auto const& call : reentrant_calls) {
-        auto const id = manager.add_spill_function([&](std::size_t amount) { call(); return amount; }, 0);
+        ScopedSpillFunction const reentrant(resource, [&](std::size_t amount) {
+            call();
+            return amount;
+        });
         EXPECT_THROW_WITH(manager.spill(10), InvalidArgument, "called from inside a spill function");
-        manager.remove_spill_function(id);
     }
 }
 
@@ -316,12 +295,11 @@ TEST(SpillManager, ASpillFunctionMayUseAnotherManager) {
     TemporaryDirectory root;
     BufferResource outer(test_config(root));
     BufferResource inner(test_config(root));
-    auto const inner_id = inner.spill_manager().add_spill_function(pretend, 0);
-    auto const outer_id =
-        outer.spill_manager().add_spill_function([&](std::size_t amount) { return inner.spill_manager().spill(amount); }, 0);
+    ScopedSpillFunction const inner_function(inner, pretend);
+    ScopedSpillFunction const outer_function(outer, [&](std::size_t amount) {
+        return inner.spill_manager().spill(amount);
+    });
     EXPECT_EQ(outer.spill_manager().spill(10), 10U);
-    outer.spill_manager().remove_spill_function(outer_id);
-    inner.spill_manager().remove_spill_function(inner_id);
 }
 
 TEST(SpillManager, RejectsUnknownIdsAndEmptyFunctions) {
@@ -337,14 +315,13 @@ TEST(SpillManager, ThePeriodicThreadSpillsOverbookedMemoryBackUnderTheLimit) {
     config.spill_interval = 1ms;
     BufferResource resource(config);
     BufferPile pile(resource, 10, mebibyte);
-    auto const id = resource.spill_manager().add_spill_function([&](std::size_t amount) { return pile.spill(amount); }, 0);
+    ScopedSpillFunction const spilling(resource, [&](std::size_t amount) { return pile.spill(amount); });
     auto overbooked = resource.reserve(MemoryType::HOST, 3 * mebibyte, AllowOverbooking::yes);
     for (int i = 0; i < 10'000 && resource.memory_available(MemoryType::HOST) < 0; ++i) {
         std::this_thread::sleep_for(1ms);
     }
     EXPECT_EQ(resource.memory_available(MemoryType::HOST), 0);
     EXPECT_EQ(pile.count(), 7U);
-    resource.spill_manager().remove_spill_function(id);
 }
 
 TEST(SpillManager, ThePeriodicThreadKeepsTheConfiguredHeadroom) {
@@ -354,12 +331,11 @@ TEST(SpillManager, ThePeriodicThreadKeepsTheConfiguredHeadroom) {
     config.spill_headroom = 4 * mebibyte;
     BufferResource resource(config);
     BufferPile pile(resource, 10, mebibyte);
-    auto const id = resource.spill_manager().add_spill_function([&](std::size_t amount) { return pile.spill(amount); }, 0);
+    ScopedSpillFunction const spilling(resource, [&](std::size_t amount) { return pile.spill(amount); });
     for (int i = 0; i < 10'000 && pile.count() > 6; ++i) {
         std::this_thread::sleep_for(1ms);
     }
     EXPECT_EQ(pile.count(), 6U);
-    resource.spill_manager().remove_spill_function(id);
     EXPECT_EQ(resource.memory_available(MemoryType::HOST), 4 * static_cast<std::int64_t>(mebibyte));
 }
 
@@ -392,19 +368,16 @@ TEST(SpillManager, ConcurrentHeadroomRequestsSpillTheShortfallOnce) {
     constexpr int callers = 4;
     std::atomic<int> started{0};
     std::atomic<int> first_call{0};
-    auto const id = resource.spill_manager().add_spill_function(
-        [&](std::size_t amount) {
-            if (++first_call == 1) {
-                // Let every caller find the shortfall while this one spills it.
-                while (started < callers) {
-                    std::this_thread::yield();
-                }
-                std::this_thread::sleep_for(50ms);
+    ScopedSpillFunction const spilling(resource, [&](std::size_t amount) {
+        if (++first_call == 1) {
+            // Let every caller find the shortfall while this one spills it.
+            while (started < callers) {
+                std::this_thread::yield();
             }
-            return pile.spill(amount);
-        },
-        0
-    );
+            std::this_thread::sleep_for(50ms);
+        }
+        return pile.spill(amount);
+    });
     std::vector<std::thread> threads;
     std::atomic<std::size_t> spilled{0};
     std::atomic<int> reached{0};
@@ -421,7 +394,6 @@ TEST(SpillManager, ConcurrentHeadroomRequestsSpillTheShortfallOnce) {
     }
     EXPECT_EQ(spilled, 8 * mebibyte) << "concurrent callers spilled the same shortfall more than once";
     EXPECT_EQ(reached, callers);
-    resource.spill_manager().remove_spill_function(id);
 }
 
 TEST(SpillManager, RandomizedStressKeepsEveryByteAndTheAccountingExact) {

@@ -1,6 +1,7 @@
 #include <spillway/memory/spillable_store.hpp>
 
 #include <common/error_matchers.hpp>
+#include <common/event.hpp>
 #include <common/fault_injecting_file_operations.hpp>
 #include <common/temporary_directory.hpp>
 #include <common/watchdog.hpp>
@@ -26,37 +27,6 @@ namespace {
 
 constexpr std::uint64_t kibibyte = 1024;
 
-/// A one-shot event a thread can wait for with a deadline.
-class Event {
-  public:
-    void set() {
-        {
-            MutexLock lock(mutex_);
-            set_ = true;
-        }
-        changed_.notify_all();
-    }
-    bool wait(std::chrono::milliseconds timeout = 10s) {
-        MutexLock lock(mutex_);
-        return changed_.wait_for(lock, timeout, [&]() SPILLWAY_REQUIRES(mutex_) { return set_; });
-    }
-    bool is_set() {
-        MutexLock lock(mutex_);
-        return set_;
-    }
-
-  private:
-    Mutex mutex_;
-    CondVar changed_;
-    bool set_ SPILLWAY_GUARDED_BY(mutex_) = false;
-};
-
-void expect_all_tiers_at_zero(BufferResource const& resource) {
-    for (auto const tier : memory_types) {
-        EXPECT_EQ(resource.memory_used(tier), 0U) << tier;
-        EXPECT_EQ(resource.memory_reserved(tier), 0U) << tier;
-    }
-}
 
 }  // namespace
 
@@ -215,9 +185,7 @@ TEST(SpillableStore, RejectsDuplicateKeysForeignBuffersAndAnEmptyName) {
 TEST(SpillableStore, InsertsAndExtractsGoOnWhileASpillWritesOutsideTheLock) {
     TemporaryDirectory root;
     auto operations = std::make_shared<FaultInjectingFileOperations>();
-    auto config = test_config(root);
-    config.file_operations = operations;
-    BufferResource resource(config);
+    BufferResource resource(faulty_config(root, operations));
     SpillableStore store(resource, "test");
     store.insert(1, make_host_buffer(resource, test_bytes(64 * kibibyte, 1)));  // the victim
     store.insert(2, make_host_buffer(resource, test_bytes(kibibyte, 2)));
@@ -242,9 +210,7 @@ TEST(SpillableStore, InsertsAndExtractsGoOnWhileASpillWritesOutsideTheLock) {
 TEST(SpillableStore, ExtractWaitsForASpillOfThatBufferToFinish) {
     TemporaryDirectory root;
     auto operations = std::make_shared<FaultInjectingFileOperations>();
-    auto config = test_config(root);
-    config.file_operations = operations;
-    BufferResource resource(config);
+    BufferResource resource(faulty_config(root, operations));
     SpillableStore store(resource, "test");
     auto const bytes = test_bytes(64 * kibibyte, 1);
     store.insert(1, make_host_buffer(resource, bytes));
@@ -275,9 +241,7 @@ TEST(SpillableStore, ExtractWaitsForASpillOfThatBufferToFinish) {
 TEST(SpillableStore, AFailedSpillLeavesTheBuffersInHost) {
     TemporaryDirectory root;
     auto operations = std::make_shared<FaultInjectingFileOperations>();
-    auto config = test_config(root);
-    config.file_operations = operations;
-    BufferResource resource(config);
+    BufferResource resource(faulty_config(root, operations));
     SpillableStore store(resource, "test");
     for (SpillableStore::Key key = 0; key < 3; ++key) {
         store.insert(key, make_host_buffer(resource, test_bytes(10 * kibibyte, key)));
@@ -295,9 +259,7 @@ TEST(SpillableStore, AFailedSpillLeavesTheBuffersInHost) {
 TEST(SpillableStore, AFailedUnspillLeavesTheBufferInTheStore) {
     TemporaryDirectory root;
     auto operations = std::make_shared<FaultInjectingFileOperations>();
-    auto config = test_config(root);
-    config.file_operations = operations;
-    BufferResource resource(config);
+    BufferResource resource(faulty_config(root, operations));
     SpillableStore store(resource, "test");
     store.insert(1, make_host_buffer(resource, test_bytes(10 * kibibyte, 1)));
     store.spill(1);
