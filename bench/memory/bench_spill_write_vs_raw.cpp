@@ -49,7 +49,7 @@ void run(std::uint64_t total, std::uint64_t buffer_size, int rounds) {
     config.host_limit = SizeSpec::bytes(2 * total + buffer_size);
     config.spill_interval = std::chrono::nanoseconds::zero();
     BufferResource resource(config);
-    bench::IncompressibleBytes const bytes(buffer_size);
+    bench::BenchBytes const bytes(buffer_size);
     std::vector<Buffer> buffers;
     for (std::uint64_t offset = 0, index = 0; offset < total; offset += buffer_size, ++index) {
         buffers.push_back(bytes.make_buffer(resource, std::min(buffer_size, total - offset), index));
