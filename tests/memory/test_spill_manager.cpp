@@ -350,6 +350,9 @@ TEST(SpillManager, DestroyingTheResourceStopsThePeriodicThreadPromptly) {
 TEST(SpillManager, ThereIsNoPeriodicThreadWhenTheIntervalIsZero) {
     TemporaryDirectory root;
     auto config = test_config(root);
+    // Sanitizer runtimes start a helper thread with the first thread; start
+    // it now so that it is not counted as the periodic thread.
+    std::thread([] {}).join();
     auto const before = thread_count();
     {
         config.spill_interval = 0s;
@@ -487,4 +490,16 @@ TEST(SpillManager, RandomizedStressKeepsEveryByteAndTheAccountingExact) {
         EXPECT_EQ(resource.memory_reserved(tier), 0U) << tier;
     }
     EXPECT_GT(resource.statistics().get("stress.spill.bytes")->total, 0.0);
+}
+
+TEST(SpillManagerDeathTest, DestroyingTheResourceWithASpillFunctionRegisteredAborts) {
+    EXPECT_DEATH(
+        {
+            TemporaryDirectory root;
+            auto resource = std::make_unique<BufferResource>(test_config(root));
+            resource->spill_manager().add_spill_function(pretend, 0);
+            resource.reset();
+        },
+        "destroyed with 1 spill functions registered"
+    );
 }

@@ -52,7 +52,8 @@ class DiskTier;
 /// destroying it while any is alive terminates the process with a message.
 class BufferResource {
   public:
-    /// A resource configured by `config`, recording into `statistics`. Makes
+    /// A resource configured by `config`, recording into `statistics` (a new
+    /// one if null), which the caller may share with other modules. Makes
     /// its spill directory under `config.spill_directory`, after removing the
     /// directories there of processes that no longer run.
     /// @throws InvalidArgument if `config` is invalid (empty spill directory).
@@ -113,7 +114,8 @@ class BufferResource {
     /// Blocks while spill functions run (on this thread or others).
     /// @throws OutOfMemory naming the limit, its option and what was spilled
     ///         if the tier stays over its limit and overbooking is not allowed.
-    /// @throws InvalidArgument if called from inside a spill function.
+    /// @throws InvalidArgument if it needs to spill and is called from inside
+    ///         a spill function of this resource.
     /// @throws whatever a spill function throws (the reservation is returned).
     [[nodiscard]] MemoryReservation reserve_and_spill(
         MemoryType tier, std::size_t size, AllowOverbooking allow_overbooking

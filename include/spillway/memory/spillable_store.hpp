@@ -50,7 +50,9 @@ namespace spillway::memory {
 ///
 /// Lifetime: the resource must outlive the store. Destroying the store
 /// removes its spill function, waiting for a spill of it in progress; no other
-/// call may run on the store then.
+/// call may run on the store then, and it must not be destroyed from inside a
+/// spill function of the same resource (removal would wait for itself, so it
+/// throws, which terminates a destructor).
 class SpillableStore {
   public:
     /// A buffer's key, such as a chunk id.
