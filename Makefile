@@ -4,11 +4,12 @@
 setup:
 	@scripts/setup
 
-# Builds the optimized tree and runs the main job on its built-in defaults.
+# Builds the optimized tree and runs the main job on its built-in defaults
+# (until the CLI exists: the spilling demo).
 run: setup
 	cmake --preset release >/dev/null
 	cmake --build --preset release
-	build/release/apps/spillway/spillway shuffle
+	build/release/apps/spill_demo/spill_demo
 
 # Builds under AddressSanitizer + UndefinedBehaviorSanitizer and runs every test.
 test: setup

@@ -1,0 +1,220 @@
+#pragma once
+/// @file
+/// The owner of every buffer: tier limits, reservations, and the accounting
+/// of every byte.
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include <spillway/core/mutex.hpp>
+#include <spillway/core/options.hpp>
+#include <spillway/core/statistics.hpp>
+#include <spillway/memory/buffer.hpp>
+#include <spillway/memory/memory_config.hpp>
+#include <spillway/memory/memory_reservation.hpp>
+#include <spillway/memory/memory_type.hpp>
+#include <spillway/memory/spill_manager.hpp>
+
+namespace spillway::memory {
+
+namespace detail {
+class DiskTier;
+}
+
+/// Creates buffers and accounts for every byte of them, per tier.
+///
+/// Each tier has a limit. A tier's bytes are either *used* (held by buffers)
+/// or *reserved* (held by reservations not yet turned into buffers); what is
+/// available is the limit minus both, and may be negative when a reservation
+/// overbooked the tier or a limit was lowered below what is in use. Every
+/// buffer and reservation returns its bytes when it is destroyed, so when the
+/// work is done every tier's used and reserved totals are zero again.
+///
+/// The DISK tier keeps each buffer in a spill file of its own, in a directory
+/// of this resource's (see `spill_directory()` and docs/spill_format.md).
+///
+/// Statistics recorded (names in `statistics()`):
+/// - `memory.allocate.bytes`: each HOST allocation.
+/// - `memory.copy.host_to_disk.bytes` / `.seconds`, `memory.copy.disk_to_host.bytes` /
+///   `.seconds`: each `move` between tiers.
+/// - `memory.disk.write.bytes`, `memory.disk.read.bytes`: spill-file bytes written and
+///   read; `memory.disk.direct_io_fallbacks`, `memory.disk.stale_directories_removed`.
+///
+/// Thread safety: every member function may be called concurrently.
+/// Accounting takes one short internal lock (`accounting_mutex_`), a leaf in
+/// the lock order of docs/architecture.md.
+///
+/// Lifetime: the resource must outlive every buffer and reservation it made;
+/// destroying it while any is alive terminates the process with a message.
+class BufferResource {
+  public:
+    /// A resource configured by `config`, recording into `statistics` (a new
+    /// one if null), which the caller may share with other modules. Makes
+    /// its spill directory under `config.spill_directory`, after removing the
+    /// directories there of processes that no longer run.
+    /// @throws InvalidArgument if `config` is invalid (empty spill directory).
+    /// @throws IoError naming the path if the spill directory cannot be made.
+    explicit BufferResource(
+        MemoryConfig config = {},
+        std::shared_ptr<Statistics> statistics = std::make_shared<Statistics>()
+    );
+    /// Removes the spill directory.
+    /// Requires: no buffer or reservation of this resource is alive; aborts
+    /// with a message naming the tier otherwise.
+    ~BufferResource();
+    BufferResource(BufferResource const&) = delete;
+    BufferResource& operator=(BufferResource const&) = delete;
+
+    /// The limit of `tier` in bytes.
+    [[nodiscard]] std::uint64_t memory_limit(MemoryType tier) const;
+    /// Changes the limit of `tier`; a percentage is resolved as in
+    /// `MemoryConfig`. Takes effect for every later reservation; buffers and
+    /// reservations already made are kept even if the new limit is below them.
+    void set_memory_limit(MemoryType tier, SizeSpec limit);
+
+    /// The limit of `tier` minus its used and reserved bytes. Negative when
+    /// the tier is over its limit.
+    [[nodiscard]] std::int64_t memory_available(MemoryType tier) const;
+    /// The bytes of `tier` held by buffers.
+    [[nodiscard]] std::uint64_t memory_used(MemoryType tier) const;
+    /// The bytes of `tier` held by reservations and not yet by buffers.
+    [[nodiscard]] std::uint64_t memory_reserved(MemoryType tier) const;
+    /// The largest value `memory_used(tier)` has had.
+    [[nodiscard]] std::uint64_t peak_memory_used(MemoryType tier) const;
+
+    /// Reserves `size` bytes of `tier`. With `AllowOverbooking::yes` the
+    /// reservation is always granted, even past the limit.
+    /// @throws OutOfMemory naming the limit and its option if the tier has
+    ///         less than `size` bytes available and overbooking is not allowed.
+    [[nodiscard]] MemoryReservation reserve(
+        MemoryType tier, std::size_t size, AllowOverbooking allow_overbooking
+    );
+
+    /// Reserves `size` bytes of `tier` if that many are available. Returns
+    /// the reservation, or an empty one when the bytes are not available (an
+    /// expected outcome, not an error). A request for 0 bytes always succeeds
+    /// with an empty reservation, so compare `size()` with the request.
+    [[nodiscard]] MemoryReservation try_reserve(MemoryType tier, std::size_t size);
+
+    /// Reserves `size` bytes of `tier`, spilling to make room if needed.
+    ///
+    /// The bytes are reserved first (overbooking if need be), so that
+    /// concurrent callers see each other's needs; then, if HOST is over its
+    /// limit, the spill manager spills the excess as
+    /// `spill_to_make_headroom(0)` does, this caller claiming at most `size`
+    /// bytes of it at a time so that concurrent callers spill in parallel.
+    /// If HOST is still over its limit after that, the reservation is kept
+    /// only with `AllowOverbooking::yes`. Spilling frees HOST memory only, so
+    /// for another tier this is `reserve`.
+    ///
+    /// Blocks while spill functions run (on this thread or others).
+    /// @throws OutOfMemory naming the limit, its option and what was spilled
+    ///         if the tier stays over its limit and overbooking is not allowed.
+    /// @throws InvalidArgument if it needs to spill and is called from inside
+    ///         a spill function of this resource.
+    /// @throws whatever a spill function throws (the reservation is returned).
+    [[nodiscard]] MemoryReservation reserve_and_spill(
+        MemoryType tier, std::size_t size, AllowOverbooking allow_overbooking
+    );
+
+    /// A new HOST buffer of `size` bytes, aligned to `host_buffer_alignment`
+    /// and not initialised, made from `size` bytes of `reservation`.
+    /// Requires: `reservation` is a HOST reservation of this resource holding
+    /// at least `size` bytes.
+    /// @throws ReservationError if it is not.
+    /// @throws OutOfMemory if the system cannot allocate the bytes.
+    [[nodiscard]] Buffer make_buffer(std::size_t size, MemoryReservation& reservation);
+
+    /// `buffer`'s bytes in the tier of `reservation`, paid for with
+    /// `buffer.size()` bytes of it. HOST to DISK writes a spill file with the
+    /// configured codec; DISK to HOST reads it back, checks it and removes it.
+    /// If the buffer is already in that tier it is returned as it is and the
+    /// reservation is not touched.
+    ///
+    /// `buffer` is moved from only on success; on failure it is unchanged and
+    /// still accounted in its tier (strong guarantee). The I/O runs on the
+    /// calling thread and takes no lock of the resource.
+    ///
+    /// Requires: `buffer` is a buffer of this resource; `reservation` is a
+    /// reservation of this resource holding at least `buffer.size()` bytes.
+    /// @throws InvalidArgument if `buffer` is empty or of another resource.
+    /// @throws ReservationError if `reservation` cannot pay for the move.
+    /// @throws IoError naming the spill file if writing or reading fails, or
+    ///         the file is missing.
+    /// @throws CorruptData naming the spill file if it is truncated or fails
+    ///         its checksum.
+    /// @throws OutOfMemory if the system cannot allocate HOST memory.
+    [[nodiscard]] Buffer move(Buffer&& buffer, MemoryReservation& reservation);
+
+    /// The directory holding this resource's spill files.
+    [[nodiscard]] std::filesystem::path const& spill_directory() const noexcept;
+
+    /// The spill manager whose functions free this resource's HOST memory.
+    [[nodiscard]] SpillManager& spill_manager() noexcept { return spill_manager_; }
+
+    /// The configuration the resource was made with (limits as configured,
+    /// not as changed by `set_memory_limit`).
+    [[nodiscard]] MemoryConfig const& config() const noexcept { return config_; }
+    /// Where the resource records its statistics.
+    [[nodiscard]] Statistics& statistics() const noexcept { return *statistics_; }
+
+  private:
+    friend class Buffer;
+    friend class MemoryReservation;
+
+    /// The accounting of one tier. Invariant: `peak_used >= used`.
+    struct Tier {
+        std::uint64_t capacity = 0;  ///< what a percentage limit is a percentage of
+        std::uint64_t limit = 0;
+        std::uint64_t used = 0;      ///< bytes held by buffers
+        std::uint64_t reserved = 0;  ///< bytes held by reservations
+        std::uint64_t peak_used = 0;
+    };
+
+    /// Called by a reservation that returns `size` unused bytes.
+    void release_reservation(MemoryType tier, std::size_t size) noexcept;
+    /// Called by a buffer of `size` bytes that is destroyed.
+    void release_buffer(MemoryType tier, std::size_t size) noexcept;
+
+    /// @throws ReservationError naming `what` unless `reservation` belongs to
+    ///         this resource, is in `tier` and holds at least `size` bytes.
+    void check_reservation(
+        MemoryReservation const& reservation, MemoryType tier, std::size_t size, char const* what
+    ) const;
+    /// The accounting of every tier at construction.
+    static std::array<Tier, memory_type_count> initial_tiers(
+        MemoryConfig const& config, std::filesystem::path const& spill_directory
+    );
+    /// "limit L (option), U in use and R reserved" for error messages.
+    std::string describe_usage(MemoryType type) const;
+
+    /// Turns `size` bytes of `reservation` from reserved into used.
+    /// Requires: `check_reservation` passed for them.
+    void consume(MemoryReservation& reservation, std::size_t size);
+
+    Tier& tier(MemoryType type) SPILLWAY_REQUIRES(accounting_mutex_) {
+        return tiers_[tier_index(type)];
+    }
+    Tier const& tier(MemoryType type) const SPILLWAY_REQUIRES(accounting_mutex_) {
+        return tiers_[tier_index(type)];
+    }
+
+    // Constant after construction.
+    MemoryConfig const config_;
+    std::shared_ptr<Statistics> const statistics_;
+    std::unique_ptr<detail::DiskTier> const disk_;
+
+    /// A leaf lock: nothing is called while it is held.
+    mutable Mutex accounting_mutex_;
+    std::array<Tier, memory_type_count> tiers_ SPILLWAY_GUARDED_BY(accounting_mutex_);
+
+    /// Declared last: its periodic thread starts once the accounting exists,
+    /// and stops before anything else is destroyed.
+    SpillManager spill_manager_;
+};
+
+}  // namespace spillway::memory

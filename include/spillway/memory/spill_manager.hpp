@@ -1,0 +1,225 @@
+#pragma once
+/// @file
+/// The spill functions registered by owners of spillable buffers, and the
+/// manager that calls them, from many threads at once, when HOST memory runs
+/// short.
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <thread>
+
+#include <spillway/core/mutex.hpp>
+#include <spillway/core/statistics.hpp>
+
+namespace spillway::memory {
+
+class BufferResource;
+
+/// How `SpillManager::spill` admits concurrent callers.
+enum class SpillMode {
+    /// Callers share the registry and run different spill functions at the
+    /// same time. The mode for everything but measurements.
+    concurrent,
+    /// One caller at a time, under one exclusive lock, as before concurrent
+    /// spilling existed. Only for benchmarks that measure what concurrency
+    /// gains; no option selects it.
+    serialized,
+};
+
+/// Calls the registered spill functions, in priority order, to free HOST
+/// memory, and keeps HOST within its limit.
+///
+/// A spill function is `std::size_t(std::size_t amount)`: asked to spill
+/// `amount` bytes, it moves buffers out of HOST memory and returns how many
+/// bytes of HOST it freed (fewer when it has no more, more when its buffers
+/// are larger than asked for).
+///
+/// **Callers run concurrently.** `spill` holds the registry shared, so many
+/// threads spill at once. Each function has a busy flag: a caller skips a
+/// function another caller is running and goes on in priority order; if it is
+/// still short after that pass, it revisits the skipped functions, waiting for
+/// each to be free, so a caller never spills less than it would have alone.
+///
+/// **Headroom is claimed, not duplicated.** `spill_to_make_headroom` counts
+/// the bytes other callers are already spilling toward its target, so N
+/// threads that find HOST short at once spill the shortfall once, not N
+/// times; and it returns only once the headroom is really there (or nothing
+/// more can be spilled), so no caller relies on a promise another caller
+/// failed to keep. `BufferResource::reserve_and_spill` callers claim at most
+/// their own request at a time, so several of them spill in parallel.
+///
+/// **Registry changes drain.** `add_spill_function` and
+/// `remove_spill_function` take the registry exclusively, waiting for every
+/// `spill` in progress. When `remove_spill_function` returns, the function is
+/// running nowhere and will never be called again, so its owner can tear down
+/// the state it uses. A pending registry change holds back new `spill` calls,
+/// so a stream of spills cannot starve it.
+///
+/// **A periodic thread** (when the interval is positive) calls
+/// `spill_to_make_headroom(spill_headroom)` every interval, so HOST goes back
+/// under its limit after overbooking even if nobody asks. Its errors are
+/// logged and counted in `memory.spill.periodic_errors`.
+///
+/// Statistics: `memory.spill.bytes` (the bytes each `spill` freed) and
+/// `memory.spill.seconds`.
+///
+/// Thread safety: every member function may be called concurrently.
+///
+/// Callbacks: a spill function runs on the thread that called `spill` (or the
+/// periodic thread), with the registry held shared and no other lock of the
+/// manager or the resource. Two calls of one function never overlap; calls
+/// of different functions do. A spill function may reserve, make, move and
+/// free buffers, but must not call `spill`, `spill_to_make_headroom`,
+/// `add_spill_function` or `remove_spill_function` of its own manager, nor
+/// `BufferResource::reserve_and_spill`: such a re-entrant call would wait for
+/// itself, so it throws `InvalidArgument` instead.
+///
+/// Lifetime: owned by a `BufferResource`. Every function must be removed
+/// before the resource is destroyed; the manager aborts with a message
+/// otherwise.
+class SpillManager {
+  public:
+    /// Frees up to about `amount` bytes of HOST memory; returns the bytes freed.
+    using SpillFunction = std::function<std::size_t(std::size_t amount)>;
+    /// Names a registered spill function.
+    using SpillFunctionId = std::uint64_t;
+
+    /// What `spill_to_make_headroom` achieved.
+    struct HeadroomResult {
+        std::size_t spilled = 0;  ///< bytes this call's spills freed
+        bool reached = false;     ///< whether the headroom was seen available
+    };
+
+    /// Stops the periodic thread, waiting for a spill it is running.
+    /// Requires: no spill function is registered; aborts otherwise.
+    ~SpillManager();
+    SpillManager(SpillManager const&) = delete;
+    SpillManager& operator=(SpillManager const&) = delete;
+
+    /// Registers `function` with `priority`: higher priorities are asked
+    /// first, equal ones in the order they were added. Waits for every
+    /// `spill` in progress. Returns the id to remove it with.
+    /// @throws InvalidArgument if `function` is empty, or if called from
+    ///         inside a spill function of this manager.
+    SpillFunctionId add_spill_function(SpillFunction function, int priority);
+
+    /// Unregisters the function `id`. Waits for every `spill` in progress, so
+    /// when it returns the function is running nowhere and is never called
+    /// again.
+    /// @throws InvalidArgument if `id` is not registered, or if called from
+    ///         inside a spill function of this manager.
+    void remove_spill_function(SpillFunctionId id);
+
+    /// Asks the registered functions, highest priority first, to spill until
+    /// `amount` bytes are freed or every function was asked; skips functions
+    /// that other callers are running and revisits them at the end. Returns
+    /// the bytes freed. Blocks while a registry change is pending and, in the
+    /// revisit pass, while a skipped function is busy.
+    /// @throws whatever a spill function throws; the spilling stops there, the
+    ///         function stays registered and can be called again.
+    /// @throws InvalidArgument if called from inside a spill function of this
+    ///         manager.
+    std::size_t spill(std::size_t amount);
+
+    /// Spills until HOST has at least `headroom` bytes available, counting the
+    /// bytes other callers are already spilling: claims only the part of the
+    /// shortfall nobody is spilling yet, and waits for the others to finish
+    /// before it checks again. Returns once the headroom was seen available
+    /// (`reached`), or when its own last spill freed nothing and nobody else
+    /// is spilling (not `reached`).
+    /// @throws as `spill`.
+    HeadroomResult spill_to_make_headroom(std::size_t headroom = 0);
+
+    /// How `spill` admits concurrent callers.
+    [[nodiscard]] SpillMode mode() const noexcept { return mode_; }
+
+  private:
+    friend class BufferResource;
+
+    /// A manager for `resource`, which must outlive it. Starts the periodic
+    /// thread if `interval` is positive.
+    SpillManager(
+        BufferResource& resource, Statistics& statistics, SpillMode mode,
+        std::chrono::nanoseconds interval, std::size_t headroom
+    );
+
+    /// A registered function and whether a caller is running it.
+    struct Registration {
+        explicit Registration(SpillFunction function_) : function(std::move(function_)) {}
+        SpillFunction const function;
+        /// Set by the one caller that runs `function`, cleared when it
+        /// returns. Atomic because callers holding the registry shared race
+        /// to claim it.
+        std::atomic<bool> busy{false};
+    };
+
+    /// Orders the registry: higher priority first, then earlier registration.
+    struct Order {
+        int priority;
+        SpillFunctionId id;
+        bool operator<(Order const& other) const noexcept {
+            return priority != other.priority ? priority > other.priority : id < other.id;
+        }
+    };
+
+    /// `spill_to_make_headroom(headroom)`, claiming at most `max_claim` bytes
+    /// at a time: `BufferResource::reserve_and_spill` passes its request size,
+    /// so that concurrent requesters each spill about their own need, in
+    /// parallel, instead of the first one claiming all of it.
+    HeadroomResult make_headroom(std::size_t headroom, std::size_t max_claim);
+    /// @throws InvalidArgument naming `what` if this thread is inside a spill
+    ///         function of this manager.
+    void reject_reentry(char const* what) const;
+    /// Calls `registration`'s function, which the caller has claimed, then
+    /// releases the claim and wakes callers waiting to revisit it.
+    std::size_t run_claimed(Registration& registration, std::size_t amount);
+    /// Blocks until the caller claims `registration`.
+    void claim_when_idle(Registration& registration);
+    /// Returns `claim` bytes to the headroom shortfall and wakes its waiters.
+    void release_claim(std::size_t claim) noexcept;
+    /// The body of the periodic thread.
+    void run_periodically(std::chrono::nanoseconds interval);
+
+    // Constant after construction.
+    BufferResource& resource_;
+    Statistics& statistics_;
+    SpillMode const mode_;
+    std::size_t const periodic_headroom_;
+
+    // Lock order (see docs/architecture.md): registry_gate_, then registry_;
+    // spill functions then take their owners' locks; function_idle_mutex_ is
+    // taken under registry_; headroom_mutex_ and periodic_mutex_ are taken
+    // with no other lock of the manager held.
+
+    /// Held by `add_spill_function` and `remove_spill_function` while they
+    /// wait for the registry; `spill` passes through it before taking the
+    /// registry shared, so a pending change is not starved.
+    Mutex registry_gate_;
+    /// Shared by `spill` callers, exclusive for registry changes (and for
+    /// `spill` in `SpillMode::serialized`).
+    SharedMutex registry_ SPILLWAY_ACQUIRED_AFTER(registry_gate_);
+    std::map<Order, Registration> functions_ SPILLWAY_GUARDED_BY(registry_);
+    SpillFunctionId next_id_ SPILLWAY_GUARDED_BY(registry_) = 0;
+
+    /// Wakes revisiting callers when a function's busy flag is cleared.
+    Mutex function_idle_mutex_ SPILLWAY_ACQUIRED_AFTER(registry_);
+    CondVar function_idle_;
+
+    Mutex headroom_mutex_;
+    CondVar claims_released_;  ///< notified whenever `in_flight_` shrinks
+    /// Bytes of HOST shortfall that `spill_to_make_headroom` callers have
+    /// claimed and are spilling now.
+    std::size_t in_flight_ SPILLWAY_GUARDED_BY(headroom_mutex_) = 0;
+
+    Mutex periodic_mutex_;
+    CondVar periodic_wake_;
+    bool stopping_ SPILLWAY_GUARDED_BY(periodic_mutex_) = false;
+    /// Declared last: started once everything it uses is constructed.
+    std::thread periodic_thread_;
+};
+
+}  // namespace spillway::memory

@@ -1,0 +1,171 @@
+#pragma once
+/// @file
+/// A thread-safe keyed container of buffers whose HOST buffers the spill
+/// manager can move to disk, and that reads them back when they are taken.
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <spillway/core/mutex.hpp>
+#include <spillway/memory/buffer.hpp>
+#include <spillway/memory/buffer_resource.hpp>
+#include <spillway/memory/memory_type.hpp>
+#include <spillway/memory/spill_manager.hpp>
+
+namespace spillway::memory {
+
+/// Buffers by key, any of which may be spilled to DISK while it waits, and
+/// which come back in HOST memory when taken out. Built for the collectives:
+/// a shuffler keeps the chunks it has yet to send in one store and the
+/// chunks it has received in another, keyed by chunk id.
+///
+/// The store registers a spill function with its resource's spill manager
+/// when it is made and removes it when it is destroyed. Asked to spill
+/// `amount` bytes, the function chooses its victims under the store's lock
+/// and writes them outside it, so inserts and extracts of other keys go on
+/// while it writes. Victims are chosen among the HOST buffers not being moved:
+/// the smallest that alone covers what is still missing, or, when none is that
+/// large, the largest, repeated until `amount` is covered; of equal sizes, the
+/// one with the largest key. This frees the amount with the fewest files and
+/// the least excess, and when keys grow in arrival order and buffers are taken
+/// in key order, it spills the buffers needed last.
+///
+/// A buffer being moved between tiers (by a spill, an extract or a prefetch)
+/// stays in the store; an `extract` of its key waits for the move to finish.
+///
+/// Statistics, named after the store (`<name>` as given to the constructor):
+/// `<name>.spill.bytes` (written out by the spill function),
+/// `<name>.unspill.bytes` (read back by `extract`) and
+/// `<name>.prefetch.bytes` (read back by `prefetch`).
+///
+/// Thread safety: every member function may be called concurrently.
+///
+/// Lifetime: the resource must outlive the store. Destroying the store
+/// removes its spill function, waiting for a spill of it in progress; no other
+/// call may run on the store then, and it must not be destroyed from inside a
+/// spill function of the same resource (removal would wait for itself, so it
+/// throws, which terminates a destructor).
+class SpillableStore {
+  public:
+    /// A buffer's key, such as a chunk id.
+    using Key = std::uint64_t;
+
+    /// An empty store of `resource`'s buffers, whose spill function is
+    /// registered with `spill_priority` (higher spills first).
+    /// @throws InvalidArgument if `name` is empty, or if called from inside a
+    ///         spill function of `resource`.
+    SpillableStore(BufferResource& resource, std::string name, int spill_priority = 0);
+    /// Removes the spill function (waiting for it to return if it runs), then
+    /// frees every buffer still held.
+    ~SpillableStore();
+    SpillableStore(SpillableStore const&) = delete;
+    SpillableStore& operator=(SpillableStore const&) = delete;
+
+    /// Stores `buffer` under `key`. With `MemoryConfig::force_disk`, a HOST
+    /// buffer is moved to DISK first, on the calling thread.
+    /// @throws InvalidArgument if `key` is already held, or `buffer` is empty
+    ///         or of another resource; the buffer is freed.
+    /// @throws as `BufferResource::move` under `force_disk`.
+    void insert(Key key, Buffer buffer);
+
+    /// Removes the buffer under `key` and returns it in HOST memory, reading
+    /// it back from DISK if it was spilled: the HOST bytes are reserved with
+    /// `reserve_and_spill`, so this may spill other buffers (of this store
+    /// too). Returns nothing if `key` is not held. Waits while the buffer is
+    /// being moved by another call.
+    /// @throws OutOfMemory if HOST has no room even after spilling.
+    /// @throws IoError / CorruptData naming the spill file if it cannot be
+    ///         read back; the buffer stays in the store, on DISK.
+    /// @throws InvalidArgument if called from inside a spill function.
+    std::optional<Buffer> extract(Key key);
+
+    /// Removes the buffer with the smallest key and returns it with its key,
+    /// as `extract` does; returns nothing when the store is empty.
+    /// @throws as `extract`.
+    std::optional<std::pair<Key, Buffer>> extract_first();
+
+    /// Reads the spilled buffers under `keys` back into HOST memory, in
+    /// order, ahead of their use, while HOST has room for them without
+    /// spilling (a prefetch never spills, so it cannot evict what it is about
+    /// to use). Skips keys that are absent, in HOST or being moved; stops at
+    /// the first buffer HOST has no room for. Returns the bytes read back.
+    /// @throws IoError / CorruptData as `extract`; buffers read back before
+    ///         the failure stay in HOST.
+    std::size_t prefetch(std::span<Key const> keys);
+
+    /// The store's spill function: moves HOST buffers, chosen as the class
+    /// comment says, to DISK until `amount` bytes are freed or none is left.
+    /// Returns the HOST bytes freed. Safe to call directly.
+    /// @throws OutOfMemory naming `max_spill_bytes` when the spill quota is
+    ///         reached, and IoError when a spill file cannot be written; the
+    ///         buffers not yet written stay in HOST.
+    std::size_t spill(std::size_t amount);
+
+    /// Whether a buffer is held under `key`.
+    [[nodiscard]] bool contains(Key key) const;
+    /// The number of buffers held.
+    [[nodiscard]] std::size_t size() const;
+    /// Whether no buffer is held.
+    [[nodiscard]] bool empty() const { return size() == 0; }
+    /// The keys held, in increasing order; a snapshot.
+    [[nodiscard]] std::vector<Key> keys() const;
+    /// The bytes of the buffers held in `tier` (a buffer being moved counts
+    /// in the tier it is leaving).
+    [[nodiscard]] std::uint64_t bytes(MemoryType tier) const;
+    /// The name given to the constructor.
+    [[nodiscard]] std::string const& name() const noexcept { return name_; }
+
+  private:
+    /// A held buffer. Invariant: `buffer` is empty exactly while a call moves
+    /// it between tiers outside the lock; `tier` and `size` describe it
+    /// either way.
+    struct Entry {
+        std::optional<Buffer> buffer;
+        MemoryType tier;
+        std::size_t size;
+    };
+    using Entries = std::map<Key, Entry>;
+
+    /// Waits until the entry of `key` is not being moved; returns it, or the
+    /// end if `key` is not held.
+    Entries::iterator settled(MutexLock& lock, Key key) SPILLWAY_REQUIRES(mutex_);
+    /// Marks the entry as being moved and returns its buffer.
+    Buffer take(Entries::iterator entry) SPILLWAY_REQUIRES(mutex_);
+    /// Ends the move of the entry of `key`: it holds `buffer` (in whatever
+    /// tier that is now).
+    void put_back(Key key, Buffer buffer);
+    /// Removes the entry and returns its buffer. Requires: not being moved.
+    Buffer remove(Entries::iterator entry) SPILLWAY_REQUIRES(mutex_);
+    /// Takes out HOST buffers worth at least `amount` bytes, chosen as the
+    /// class comment says, and marks them as being moved.
+    std::vector<std::pair<Key, Buffer>> choose_victims(std::size_t amount) SPILLWAY_REQUIRES(mutex_);
+
+    // Constant after construction.
+    BufferResource& resource_;
+    std::string const name_;
+
+    /// Taken inside spill functions (under the spill manager's registry) and
+    /// by every call; never held while I/O runs or while the spill manager is
+    /// called; only the resource's accounting lock is taken under it.
+    mutable Mutex mutex_;
+    CondVar settled_;  ///< notified when a move of an entry ends
+    Entries entries_ SPILLWAY_GUARDED_BY(mutex_);
+    /// The HOST entries not being moved, with a size above zero, by (size, key):
+    /// the spill candidates.
+    std::set<std::pair<std::size_t, Key>> spillable_ SPILLWAY_GUARDED_BY(mutex_);
+    /// Sum of the entries' sizes per tier.
+    std::array<std::uint64_t, memory_type_count> bytes_ SPILLWAY_GUARDED_BY(mutex_){};
+
+    /// Declared last: registered once the store is ready to be spilled.
+    SpillManager::SpillFunctionId const spill_function_id_;
+};
+
+}  // namespace spillway::memory

@@ -1,0 +1,24 @@
+#pragma once
+/// @file
+/// Aligned HOST allocations for buffers and disk-tier staging.
+
+#include <cstddef>
+#include <cstdint>
+
+#include <spillway/memory/buffer.hpp>
+
+namespace spillway::memory::detail {
+
+/// `size` rounded up to a multiple of `host_buffer_alignment`.
+constexpr std::uint64_t align_up(std::uint64_t size) noexcept {
+    return (size + host_buffer_alignment - 1) / host_buffer_alignment * host_buffer_alignment;
+}
+
+/// `align_up(size)` bytes aligned to `host_buffer_alignment` (to a huge page
+/// for large sizes, which are advised to use transparent huge pages); the
+/// bytes from `size` to the end are zeroed, the others are not initialised.
+/// Null for 0.
+/// @throws OutOfMemory if the system cannot allocate them.
+HostBytes allocate_aligned(std::size_t size);
+
+}  // namespace spillway::memory::detail

@@ -1,0 +1,250 @@
+#include <spillway/memory/buffer_resource.hpp>
+
+#include <sys/statvfs.h>
+
+#include <sstream>
+#include <utility>
+
+#include <spillway/core/error.hpp>
+#include <spillway/memory/system_memory.hpp>
+
+#include "memory/aligned_allocation.hpp"
+#include "memory/disk_tier.hpp"
+
+namespace spillway::memory {
+namespace {
+
+/// The total size of the file system holding `path`.
+std::uint64_t filesystem_capacity(std::filesystem::path const& path) {
+    struct statvfs info {};
+    SPILLWAY_EXPECTS(
+        statvfs(path.c_str(), &info) == 0,
+        "cannot read the size of the file system of '" << path.string() << "'", IoError
+    );
+    return static_cast<std::uint64_t>(info.f_blocks) * info.f_frsize;
+}
+
+MemoryConfig checked(MemoryConfig config) {
+    SPILLWAY_EXPECTS(
+        !config.spill_directory.empty(), "spill_directory must not be empty", InvalidArgument
+    );
+    return config;
+}
+
+}  // namespace
+
+BufferResource::BufferResource(MemoryConfig config, std::shared_ptr<Statistics> statistics)
+    : config_(checked(std::move(config))),
+      statistics_(statistics ? std::move(statistics) : std::make_shared<Statistics>()),
+      disk_(std::make_unique<detail::DiskTier>(config_, *statistics_)),
+      tiers_(initial_tiers(config_, disk_->directory())),
+      spill_manager_(
+          *this, *statistics_, config_.spill_mode, config_.spill_interval, config_.spill_headroom
+      ) {}
+
+std::array<BufferResource::Tier, memory_type_count> BufferResource::initial_tiers(
+    MemoryConfig const& config, std::filesystem::path const& spill_directory
+) {
+    std::array<Tier, memory_type_count> tiers;
+    auto& host = tiers[tier_index(MemoryType::HOST)];
+    host.capacity = host_memory_capacity();
+    host.limit = config.host_limit.resolve(host.capacity);
+    auto& disk = tiers[tier_index(MemoryType::DISK)];
+    disk.capacity = filesystem_capacity(spill_directory);
+    disk.limit = config.disk_limit.resolve(disk.capacity);
+    return tiers;
+}
+
+BufferResource::~BufferResource() {
+    MutexLock lock(accounting_mutex_);
+    for (auto const type : memory_types) {
+        Tier const& state = tier(type);
+        if (state.used != 0 || state.reserved != 0) {
+            SPILLWAY_FATAL(
+                "BufferResource destroyed while " << state.used << " bytes of " << type
+                    << " buffers and " << state.reserved
+                    << " reserved bytes are alive; destroy every buffer and reservation first"
+            );
+        }
+    }
+}
+
+std::uint64_t BufferResource::memory_limit(MemoryType type) const {
+    MutexLock lock(accounting_mutex_);
+    return tier(type).limit;
+}
+
+void BufferResource::set_memory_limit(MemoryType type, SizeSpec limit) {
+    MutexLock lock(accounting_mutex_);
+    tier(type).limit = limit.resolve(tier(type).capacity);
+}
+
+std::int64_t BufferResource::memory_available(MemoryType type) const {
+    MutexLock lock(accounting_mutex_);
+    Tier const& state = tier(type);
+    return static_cast<std::int64_t>(state.limit)
+           - static_cast<std::int64_t>(state.used + state.reserved);
+}
+
+std::uint64_t BufferResource::memory_used(MemoryType type) const {
+    MutexLock lock(accounting_mutex_);
+    return tier(type).used;
+}
+
+std::uint64_t BufferResource::memory_reserved(MemoryType type) const {
+    MutexLock lock(accounting_mutex_);
+    return tier(type).reserved;
+}
+
+std::uint64_t BufferResource::peak_memory_used(MemoryType type) const {
+    MutexLock lock(accounting_mutex_);
+    return tier(type).peak_used;
+}
+
+MemoryReservation BufferResource::try_reserve(MemoryType type, std::size_t size) {
+    MutexLock lock(accounting_mutex_);
+    Tier& state = tier(type);
+    auto const committed = state.used + state.reserved;
+    if (committed > state.limit || size > state.limit - committed) {
+        return MemoryReservation(this, type, 0);
+    }
+    state.reserved += size;
+    return MemoryReservation(this, type, size);
+}
+
+MemoryReservation BufferResource::reserve(
+    MemoryType type, std::size_t size, AllowOverbooking allow_overbooking
+) {
+    if (allow_overbooking == AllowOverbooking::yes) {
+        MutexLock lock(accounting_mutex_);
+        tier(type).reserved += size;
+        return MemoryReservation(this, type, size);
+    }
+    auto reservation = try_reserve(type, size);
+    SPILLWAY_EXPECTS(
+        reservation.size() == size,
+        "cannot reserve " << format_bytes(size) << " of " << type << ": " << describe_usage(type)
+                          << "; raise " << MemoryConfig::limit_option(type)
+                          << (type == MemoryType::HOST ? " or use reserve_and_spill to spill first" : ""),
+        OutOfMemory
+    );
+    return reservation;
+}
+
+MemoryReservation BufferResource::reserve_and_spill(
+    MemoryType type, std::size_t size, AllowOverbooking allow_overbooking
+) {
+    if (type != MemoryType::HOST) {
+        return reserve(type, size, allow_overbooking);
+    }
+    auto reservation = reserve(type, size, AllowOverbooking::yes);
+    if (memory_available(type) >= 0) {
+        return reservation;
+    }
+    auto const result = spill_manager_.make_headroom(0, size);
+    if (result.reached || allow_overbooking == AllowOverbooking::yes) {
+        return reservation;
+    }
+    reservation = MemoryReservation();
+    SPILLWAY_FAIL(
+        "cannot reserve " << format_bytes(size) << " of HOST even after spilling "
+                          << format_bytes(result.spilled) << ": " << describe_usage(type)
+                          << "; raise memory_limit_host, or keep more of the data in spillable "
+                             "containers",
+        OutOfMemory
+    );
+}
+
+std::string BufferResource::describe_usage(MemoryType type) const {
+    MutexLock lock(accounting_mutex_);
+    Tier const& state = tier(type);
+    std::ostringstream text;
+    text << "the limit is " << format_bytes(state.limit) << " (" << MemoryConfig::limit_option(type)
+         << "), " << format_bytes(state.used) << " are in use and " << format_bytes(state.reserved)
+         << " reserved";
+    return text.str();
+}
+
+Buffer BufferResource::make_buffer(std::size_t size, MemoryReservation& reservation) {
+    check_reservation(reservation, MemoryType::HOST, size, "make_buffer");
+    auto bytes = detail::allocate_aligned(size);
+    consume(reservation, size);
+    statistics_->add_bytes("memory.allocate.bytes", size);
+    return Buffer(*this, size, std::move(bytes));
+}
+
+Buffer BufferResource::move(Buffer&& buffer, MemoryReservation& reservation) {
+    SPILLWAY_EXPECTS(
+        buffer.resource_ == this, "move needs a non-empty buffer of this BufferResource", InvalidArgument
+    );
+    auto const target = reservation.mem_type();
+    check_reservation(reservation, target, buffer.size(), "move");
+    if (target == buffer.mem_type()) {
+        return std::move(buffer);
+    }
+    auto const size = buffer.size();
+    if (target == MemoryType::DISK) {
+        ScopedTimer timer(*statistics_, "memory.copy.host_to_disk.seconds");
+        auto file = disk_->write({buffer.host_.get(), detail::align_up(size)}, size);
+        consume(reservation, size);
+        Buffer const source(std::move(buffer));
+        statistics_->add_bytes("memory.copy.host_to_disk.bytes", size);
+        return Buffer(*this, size, std::move(file));
+    }
+    ScopedTimer timer(*statistics_, "memory.copy.disk_to_host.seconds");
+    auto bytes = detail::allocate_aligned(size);
+    disk_->read(*buffer.file_, {bytes.get(), detail::align_up(size)});
+    consume(reservation, size);
+    Buffer const source(std::move(buffer));
+    statistics_->add_bytes("memory.copy.disk_to_host.bytes", size);
+    return Buffer(*this, size, std::move(bytes));
+}
+
+std::filesystem::path const& BufferResource::spill_directory() const noexcept {
+    return disk_->directory();
+}
+
+void BufferResource::release_reservation(MemoryType type, std::size_t size) noexcept {
+    MutexLock lock(accounting_mutex_);
+    Tier& state = tier(type);
+    SPILLWAY_ASSERT(state.reserved >= size, type << " reserved total would go negative");
+    state.reserved -= size;
+}
+
+void BufferResource::release_buffer(MemoryType type, std::size_t size) noexcept {
+    MutexLock lock(accounting_mutex_);
+    Tier& state = tier(type);
+    SPILLWAY_ASSERT(state.used >= size, type << " used total would go negative");
+    state.used -= size;
+}
+
+void BufferResource::check_reservation(
+    MemoryReservation const& reservation, MemoryType type, std::size_t size, char const* what
+) const {
+    SPILLWAY_EXPECTS(
+        reservation.resource() == this,
+        what << " needs a reservation of this BufferResource", ReservationError
+    );
+    SPILLWAY_EXPECTS(
+        reservation.mem_type() == type,
+        what << " needs a " << type << " reservation, got one in " << reservation.mem_type(),
+        ReservationError
+    );
+    SPILLWAY_EXPECTS(
+        reservation.size() >= size,
+        what << " needs " << format_bytes(size) << " of " << type << " but the reservation holds "
+             << format_bytes(reservation.size()),
+        ReservationError
+    );
+}
+
+void BufferResource::consume(MemoryReservation& reservation, std::size_t size) {
+    MutexLock lock(accounting_mutex_);
+    Tier& state = tier(reservation.mem_type());
+    state.reserved -= size;
+    state.used += size;
+    state.peak_used = std::max(state.peak_used, state.used);
+    reservation.size_ -= size;
+}
+
+}  // namespace spillway::memory

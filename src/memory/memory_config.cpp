@@ -1,0 +1,38 @@
+#include <spillway/memory/memory_config.hpp>
+
+#include <cstdlib>
+
+namespace spillway::memory {
+
+std::filesystem::path MemoryConfig::default_spill_directory() {
+    char const* tmpdir = std::getenv("TMPDIR");  // NOLINT(concurrency-mt-unsafe): read-only use
+    return tmpdir != nullptr && *tmpdir != '\0' ? tmpdir : "/tmp";
+}
+
+MemoryConfig MemoryConfig::from_options(Options const& options) {
+    MemoryConfig config;
+    config.host_limit = options.get_size(limit_option(MemoryType::HOST), config.host_limit);
+    config.disk_limit = options.get_size(limit_option(MemoryType::DISK), config.disk_limit);
+    config.spill_directory =
+        options.get_string("spill_directory", config.spill_directory.string());
+    config.spill_codec = parse_codec(
+        options.get_choice("spill_codec", {"none", "lz4", "zstd"}, std::string(to_string(config.spill_codec)))
+    );
+    config.direct_io = options.get_bool("spill_direct_io", config.direct_io);
+    config.force_disk = options.get_bool("spill_force_disk", config.force_disk);
+    config.spill_interval = options.get_duration("spill_interval", config.spill_interval);
+    config.spill_headroom = options.get_bytes("spill_headroom", config.spill_headroom);
+    return config;
+}
+
+std::string_view MemoryConfig::limit_option(MemoryType tier) noexcept {
+    switch (tier) {
+    case MemoryType::HOST:
+        return "memory_limit_host";
+    case MemoryType::DISK:
+        return "max_spill_bytes";
+    }
+    return "unknown";
+}
+
+}  // namespace spillway::memory

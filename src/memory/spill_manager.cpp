@@ -1,0 +1,234 @@
+#include <spillway/memory/spill_manager.hpp>
+
+#include <algorithm>
+#include <exception>
+#include <limits>
+#include <tuple>
+#include <vector>
+
+#include <spillway/core/error.hpp>
+#include <spillway/core/logging.hpp>
+#include <spillway/memory/buffer_resource.hpp>
+
+namespace spillway::memory {
+namespace {
+
+/// The manager whose spill function this thread is running, if any.
+thread_local SpillManager const* running_spill_function_of = nullptr;
+
+/// Marks the thread as inside a spill function of `manager` for its lifetime.
+class InsideSpillFunction {
+  public:
+    explicit InsideSpillFunction(SpillManager const* manager) noexcept
+        : previous_(std::exchange(running_spill_function_of, manager)) {}
+    ~InsideSpillFunction() { running_spill_function_of = previous_; }
+    InsideSpillFunction(InsideSpillFunction const&) = delete;
+    InsideSpillFunction& operator=(InsideSpillFunction const&) = delete;
+
+  private:
+    SpillManager const* previous_;
+};
+
+}  // namespace
+
+SpillManager::SpillManager(
+    BufferResource& resource, Statistics& statistics, SpillMode mode,
+    std::chrono::nanoseconds interval, std::size_t headroom
+)
+    : resource_(resource), statistics_(statistics), mode_(mode), periodic_headroom_(headroom) {
+    if (interval > std::chrono::nanoseconds::zero()) {
+        periodic_thread_ = std::thread([this, interval] { run_periodically(interval); });
+    }
+}
+
+SpillManager::~SpillManager() {
+    {
+        MutexLock lock(periodic_mutex_);
+        stopping_ = true;
+    }
+    periodic_wake_.notify_all();
+    if (periodic_thread_.joinable()) {
+        periodic_thread_.join();
+    }
+    WriterLock lock(registry_);
+    if (!functions_.empty()) {
+        SPILLWAY_FATAL(
+            "SpillManager destroyed with " << functions_.size()
+                                           << " spill functions registered; their owners must "
+                                              "remove them before the BufferResource is destroyed"
+        );
+    }
+}
+
+SpillManager::SpillFunctionId SpillManager::add_spill_function(SpillFunction function, int priority) {
+    reject_reentry("add_spill_function");
+    SPILLWAY_EXPECTS(function, "add_spill_function needs a callable spill function", InvalidArgument);
+    MutexLock gate(registry_gate_);
+    WriterLock lock(registry_);
+    auto const id = next_id_++;
+    functions_.emplace(
+        std::piecewise_construct, std::forward_as_tuple(Order{priority, id}),
+        std::forward_as_tuple(std::move(function))
+    );
+    return id;
+}
+
+void SpillManager::remove_spill_function(SpillFunctionId id) {
+    reject_reentry("remove_spill_function");
+    MutexLock gate(registry_gate_);
+    WriterLock lock(registry_);  // waits for every spill() in progress: the drain
+    auto const found =
+        std::ranges::find_if(functions_, [id](auto const& entry) { return entry.first.id == id; });
+    SPILLWAY_EXPECTS(
+        found != functions_.end(), "remove_spill_function: no spill function has id " << id,
+        InvalidArgument
+    );
+    functions_.erase(found);
+}
+
+std::size_t SpillManager::spill(std::size_t amount) {
+    reject_reentry("spill");
+    if (amount == 0) {
+        return 0;
+    }
+    ScopedTimer const timer(statistics_, "memory.spill.seconds");
+    std::size_t spilled = 0;
+    if (mode_ == SpillMode::serialized) {
+        WriterLock lock(registry_);
+        for (auto& [order, registration] : functions_) {
+            if (spilled >= amount) {
+                break;
+            }
+            claim_when_idle(registration);
+            spilled += run_claimed(registration, amount - spilled);
+        }
+    } else {
+        { MutexLock pass(registry_gate_); }
+        ReaderLock lock(registry_);
+        std::vector<Registration*> skipped;
+        for (auto& [order, registration] : functions_) {
+            if (spilled >= amount) {
+                break;
+            }
+            // acquire: pairs with the release in run_claimed(), so this caller
+            // sees what the function's previous caller did.
+            if (registration.busy.exchange(true, std::memory_order_acquire)) {
+                skipped.push_back(&registration);
+                continue;
+            }
+            spilled += run_claimed(registration, amount - spilled);
+        }
+        for (auto* registration : skipped) {
+            if (spilled >= amount) {
+                break;
+            }
+            claim_when_idle(*registration);
+            spilled += run_claimed(*registration, amount - spilled);
+        }
+    }
+    statistics_.add_bytes("memory.spill.bytes", spilled);
+    return spilled;
+}
+
+SpillManager::HeadroomResult SpillManager::spill_to_make_headroom(std::size_t headroom) {
+    return make_headroom(headroom, std::numeric_limits<std::size_t>::max());
+}
+
+SpillManager::HeadroomResult SpillManager::make_headroom(std::size_t headroom, std::size_t max_claim) {
+    reject_reentry("spill_to_make_headroom");
+    auto const target = static_cast<std::int64_t>(headroom);
+    HeadroomResult result;
+    bool exhausted = false;  // this caller's last spill freed nothing
+    while (true) {
+        std::size_t claim = 0;
+        {
+            MutexLock lock(headroom_mutex_);
+            std::int64_t missing = 0;
+            claims_released_.wait(lock, [&]() SPILLWAY_REQUIRES(headroom_mutex_) {
+                missing = target - resource_.memory_available(MemoryType::HOST);
+                auto const claimed = static_cast<std::int64_t>(in_flight_);
+                return missing <= 0 || claimed == 0 || (!exhausted && missing > claimed);
+            });
+            if (missing <= 0) {
+                result.reached = true;
+                return result;
+            }
+            if (exhausted) {
+                return result;  // nobody is spilling and this caller found nothing
+            }
+            claim = std::min(static_cast<std::size_t>(missing) - in_flight_, max_claim);
+            in_flight_ += claim;
+        }
+        std::size_t spilled = 0;
+        try {
+            spilled = spill(claim);
+        } catch (...) {
+            release_claim(claim);
+            throw;
+        }
+        release_claim(claim);
+        result.spilled += spilled;
+        exhausted = spilled == 0;
+    }
+}
+
+void SpillManager::reject_reentry(char const* what) const {
+    SPILLWAY_EXPECTS(
+        running_spill_function_of != this,
+        "SpillManager::" << what << " called from inside a spill function of the same manager; a "
+                         << "spill function must not spill, reserve_and_spill, or add or remove "
+                            "spill functions (it would wait for itself)",
+        InvalidArgument
+    );
+}
+
+std::size_t SpillManager::run_claimed(Registration& registration, std::size_t amount) {
+    struct Release {
+        SpillManager& manager;
+        Registration& registration;
+        ~Release() {
+            // release: pairs with the acquiring claim of the next caller.
+            registration.busy.store(false, std::memory_order_release);
+            { MutexLock lock(manager.function_idle_mutex_); }
+            manager.function_idle_.notify_all();
+        }
+    } const release{*this, registration};
+    InsideSpillFunction const inside(this);
+    return registration.function(amount);
+}
+
+void SpillManager::claim_when_idle(Registration& registration) {
+    MutexLock lock(function_idle_mutex_);
+    // acquire: pairs with the release in run_claimed().
+    function_idle_.wait(lock, [&] { return !registration.busy.exchange(true, std::memory_order_acquire); });
+}
+
+void SpillManager::release_claim(std::size_t claim) noexcept {
+    {
+        MutexLock lock(headroom_mutex_);
+        in_flight_ -= claim;
+    }
+    claims_released_.notify_all();
+}
+
+void SpillManager::run_periodically(std::chrono::nanoseconds interval) {
+    while (true) {
+        {
+            MutexLock lock(periodic_mutex_);
+            if (periodic_wake_.wait_for(lock, interval, [&]() SPILLWAY_REQUIRES(periodic_mutex_) {
+                    return stopping_;
+                }))
+            {
+                return;
+            }
+        }
+        try {
+            spill_to_make_headroom(periodic_headroom_);
+        } catch (std::exception const& error) {
+            statistics_.add_count("memory.spill.periodic_errors");
+            SPILLWAY_LOG(warn, "periodic spill failed: " << error.what());
+        }
+    }
+}
+
+}  // namespace spillway::memory

@@ -1,0 +1,254 @@
+#include <spillway/memory/spillable_store.hpp>
+
+#include <iterator>
+#include <limits>
+
+#include <spillway/core/error.hpp>
+
+namespace spillway::memory {
+namespace {
+
+std::string checked_name(std::string name) {
+    SPILLWAY_EXPECTS(!name.empty(), "a SpillableStore needs a name for its statistics", InvalidArgument);
+    return name;
+}
+
+}  // namespace
+
+SpillableStore::SpillableStore(BufferResource& resource, std::string name, int spill_priority)
+    : resource_(resource),
+      name_(checked_name(std::move(name))),
+      spill_function_id_(resource.spill_manager().add_spill_function(
+          [this](std::size_t amount) { return spill(amount); }, spill_priority
+      )) {}
+
+SpillableStore::~SpillableStore() {
+    resource_.spill_manager().remove_spill_function(spill_function_id_);
+}
+
+void SpillableStore::insert(Key key, Buffer buffer) {
+    SPILLWAY_EXPECTS(
+        buffer.resource() == &resource_,
+        "SpillableStore '" << name_ << "': insert needs a non-empty buffer of the store's resource",
+        InvalidArgument
+    );
+    if (resource_.config().force_disk && buffer.mem_type() == MemoryType::HOST) {
+        auto reservation = resource_.reserve(MemoryType::DISK, buffer.size(), AllowOverbooking::no);
+        buffer = resource_.move(std::move(buffer), reservation);
+    }
+    MutexLock lock(mutex_);
+    SPILLWAY_EXPECTS(
+        !entries_.contains(key), "SpillableStore '" << name_ << "' already holds key " << key,
+        InvalidArgument
+    );
+    auto const tier = buffer.mem_type();
+    auto const size = buffer.size();
+    entries_.emplace(key, Entry{.buffer = std::move(buffer), .tier = tier, .size = size});
+    bytes_[tier_index(tier)] += size;
+    if (tier == MemoryType::HOST && size > 0) {
+        spillable_.emplace(size, key);
+    }
+}
+
+std::optional<Buffer> SpillableStore::extract(Key key) {
+    std::size_t size = 0;
+    {
+        MutexLock lock(mutex_);
+        auto const entry = settled(lock, key);
+        if (entry == entries_.end()) {
+            return std::nullopt;
+        }
+        if (entry->second.tier == MemoryType::HOST) {
+            return remove(entry);
+        }
+        size = entry->second.size;
+    }
+    // Reserve before taking the buffer out, so that the spilling this may
+    // cause never waits on this entry.
+    auto reservation = resource_.reserve_and_spill(MemoryType::HOST, size, AllowOverbooking::no);
+    std::optional<Buffer> spilled;
+    {
+        MutexLock lock(mutex_);
+        auto const entry = settled(lock, key);
+        if (entry == entries_.end()) {
+            return std::nullopt;  // extracted by another caller meanwhile
+        }
+        if (entry->second.tier == MemoryType::HOST) {
+            return remove(entry);  // prefetched meanwhile
+        }
+        spilled = take(entry);
+    }
+    std::optional<Buffer> host;
+    try {
+        host = resource_.move(std::move(*spilled), reservation);
+    } catch (...) {
+        put_back(key, std::move(*spilled));
+        throw;
+    }
+    {
+        MutexLock lock(mutex_);
+        bytes_[tier_index(MemoryType::DISK)] -= size;
+        entries_.erase(key);
+    }
+    settled_.notify_all();
+    resource_.statistics().add_bytes(name_ + ".unspill.bytes", size);
+    return host;
+}
+
+std::optional<std::pair<SpillableStore::Key, Buffer>> SpillableStore::extract_first() {
+    while (true) {
+        Key key = 0;
+        {
+            MutexLock lock(mutex_);
+            if (entries_.empty()) {
+                return std::nullopt;
+            }
+            key = entries_.begin()->first;
+        }
+        if (auto buffer = extract(key)) {
+            return std::pair{key, std::move(*buffer)};
+        }
+    }
+}
+
+std::size_t SpillableStore::prefetch(std::span<Key const> keys) {
+    std::size_t fetched = 0;
+    for (auto const key : keys) {
+        MemoryReservation reservation;
+        std::optional<Buffer> spilled;
+        {
+            MutexLock lock(mutex_);
+            auto const entry = entries_.find(key);
+            if (entry == entries_.end() || !entry->second.buffer || entry->second.tier != MemoryType::DISK) {
+                continue;
+            }
+            reservation = resource_.try_reserve(MemoryType::HOST, entry->second.size);
+            if (reservation.size() != entry->second.size) {
+                break;
+            }
+            spilled = take(entry);
+        }
+        try {
+            auto host = resource_.move(std::move(*spilled), reservation);
+            fetched += host.size();
+            put_back(key, std::move(host));
+        } catch (...) {
+            put_back(key, std::move(*spilled));
+            throw;
+        }
+    }
+    resource_.statistics().add_bytes(name_ + ".prefetch.bytes", fetched);
+    return fetched;
+}
+
+std::size_t SpillableStore::spill(std::size_t amount) {
+    std::vector<std::pair<Key, Buffer>> victims;
+    {
+        MutexLock lock(mutex_);
+        victims = choose_victims(amount);
+    }
+    std::size_t spilled = 0;
+    auto victim = victims.begin();
+    try {
+        for (; victim != victims.end(); ++victim) {
+            auto& [key, buffer] = *victim;
+            auto reservation = resource_.reserve(MemoryType::DISK, buffer.size(), AllowOverbooking::no);
+            buffer = resource_.move(std::move(buffer), reservation);
+            spilled += buffer.size();
+            put_back(key, std::move(buffer));
+        }
+    } catch (...) {
+        for (; victim != victims.end(); ++victim) {
+            put_back(victim->first, std::move(victim->second));
+        }
+        throw;
+    }
+    resource_.statistics().add_bytes(name_ + ".spill.bytes", spilled);
+    return spilled;
+}
+
+bool SpillableStore::contains(Key key) const {
+    MutexLock lock(mutex_);
+    return entries_.contains(key);
+}
+
+std::size_t SpillableStore::size() const {
+    MutexLock lock(mutex_);
+    return entries_.size();
+}
+
+std::vector<SpillableStore::Key> SpillableStore::keys() const {
+    MutexLock lock(mutex_);
+    std::vector<Key> keys;
+    keys.reserve(entries_.size());
+    for (auto const& [key, entry] : entries_) {
+        keys.push_back(key);
+    }
+    return keys;
+}
+
+std::uint64_t SpillableStore::bytes(MemoryType tier) const {
+    MutexLock lock(mutex_);
+    return bytes_[tier_index(tier)];
+}
+
+SpillableStore::Entries::iterator SpillableStore::settled(MutexLock& lock, Key key) {
+    auto entry = entries_.find(key);
+    settled_.wait(lock, [&]() SPILLWAY_REQUIRES(mutex_) {
+        entry = entries_.find(key);
+        return entry == entries_.end() || entry->second.buffer.has_value();
+    });
+    return entry;
+}
+
+Buffer SpillableStore::take(Entries::iterator entry) {
+    auto& [key, held] = *entry;
+    spillable_.erase({held.size, key});
+    Buffer buffer = std::move(*held.buffer);
+    held.buffer.reset();
+    return buffer;
+}
+
+void SpillableStore::put_back(Key key, Buffer buffer) {
+    {
+        MutexLock lock(mutex_);
+        auto& held = entries_.at(key);
+        bytes_[tier_index(held.tier)] -= held.size;
+        held.tier = buffer.mem_type();
+        bytes_[tier_index(held.tier)] += held.size;
+        if (held.tier == MemoryType::HOST && held.size > 0) {
+            spillable_.emplace(held.size, key);
+        }
+        held.buffer = std::move(buffer);
+    }
+    settled_.notify_all();
+}
+
+Buffer SpillableStore::remove(Entries::iterator entry) {
+    auto& [key, held] = *entry;
+    spillable_.erase({held.size, key});
+    bytes_[tier_index(held.tier)] -= held.size;
+    Buffer buffer = std::move(*held.buffer);
+    entries_.erase(entry);
+    return buffer;
+}
+
+std::vector<std::pair<SpillableStore::Key, Buffer>> SpillableStore::choose_victims(std::size_t amount) {
+    std::vector<std::pair<Key, Buffer>> victims;
+    std::size_t chosen = 0;
+    while (chosen < amount && !spillable_.empty()) {
+        // The smallest buffer that covers what is missing, else the largest;
+        // of equal sizes, the one with the largest key.
+        auto candidate = spillable_.lower_bound({amount - chosen, Key{0}});
+        if (candidate != spillable_.end()) {
+            candidate = spillable_.upper_bound({candidate->first, std::numeric_limits<Key>::max()});
+        }
+        candidate = std::prev(candidate);
+        auto const [size, key] = *candidate;
+        chosen += size;
+        victims.emplace_back(key, take(entries_.find(key)));
+    }
+    return victims;
+}
+
+}  // namespace spillway::memory

@@ -1,0 +1,347 @@
+#include <spillway/memory/buffer_resource.hpp>
+
+#include <common/error_matchers.hpp>
+#include <common/event.hpp>
+#include <common/rendezvous.hpp>
+
+#include <spillway/core/error.hpp>
+#include <common/temporary_directory.hpp>
+#include <common/watchdog.hpp>
+
+#include <atomic>
+#include <cstdint>
+#include <thread>
+#include <vector>
+
+#include <spillway/memory/system_memory.hpp>
+
+#include <gtest/gtest.h>
+
+#include "memory_test_support.hpp"
+
+using namespace spillway;
+using namespace spillway::memory;
+
+using spillway::test::BufferPile;
+using spillway::test::Event;
+using spillway::test::Rendezvous;
+using spillway::test::expect_all_tiers_at_zero;
+using spillway::test::ScopedSpillFunction;
+using spillway::test::mebibyte;
+using spillway::test::TemporaryDirectory;
+using spillway::test::test_config;
+using spillway::test::Watchdog;
+
+namespace {
+
+MemoryConfig host_limited(std::uint64_t host_limit) {
+    MemoryConfig config;
+    config.host_limit = SizeSpec::bytes(host_limit);
+    return config;
+}
+
+}  // namespace
+
+TEST(BufferResource, DefaultHostLimitIsEightyPercentOfTheHostCapacity) {
+    BufferResource resource;
+    EXPECT_EQ(resource.memory_limit(MemoryType::HOST), SizeSpec::percent(80).resolve(host_memory_capacity()));
+}
+
+TEST(BufferResource, ReservedBytesCountAsUsedWhenAvailabilityIsComputed) {
+    BufferResource resource(host_limited(100));
+    auto reservation = resource.reserve(MemoryType::HOST, 30, AllowOverbooking::no);
+    EXPECT_EQ(resource.memory_reserved(MemoryType::HOST), 30U);
+    EXPECT_EQ(resource.memory_used(MemoryType::HOST), 0U);
+    EXPECT_EQ(resource.memory_available(MemoryType::HOST), 70);
+}
+
+TEST(BufferResource, AReservationTurnsIntoBufferBytesWithoutBeingCountedTwice) {
+    BufferResource resource(host_limited(100));
+    auto reservation = resource.reserve(MemoryType::HOST, 60, AllowOverbooking::no);
+    auto buffer = resource.make_buffer(40, reservation);
+    EXPECT_EQ(reservation.size(), 20U);
+    EXPECT_EQ(resource.memory_used(MemoryType::HOST), 40U);
+    EXPECT_EQ(resource.memory_reserved(MemoryType::HOST), 20U);
+    EXPECT_EQ(resource.memory_available(MemoryType::HOST), 40);
+    reservation = MemoryReservation();
+    EXPECT_EQ(resource.memory_available(MemoryType::HOST), 60);
+}
+
+TEST(BufferResource, TryReserveReturnsAnEmptyReservationWhenTheTierIsFull) {
+    BufferResource resource(host_limited(100));
+    auto held = resource.reserve(MemoryType::HOST, 80, AllowOverbooking::no);
+    auto refused = resource.try_reserve(MemoryType::HOST, 21);
+    EXPECT_TRUE(refused.empty());
+    EXPECT_EQ(resource.memory_reserved(MemoryType::HOST), 80U);
+    auto granted = resource.try_reserve(MemoryType::HOST, 20);
+    EXPECT_EQ(granted.size(), 20U);
+    EXPECT_EQ(granted.mem_type(), MemoryType::HOST);
+}
+
+TEST(BufferResource, TryReserveRefusesSizesThatWouldOverflowTheAccounting) {
+    BufferResource resource(host_limited(100));
+    auto held = resource.reserve(MemoryType::HOST, 10, AllowOverbooking::no);
+    EXPECT_TRUE(resource.try_reserve(MemoryType::HOST, SIZE_MAX).empty());
+}
+
+TEST(BufferResource, ReserveThrowsOutOfMemoryNamingTheLimitAndItsOption) {
+    BufferResource resource(host_limited(100));
+    EXPECT_THROW_WITH(
+        resource.reserve(MemoryType::HOST, 101, AllowOverbooking::no), OutOfMemory, "memory_limit_host"
+    );
+    resource.set_memory_limit(MemoryType::DISK, SizeSpec::bytes(10));
+    EXPECT_THROW_WITH(
+        resource.reserve(MemoryType::DISK, 11, AllowOverbooking::no), OutOfMemory, "max_spill_bytes"
+    );
+    expect_all_tiers_at_zero(resource);
+}
+
+TEST(BufferResource, OverbookingIsGrantedPastTheLimitAndMakesAvailableNegative) {
+    BufferResource resource(host_limited(100));
+    auto reservation = resource.reserve(MemoryType::HOST, 150, AllowOverbooking::yes);
+    EXPECT_EQ(reservation.size(), 150U);
+    EXPECT_EQ(resource.memory_available(MemoryType::HOST), -50);
+}
+
+TEST(BufferResource, LimitsChangedAtRunTimeApplyToLaterReservations) {
+    BufferResource resource(host_limited(100));
+    EXPECT_TRUE(resource.try_reserve(MemoryType::HOST, 200).empty());
+    resource.set_memory_limit(MemoryType::HOST, SizeSpec::bytes(300));
+    EXPECT_EQ(resource.memory_limit(MemoryType::HOST), 300U);
+    EXPECT_EQ(resource.try_reserve(MemoryType::HOST, 200).size(), 200U);
+
+    resource.set_memory_limit(MemoryType::HOST, SizeSpec::percent(50));
+    EXPECT_EQ(resource.memory_limit(MemoryType::HOST), host_memory_capacity() / 2);
+}
+
+TEST(BufferResource, LoweringALimitBelowWhatIsInUseKeepsTheBuffers) {
+    BufferResource resource(host_limited(100));
+    auto reservation = resource.reserve(MemoryType::HOST, 80, AllowOverbooking::no);
+    auto buffer = resource.make_buffer(80, reservation);
+    resource.set_memory_limit(MemoryType::HOST, SizeSpec::bytes(50));
+    EXPECT_EQ(resource.memory_available(MemoryType::HOST), -30);
+    EXPECT_EQ(buffer.size(), 80U);
+    EXPECT_TRUE(resource.try_reserve(MemoryType::HOST, 1).empty());
+}
+
+TEST(BufferResource, PeakUsageIsTrackedPerTier) {
+    BufferResource resource(host_limited(mebibyte));
+    {
+        auto reservation = resource.reserve(MemoryType::HOST, 300, AllowOverbooking::no);
+        auto first = resource.make_buffer(100, reservation);
+        auto second = resource.make_buffer(200, reservation);
+    }
+    auto reservation = resource.reserve(MemoryType::HOST, 50, AllowOverbooking::no);
+    auto third = resource.make_buffer(50, reservation);
+    EXPECT_EQ(resource.peak_memory_used(MemoryType::HOST), 300U);
+    EXPECT_EQ(resource.peak_memory_used(MemoryType::DISK), 0U);
+}
+
+TEST(BufferResource, EveryTierReturnsToZeroWhenBuffersAndReservationsAreGone) {
+    BufferResource resource(host_limited(mebibyte));
+    {
+        auto reservation = resource.reserve(MemoryType::HOST, 4096, AllowOverbooking::no);
+        std::vector<Buffer> buffers;
+        for (std::size_t size : {0, 1, 1000, 2048}) {
+            buffers.push_back(resource.make_buffer(size, reservation));
+        }
+        auto disk = resource.reserve(MemoryType::DISK, 10, AllowOverbooking::no);
+    }
+    expect_all_tiers_at_zero(resource);
+}
+
+TEST(BufferResource, HostBuffersAreAlignedForDirectIo) {
+    BufferResource resource(host_limited(mebibyte));
+    auto reservation = resource.reserve(MemoryType::HOST, 3 * 5000, AllowOverbooking::no);
+    for (int i = 0; i < 3; ++i) {
+        auto buffer = resource.make_buffer(5000, reservation);
+        EXPECT_EQ(reinterpret_cast<std::uintptr_t>(buffer.data().data()) % host_buffer_alignment, 0U);
+        EXPECT_EQ(buffer.data().size(), 5000U);
+    }
+}
+
+TEST(BufferResource, MakeBufferRejectsAReservationThatCannotPayForIt) {
+    BufferResource resource(host_limited(mebibyte));
+    BufferResource other(host_limited(mebibyte));
+    auto small = resource.reserve(MemoryType::HOST, 10, AllowOverbooking::no);
+    EXPECT_THROW_WITH(resource.make_buffer(11, small), ReservationError, "holds 10 B");
+    auto disk = resource.reserve(MemoryType::DISK, 10, AllowOverbooking::no);
+    EXPECT_THROW_WITH(resource.make_buffer(1, disk), ReservationError, "needs a HOST reservation");
+    auto foreign = other.reserve(MemoryType::HOST, 10, AllowOverbooking::no);
+    EXPECT_THROW_WITH(resource.make_buffer(1, foreign), ReservationError, "of this BufferResource");
+    MemoryReservation none;
+    EXPECT_THROW_WITH(resource.make_buffer(0, none), ReservationError, "of this BufferResource");
+    EXPECT_EQ(small.size(), 10U);
+    EXPECT_EQ(resource.memory_used(MemoryType::HOST), 0U);
+}
+
+TEST(BufferResource, AllocationsAreRecordedInStatistics) {
+    auto statistics = std::make_shared<Statistics>();
+    BufferResource resource(host_limited(mebibyte), statistics);
+    auto reservation = resource.reserve(MemoryType::HOST, 300, AllowOverbooking::no);
+    auto first = resource.make_buffer(100, reservation);
+    auto second = resource.make_buffer(200, reservation);
+    auto const allocated = statistics->get("memory.allocate.bytes");
+    ASSERT_TRUE(allocated.has_value());
+    EXPECT_EQ(allocated->records, 2U);
+    EXPECT_EQ(allocated->total, 300.0);
+    EXPECT_EQ(&resource.statistics(), statistics.get());
+}
+
+TEST(BufferResource, ConcurrentReservationsNeverExceedTheLimit) {
+    constexpr std::uint64_t limit = 1000;
+    BufferResource resource(host_limited(limit));
+    std::vector<std::thread> threads;
+    std::vector<std::vector<MemoryReservation>> held(4);
+    for (auto& mine : held) {
+        threads.emplace_back([&] {
+            for (int i = 0; i < 1000; ++i) {
+                if (auto reservation = resource.try_reserve(MemoryType::HOST, 7); !reservation.empty()) {
+                    mine.push_back(std::move(reservation));
+                }
+            }
+        });
+    }
+    for (auto& thread : threads) {
+        thread.join();
+    }
+    std::size_t total = 0;
+    for (auto const& mine : held) {
+        total += mine.size() * 7;
+    }
+    EXPECT_EQ(total, limit / 7 * 7);
+    EXPECT_EQ(resource.memory_reserved(MemoryType::HOST), total);
+}
+
+TEST(BufferResource, ReserveAndSpillReservesWithoutSpillingWhenThereIsRoom) {
+    TemporaryDirectory root;
+    BufferResource resource(test_config(root, 4 * mebibyte));
+    BufferPile pile(resource, 2, mebibyte);
+    ScopedSpillFunction const spilling(resource, [&](std::size_t n) { return pile.spill(n); });
+    auto reservation = resource.reserve_and_spill(MemoryType::HOST, 2 * mebibyte, AllowOverbooking::no);
+    EXPECT_EQ(reservation.size(), 2 * mebibyte);
+    EXPECT_EQ(pile.count(), 2U);
+}
+
+TEST(BufferResource, ReserveAndSpillSpillsWhatIsMissing) {
+    TemporaryDirectory root;
+    BufferResource resource(test_config(root, 4 * mebibyte));
+    BufferPile pile(resource, 4, mebibyte);
+    ScopedSpillFunction const spilling(resource, [&](std::size_t n) { return pile.spill(n); });
+    auto reservation = resource.reserve_and_spill(MemoryType::HOST, 3 * mebibyte, AllowOverbooking::no);
+    EXPECT_EQ(reservation.size(), 3 * mebibyte);
+    EXPECT_EQ(pile.count(), 1U);
+    EXPECT_EQ(resource.memory_available(MemoryType::HOST), 0);
+}
+
+TEST(BufferResource, ReserveAndSpillFailsCleanlyWhenNotEnoughCanBeSpilled) {
+    TemporaryDirectory root;
+    BufferResource resource(test_config(root, 4 * mebibyte));
+    BufferPile pile(resource, 4, mebibyte);
+    ScopedSpillFunction const spilling(resource, [&](std::size_t n) { return pile.spill(n); });
+    EXPECT_THROW_WITH(
+        resource.reserve_and_spill(MemoryType::HOST, 5 * mebibyte, AllowOverbooking::no), OutOfMemory,
+        "even after spilling 4.00 MiB"
+    );
+    EXPECT_EQ(resource.memory_reserved(MemoryType::HOST), 0U);
+    auto overbooked = resource.reserve_and_spill(MemoryType::HOST, 5 * mebibyte, AllowOverbooking::yes);
+    EXPECT_EQ(overbooked.size(), 5 * mebibyte);
+    EXPECT_EQ(resource.memory_available(MemoryType::HOST), -static_cast<std::int64_t>(mebibyte));
+}
+
+TEST(BufferResource, ReserveAndSpillOfDiskIsAPlainReservation) {
+    TemporaryDirectory root;
+    auto config = test_config(root);
+    config.disk_limit = SizeSpec::bytes(100);
+    BufferResource resource(config);
+    EXPECT_EQ(resource.reserve_and_spill(MemoryType::DISK, 100, AllowOverbooking::no).size(), 100U);
+    EXPECT_THROW_WITH(
+        resource.reserve_and_spill(MemoryType::DISK, 101, AllowOverbooking::no), OutOfMemory, "max_spill_bytes"
+    );
+}
+
+TEST(BufferResource, ConcurrentReserveAndSpillCallersNeverUnderSpill) {
+    // Regression for the seed's last comment: with concurrent spilling, a
+    // caller must not rely on bytes another caller spills for itself, or both
+    // end up short and one runs out of memory.
+    TemporaryDirectory root;
+    constexpr int callers = 4;
+    BufferResource resource(test_config(root, 16 * mebibyte));
+    BufferPile pile(resource, 16, mebibyte);
+    std::atomic<int> started{0};
+    std::atomic<int> calls{0};
+    ScopedSpillFunction const spilling(resource, [&](std::size_t amount) {
+        if (++calls == 1) {
+            while (started < callers) {
+                std::this_thread::yield();
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        }
+        return pile.spill(amount);
+    });
+    Watchdog watchdog("concurrent reserve_and_spill");
+    std::vector<std::thread> threads;
+    std::vector<MemoryReservation> reservations(callers);
+    for (int i = 0; i < callers; ++i) {
+        threads.emplace_back([&, i] {
+            ++started;
+            reservations[i] = resource.reserve_and_spill(MemoryType::HOST, 3 * mebibyte, AllowOverbooking::no);
+        });
+    }
+    for (auto& thread : threads) {
+        thread.join();
+    }
+    EXPECT_EQ(pile.count(), 16U - 3 * callers) << "spilled more or less than the callers needed";
+    EXPECT_EQ(resource.memory_available(MemoryType::HOST), 0);
+}
+
+TEST(BufferResource, AReserveAndSpillCallerClaimsOnlyItsOwnRequestSoOthersSpillBesideIt) {
+    // HOST is 2 MiB over its limit by someone else's reservation when a caller
+    // asks for 2 MiB more. It claims its own 2 MiB, not all 4, so a second
+    // spiller takes the other half at the same time instead of waiting.
+    TemporaryDirectory root;
+    BufferResource resource(test_config(root, 4 * mebibyte));
+    BufferPile first_pile(resource, 2, mebibyte);
+    BufferPile second_pile(resource, 2, mebibyte);
+    auto const overbooked = resource.reserve(MemoryType::HOST, 2 * mebibyte, AllowOverbooking::yes);
+    Event first_inside;
+    Rendezvous both_spilling(2);
+    std::atomic<int> met{0};
+    auto const meeting = [&](BufferPile& pile) {
+        return [&](std::size_t amount) {
+            first_inside.set();
+            met += both_spilling.arrive_and_wait(std::chrono::seconds(2)) ? 1 : 0;
+            return pile.spill(amount);
+        };
+    };
+    ScopedSpillFunction const first(resource, meeting(first_pile), 1);
+    ScopedSpillFunction const second(resource, meeting(second_pile), 0);
+    MemoryReservation reservation;
+    std::thread requester([&] {
+        reservation = resource.reserve_and_spill(MemoryType::HOST, 2 * mebibyte, AllowOverbooking::no);
+    });
+    ASSERT_TRUE(first_inside.wait());
+    auto const helped = resource.spill_manager().spill_to_make_headroom(0);
+    requester.join();
+    EXPECT_EQ(met, 2) << "the second spiller waited for the first, which had claimed the whole shortfall";
+    EXPECT_EQ(helped.spilled, 2 * mebibyte);
+    EXPECT_EQ(resource.memory_available(MemoryType::HOST), 0);
+}
+
+TEST(BufferResource, RejectsAnEmptySpillDirectory) {
+    MemoryConfig config;
+    config.spill_directory = "";
+    EXPECT_THROW_WITH(BufferResource{config}, InvalidArgument, "spill_directory");
+}
+
+TEST(BufferResourceDeathTest, DestroyingTheResourceBeforeItsBuffersAborts) {
+    EXPECT_DEATH(
+        {
+            auto resource = std::make_unique<BufferResource>(host_limited(100));
+            auto reservation = resource->reserve(MemoryType::HOST, 10, AllowOverbooking::no);
+            auto buffer = resource->make_buffer(10, reservation);
+            resource.reset();
+        },
+        "destroyed while 10 bytes of HOST buffers"
+    );
+}

@@ -1,0 +1,316 @@
+// The DISK tier, through BufferResource::move: spill files, codecs, checks,
+// faults and the spill directory's life cycle.
+#include <common/error_matchers.hpp>
+#include <common/fault_injecting_file_operations.hpp>
+#include <common/temporary_directory.hpp>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <fstream>
+
+#include <spillway/core/error.hpp>
+#include <spillway/memory/buffer_resource.hpp>
+
+#include <gtest/gtest.h>
+
+#include "memory_test_support.hpp"
+
+using namespace spillway;
+using namespace spillway::memory;
+using namespace spillway::test;
+
+namespace {
+
+/// A pid that no process has: a child that has exited and been reaped.
+pid_t dead_pid() {
+    pid_t const child = fork();
+    if (child == 0) {
+        _exit(0);
+    }
+    waitpid(child, nullptr, 0);
+    return child;
+}
+
+void make_owned_directory(std::filesystem::path const& path, std::string const& owner) {
+    std::filesystem::create_directories(path);
+    std::ofstream(path / "owner") << owner << "\n";
+    std::ofstream(path / "buffer-0") << "left behind";
+}
+
+void flip_byte(std::filesystem::path const& path, std::uint64_t offset) {
+    std::fstream file(path, std::ios::in | std::ios::out | std::ios::binary);
+    file.seekg(static_cast<std::streamoff>(offset));
+    char byte = 0;
+    file.get(byte);
+    file.seekp(static_cast<std::streamoff>(offset));
+    file.put(static_cast<char>(byte ^ 0x5a));
+}
+
+class DiskTierCodec : public ::testing::TestWithParam<Codec> {
+  protected:
+    MemoryConfig config() const {
+        auto result = test_config(root_);
+        result.spill_codec = GetParam();
+        return result;
+    }
+    TemporaryDirectory root_;
+};
+
+INSTANTIATE_TEST_SUITE_P(
+    EveryCodec, DiskTierCodec, ::testing::Values(Codec::none, Codec::lz4, Codec::zstd),
+    [](auto const& test) { return std::string(to_string(test.param)); }
+);
+
+}  // namespace
+
+TEST_P(DiskTierCodec, RoundTripsRandomAndCompressibleDataOfEverySize) {
+    BufferResource resource(config());
+    std::uint64_t seed = 0;
+    for (std::size_t size : {0UL, 1UL, 4095UL, 4096UL, 4097UL, 3 * mebibyte + 5, 9 * mebibyte + 123}) {
+        for (bool compressible : {false, true}) {
+            auto const bytes = test_bytes(size, ++seed, compressible);
+            auto disk = move_to(resource, make_host_buffer(resource, bytes), MemoryType::DISK);
+            EXPECT_EQ(disk.mem_type(), MemoryType::DISK);
+            EXPECT_EQ(disk.size(), size);
+            EXPECT_EQ(resource.memory_used(MemoryType::HOST), 0U);
+            EXPECT_EQ(resource.memory_used(MemoryType::DISK), size);
+            auto host = move_to(resource, std::move(disk), MemoryType::HOST);
+            EXPECT_EQ(contents(host), bytes) << "size " << size << ", compressible " << compressible;
+            EXPECT_TRUE(spill_files(resource).empty());
+        }
+    }
+    EXPECT_EQ(resource.memory_used(MemoryType::DISK), 0U);
+}
+
+TEST_P(DiskTierCodec, ACorruptedPayloadByteIsCorruptDataNamingTheFile) {
+    BufferResource resource(config());
+    auto disk = move_to(resource, make_host_buffer(resource, test_bytes(100'000, 1)), MemoryType::DISK);
+    auto const file = spill_files(resource).at(0);
+    flip_byte(file, 4096 + 777);
+    EXPECT_THROW_WITH(move_to(resource, std::move(disk), MemoryType::HOST), CorruptData, file.string());
+    EXPECT_EQ(resource.memory_used(MemoryType::HOST), 0U);
+}
+
+TEST_P(DiskTierCodec, ATruncatedFileIsCorruptDataNamingTheFile) {
+    BufferResource resource(config());
+    auto disk = move_to(resource, make_host_buffer(resource, test_bytes(100'000, 2)), MemoryType::DISK);
+    auto const file = spill_files(resource).at(0);
+    std::filesystem::resize_file(file, 4096 + 1000);
+    EXPECT_THROW_WITH(move_to(resource, std::move(disk), MemoryType::HOST), CorruptData, "truncated");
+}
+
+TEST(DiskTier, ACorruptedHeaderIsCorruptData) {
+    TemporaryDirectory root;
+    BufferResource resource(test_config(root));
+    auto disk = move_to(resource, make_host_buffer(resource, test_bytes(5000, 3)), MemoryType::DISK);
+    flip_byte(spill_files(resource).at(0), 20);
+    EXPECT_THROW_WITH(move_to(resource, std::move(disk), MemoryType::HOST), CorruptData, "header checksum");
+}
+
+TEST(DiskTier, AFileCutInsideItsHeaderIsCorruptData) {
+    TemporaryDirectory root;
+    BufferResource resource(test_config(root));
+    auto disk = move_to(resource, make_host_buffer(resource, test_bytes(5000, 3)), MemoryType::DISK);
+    std::filesystem::resize_file(spill_files(resource).at(0), 10);
+    EXPECT_THROW_WITH(move_to(resource, std::move(disk), MemoryType::HOST), CorruptData, "truncated");
+}
+
+TEST(DiskTier, ADeletedFileIsAnIoErrorNamingTheFile) {
+    TemporaryDirectory root;
+    BufferResource resource(test_config(root));
+    auto disk = move_to(resource, make_host_buffer(resource, test_bytes(5000, 4)), MemoryType::DISK);
+    auto const file = spill_files(resource).at(0);
+    std::filesystem::remove(file);
+    EXPECT_THROW_WITH(move_to(resource, std::move(disk), MemoryType::HOST), IoError, file.string() + "' is missing");
+    EXPECT_EQ(disk.mem_type(), MemoryType::DISK);  // unchanged on failure
+}
+
+TEST(DiskTier, SpillFilesFollowTheDocumentedFormat) {
+    TemporaryDirectory root;
+    auto config = test_config(root);
+    config.spill_codec = Codec::zstd;
+    BufferResource resource(config);
+    auto disk = move_to(resource, make_host_buffer(resource, test_bytes(10'000, 5)), MemoryType::DISK);
+    std::ifstream file(spill_files(resource).at(0), std::ios::binary);
+    std::string header(64, '\0');
+    file.read(header.data(), 64);
+    EXPECT_EQ(header.substr(0, 8), "SPILLWAY");
+    EXPECT_EQ(header[8], 1);   // version, little-endian
+    EXPECT_EQ(header[10], 2);  // codec: zstd
+    EXPECT_EQ(header[12], 64); // header size
+    EXPECT_EQ(std::filesystem::file_size(spill_files(resource).at(0)) % 4096, 0U);
+}
+
+TEST(DiskTier, CompressingCodecsStoreCompressibleDataInFewerBytes) {
+    for (auto const codec : {Codec::lz4, Codec::zstd}) {
+        TemporaryDirectory root;
+        auto config = test_config(root);
+        config.spill_codec = codec;
+        BufferResource resource(config);
+        auto disk = move_to(resource, make_host_buffer(resource, test_bytes(mebibyte, 6, true)), MemoryType::DISK);
+        EXPECT_LT(resource.statistics().get("memory.disk.write.bytes")->total, 0.1 * mebibyte) << codec;
+        EXPECT_EQ(resource.memory_used(MemoryType::DISK), mebibyte) << "accounted uncompressed";
+    }
+}
+
+TEST(DiskTier, MovingToTheTierABufferIsInLeavesItAndTheReservationAlone) {
+    TemporaryDirectory root;
+    BufferResource resource(test_config(root));
+    auto buffer = make_host_buffer(resource, test_bytes(100, 7));
+    auto reservation = resource.reserve(MemoryType::HOST, 100, AllowOverbooking::no);
+    auto same = resource.move(std::move(buffer), reservation);
+    EXPECT_EQ(same.mem_type(), MemoryType::HOST);
+    EXPECT_EQ(reservation.size(), 100U);
+    EXPECT_EQ(resource.memory_used(MemoryType::HOST), 100U);
+}
+
+TEST(DiskTier, AMoveThatTheReservationCannotPayForLeavesTheBuffer) {
+    TemporaryDirectory root;
+    BufferResource resource(test_config(root));
+    auto buffer = make_host_buffer(resource, test_bytes(100, 8));
+    auto reservation = resource.reserve(MemoryType::DISK, 99, AllowOverbooking::no);
+    EXPECT_THROW_WITH(resource.move(std::move(buffer), reservation), ReservationError, "holds 99 B");
+    EXPECT_EQ(buffer.size(), 100U);
+    Buffer empty = std::move(buffer);
+    EXPECT_THROW_WITH(resource.move(std::move(buffer), reservation), InvalidArgument, "non-empty");
+}
+
+TEST(DiskTier, MovesAreRecordedInStatistics) {
+    TemporaryDirectory root;
+    BufferResource resource(test_config(root));
+    auto host = move_to(resource, move_to(resource, make_host_buffer(resource, test_bytes(5000, 9)), MemoryType::DISK),
+                        MemoryType::HOST);
+    auto const& statistics = resource.statistics();
+    EXPECT_EQ(statistics.get("memory.copy.host_to_disk.bytes")->total, 5000.0);
+    EXPECT_EQ(statistics.get("memory.copy.disk_to_host.bytes")->total, 5000.0);
+    EXPECT_EQ(statistics.get("memory.copy.host_to_disk.seconds")->records, 1U);
+    EXPECT_EQ(statistics.get("memory.disk.write.bytes")->total, 4096.0 + 8192.0);
+}
+
+TEST(DiskTier, TheSpillQuotaFailsWithOutOfMemoryNamingMaxSpillBytes) {
+    TemporaryDirectory root;
+    auto config = test_config(root);
+    config.disk_limit = SizeSpec::bytes(mebibyte);
+    BufferResource resource(config);
+    auto first = move_to(resource, make_host_buffer(resource, test_bytes(mebibyte / 2, 10)), MemoryType::DISK);
+    EXPECT_THROW_WITH(
+        move_to(resource, make_host_buffer(resource, test_bytes(mebibyte, 11)), MemoryType::DISK), OutOfMemory,
+        "max_spill_bytes"
+    );
+}
+
+TEST(DiskTier, NoSpaceLeftIsAnIoErrorThatLeavesTheBufferInHostAndNoFile) {
+    TemporaryDirectory root;
+    auto operations = std::make_shared<FaultInjectingFileOperations>();
+    BufferResource resource(faulty_config(root, operations));
+    auto const bytes = test_bytes(20'000, 12);
+    auto buffer = make_host_buffer(resource, bytes);
+    operations->fail_writes(ENOSPC);
+    EXPECT_THROW_WITH(move_to(resource, std::move(buffer), MemoryType::DISK), IoError, "No space left on device");
+    EXPECT_EQ(buffer.mem_type(), MemoryType::HOST);
+    EXPECT_EQ(contents(buffer), bytes);
+    EXPECT_TRUE(spill_files(resource).empty());
+    EXPECT_EQ(resource.memory_used(MemoryType::DISK), 0U);
+    EXPECT_EQ(resource.memory_reserved(MemoryType::DISK), 0U);
+}
+
+TEST(DiskTier, AReadErrorIsAnIoErrorAndTheBufferStaysOnDisk) {
+    TemporaryDirectory root;
+    auto operations = std::make_shared<FaultInjectingFileOperations>();
+    BufferResource resource(faulty_config(root, operations));
+    auto const bytes = test_bytes(20'000, 13);
+    auto disk = move_to(resource, make_host_buffer(resource, bytes), MemoryType::DISK);
+    operations->fail_reads(EIO);
+    EXPECT_THROW_WITH(move_to(resource, std::move(disk), MemoryType::HOST), IoError, "Input/output error");
+    EXPECT_EQ(disk.mem_type(), MemoryType::DISK);
+    EXPECT_EQ(contents(move_to(resource, std::move(disk), MemoryType::HOST)), bytes);
+}
+
+TEST(DiskTier, ShortWritesAreContinued) {
+    TemporaryDirectory root;
+    auto operations = std::make_shared<FaultInjectingFileOperations>();
+    auto config = faulty_config(root, operations);
+    for (auto const codec : {Codec::none, Codec::lz4}) {
+        config.spill_codec = codec;
+        BufferResource resource(config);
+        operations->short_writes(true);
+        auto const bytes = test_bytes(50'000, 14);
+        auto disk = move_to(resource, make_host_buffer(resource, bytes), MemoryType::DISK);
+        operations->short_writes(false);
+        EXPECT_EQ(contents(move_to(resource, std::move(disk), MemoryType::HOST)), bytes) << codec;
+    }
+}
+
+TEST(DiskTier, FallsBackToBufferedIoWhereDirectIoIsRefused) {
+    TemporaryDirectory root;
+    auto operations = std::make_shared<FaultInjectingFileOperations>();
+    operations->refuse_direct_io(true);
+    BufferResource resource(faulty_config(root, operations));
+    auto const bytes = test_bytes(10'000, 15);
+    for (int i = 0; i < 2; ++i) {
+        auto disk = move_to(resource, make_host_buffer(resource, bytes), MemoryType::DISK);
+        EXPECT_EQ(contents(move_to(resource, std::move(disk), MemoryType::HOST)), bytes);
+    }
+    EXPECT_EQ(resource.statistics().get("memory.disk.direct_io_fallbacks")->total, 1.0);
+}
+
+TEST(DiskTier, UsesDirectIoUnlessItIsTurnedOff) {
+    for (bool const direct : {true, false}) {
+        TemporaryDirectory root;
+        auto operations = std::make_shared<FaultInjectingFileOperations>();
+        auto config = faulty_config(root, operations);
+        config.direct_io = direct;
+        BufferResource resource(config);
+        auto host = move_to(resource, move_to(resource, make_host_buffer(resource, test_bytes(10, 16)), MemoryType::DISK),
+                            MemoryType::HOST);
+        EXPECT_EQ(operations->direct_opens(), direct ? 2 : 0);
+    }
+}
+
+TEST(DiskTier, AnUnwritableSpillDirectoryIsAnIoErrorAtConstruction) {
+    TemporaryDirectory root;
+    std::ofstream(root.path() / "a-file") << "not a directory";
+    auto config = test_config(root);
+    config.spill_directory = root.path() / "a-file" / "spill";
+    EXPECT_THROW_WITH(BufferResource{config}, IoError, "set spill_directory to a writable directory");
+}
+
+TEST(DiskTier, EachResourceHasItsOwnDirectoryWithAnOwnerFileRemovedAtTheEnd) {
+    TemporaryDirectory root;
+    std::filesystem::path first_directory;
+    {
+        BufferResource first(test_config(root));
+        BufferResource second(test_config(root));
+        first_directory = first.spill_directory();
+        EXPECT_NE(first.spill_directory(), second.spill_directory());
+        EXPECT_EQ(first.spill_directory().parent_path(), root.path());
+        std::ifstream owner(first.spill_directory() / "owner");
+        pid_t pid = 0;
+        owner >> pid;
+        EXPECT_EQ(pid, getpid());
+        auto disk = move_to(first, make_host_buffer(first, test_bytes(10, 17)), MemoryType::DISK);
+    }
+    EXPECT_FALSE(std::filesystem::exists(first_directory));
+    EXPECT_TRUE(std::filesystem::is_empty(root.path()));
+}
+
+TEST(DiskTier, DirectoriesOfDeadProcessesAreRemovedAtStartUpAndOthersAreKept) {
+    TemporaryDirectory root;
+    auto const stale = root.path() / "spillway-dead";
+    auto const live = root.path() / "spillway-live";
+    auto const unowned = root.path() / "spillway-unowned";
+    auto const unrelated = root.path() / "someone-else";
+    make_owned_directory(stale, std::to_string(dead_pid()));
+    make_owned_directory(live, std::to_string(getppid()));
+    std::filesystem::create_directories(unowned);
+    make_owned_directory(unrelated, std::to_string(dead_pid()));
+
+    BufferResource resource(test_config(root));
+    EXPECT_FALSE(std::filesystem::exists(stale));
+    EXPECT_TRUE(std::filesystem::exists(live));
+    EXPECT_TRUE(std::filesystem::exists(unowned));
+    EXPECT_TRUE(std::filesystem::exists(unrelated));
+    EXPECT_EQ(resource.statistics().get("memory.disk.stale_directories_removed")->total, 1.0);
+}

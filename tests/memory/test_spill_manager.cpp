@@ -1,0 +1,505 @@
+#include <spillway/memory/spill_manager.hpp>
+
+#include <common/error_matchers.hpp>
+#include <common/event.hpp>
+#include <common/rendezvous.hpp>
+#include <common/temporary_directory.hpp>
+#include <common/watchdog.hpp>
+
+#include <atomic>
+#include <filesystem>
+#include <future>
+#include <list>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include <spillway/core/error.hpp>
+#include <spillway/memory/buffer_resource.hpp>
+#include <spillway/memory/spillable_store.hpp>
+
+#include <gtest/gtest.h>
+
+#include "memory_test_support.hpp"
+
+using namespace spillway;
+using namespace spillway::memory;
+using namespace spillway::test;
+using namespace std::chrono_literals;
+
+namespace {
+
+/// A spill function that frees nothing and reports `amount` as freed.
+std::size_t pretend(std::size_t amount) {
+    return amount;
+}
+
+std::size_t thread_count() {
+    auto const tasks = std::filesystem::directory_iterator("/proc/self/task");
+    return static_cast<std::size_t>(std::distance(begin(tasks), end(tasks)));
+}
+
+/// Whether two spill() callers are inside two different spill functions at
+/// the same time, waiting at most `timeout` for each other.
+bool two_callers_meet_inside_spill(SpillMode mode, std::chrono::milliseconds timeout) {
+    TemporaryDirectory root;
+    auto config = test_config(root);
+    config.spill_mode = mode;
+    BufferResource resource(config);
+    auto& manager = resource.spill_manager();
+    Rendezvous inside(2);
+    std::atomic<int> met{0};
+    auto const meeting = [&](std::size_t amount) {
+        met += inside.arrive_and_wait(timeout) ? 1 : 0;
+        return amount;
+    };
+    ScopedSpillFunction const first(resource, meeting, 1);
+    ScopedSpillFunction const second(resource, meeting, 0);
+    std::thread one([&] { manager.spill(10); });
+    std::thread two([&] { manager.spill(10); });
+    one.join();
+    two.join();
+    return met == 2;
+}
+
+}  // namespace
+
+TEST(SpillManager, CallsFunctionsInPriorityOrderUntilTheAmountIsMet) {
+    TemporaryDirectory root;
+    BufferResource resource(test_config(root));
+    auto& manager = resource.spill_manager();
+    std::vector<std::string> calls;
+    auto const recording = [&](std::string name) {
+        return [&calls, name](std::size_t) {
+            calls.push_back(name);
+            return std::size_t{10};
+        };
+    };
+    std::vector<SpillManager::SpillFunctionId> ids{
+        manager.add_spill_function(recording("low"), 0),
+        manager.add_spill_function(recording("high"), 10),
+        manager.add_spill_function(recording("middle"), 5),
+        manager.add_spill_function(recording("high too"), 10),
+    };
+    EXPECT_EQ(manager.spill(25), 30U);
+    EXPECT_EQ(calls, (std::vector<std::string>{"high", "high too", "middle"}));
+    calls.clear();
+    EXPECT_EQ(manager.spill(1000), 40U);
+    EXPECT_EQ(calls, (std::vector<std::string>{"high", "high too", "middle", "low"}));
+    for (auto const id : ids) {
+        manager.remove_spill_function(id);
+    }
+    EXPECT_EQ(manager.spill(10), 0U);
+}
+
+TEST(SpillManager, AsksEachFunctionForWhatIsStillMissing) {
+    TemporaryDirectory root;
+    BufferResource resource(test_config(root));
+    auto& manager = resource.spill_manager();
+    std::vector<std::size_t> asked;
+    auto const asking = [&](std::size_t amount) {
+        asked.push_back(amount);
+        return std::size_t{30};
+    };
+    ScopedSpillFunction const first(resource, asking, 1);
+    ScopedSpillFunction const second(resource, asking, 0);
+    EXPECT_EQ(manager.spill(50), 60U);
+    EXPECT_EQ(asked, (std::vector<std::size_t>{50, 20}));
+    EXPECT_EQ(resource.statistics().get("memory.spill.bytes")->total, 60.0);
+}
+
+TEST(SpillManager, TwoCallersSpillFromTwoFunctionsAtTheSameTime) {
+    EXPECT_TRUE(two_callers_meet_inside_spill(SpillMode::concurrent, 10s))
+        << "the second spill() caller never entered a free spill function while the first was inside "
+           "another: spill() is serialized";
+}
+
+TEST(SpillManager, TheRendezvousTestFailsOnTheSerializedMode) {
+    // The serialized mode admits one caller at a time, so the two callers can
+    // never meet: the test above would fail on it, with its message, after
+    // its timeout, instead of hanging.
+    EXPECT_FALSE(two_callers_meet_inside_spill(SpillMode::serialized, 200ms));
+}
+
+TEST(SpillManager, RevisitsSkippedFunctionsUntilTheAmountIsMet) {
+    // The seed's objection: caller 1 holds the function with lots to spill for
+    // a small request; caller 2 needs much more, skips it, gets little from the
+    // next function, and must come back to the first rather than under-spill.
+    TemporaryDirectory root;
+    BufferResource resource(test_config(root));
+    auto& manager = resource.spill_manager();
+    Event first_caller_inside;
+    Event little_was_asked;
+    std::atomic<int> lots_calls{0};
+    ScopedSpillFunction const lots(
+        resource,
+        [&](std::size_t amount) {
+            if (++lots_calls == 1) {
+                first_caller_inside.set();
+                EXPECT_TRUE(little_was_asked.wait()) << "the second caller waited instead of skipping";
+            }
+            return amount;
+        },
+        1
+    );
+    ScopedSpillFunction const little(resource, [&](std::size_t amount) {
+        little_was_asked.set();
+        return std::min<std::size_t>(amount, 10);
+    });
+    Watchdog watchdog("skip and revisit");
+    std::thread first([&] { EXPECT_EQ(manager.spill(5), 5U); });
+    ASSERT_TRUE(first_caller_inside.wait());
+    EXPECT_EQ(manager.spill(100), 100U) << "the skipped function was not revisited";
+    first.join();
+    EXPECT_EQ(lots_calls, 2);
+}
+
+TEST(SpillManager, RemoveWaitsUntilTheFunctionReturnsAndItIsNeverCalledAgain) {
+    TemporaryDirectory root;
+    BufferResource resource(test_config(root));
+    auto& manager = resource.spill_manager();
+    Event entered;
+    Event remove_started;
+    std::atomic<bool> remove_returned{false};
+    std::atomic<bool> returned_while_running{false};
+    std::atomic<int> calls{0};
+    auto const id = manager.add_spill_function(
+        [&](std::size_t amount) {
+            ++calls;
+            entered.set();
+            EXPECT_TRUE(remove_started.wait());
+            // Give a remove that does not drain every chance to return now.
+            for (int i = 0; i < 200 && !returned_while_running; ++i) {
+                returned_while_running = remove_returned.load();
+                std::this_thread::sleep_for(1ms);
+            }
+            return amount;
+        },
+        0
+    );
+    Watchdog watchdog("drain on remove");
+    std::thread spiller([&] { manager.spill(10); });
+    ASSERT_TRUE(entered.wait());
+    std::thread remover([&] {
+        remove_started.set();
+        manager.remove_spill_function(id);
+        remove_returned = true;
+    });
+    remover.join();
+    spiller.join();
+    EXPECT_FALSE(returned_while_running) << "remove_spill_function returned while the function ran";
+    EXPECT_EQ(manager.spill(10), 0U);
+    EXPECT_EQ(calls, 1);
+}
+
+TEST(SpillManager, NoFunctionIsEnteredAfterItsRemovalReturnsWhileOthersSpill) {
+    TemporaryDirectory root;
+    BufferResource resource(test_config(root));
+    auto& manager = resource.spill_manager();
+    constexpr int function_count = 8;
+    std::array<std::atomic<bool>, function_count> removed{};
+    std::atomic<int> entered_after_removal{0};
+    std::atomic<int> calls{0};
+    std::vector<SpillManager::SpillFunctionId> ids;
+    for (int i = 0; i < function_count; ++i) {
+        ids.push_back(manager.add_spill_function(
+            [&, i](std::size_t amount) {
+                entered_after_removal += removed[i] ? 1 : 0;
+                ++calls;
+                return amount / 4;
+            },
+            i % 3
+        ));
+    }
+    std::atomic<bool> stop{false};
+    std::vector<std::thread> spillers;
+    for (int t = 0; t < 3; ++t) {
+        spillers.emplace_back([&] {
+            while (!stop) {
+                manager.spill(1000);
+            }
+        });
+    }
+    Watchdog watchdog("removal under concurrent spilling");
+    for (int i = 0; i < function_count; ++i) {
+        // Let the spillers run the remaining functions before each removal.
+        for (int const seen = calls; calls < seen + 20;) {
+            std::this_thread::yield();
+        }
+        manager.remove_spill_function(ids[i]);
+        removed[i] = true;
+    }
+    stop = true;
+    for (auto& spiller : spillers) {
+        spiller.join();
+    }
+    EXPECT_EQ(entered_after_removal, 0);
+}
+
+TEST(SpillManager, AnExceptionReachesTheCallerAndLeavesTheRegistryIntact) {
+    TemporaryDirectory root;
+    BufferResource resource(test_config(root, 4 * mebibyte));
+    BufferPile pile(resource, 4, mebibyte);
+    auto& manager = resource.spill_manager();
+    std::atomic<int> throwing_calls{0};
+    std::atomic<int> next_calls{0};
+    ScopedSpillFunction const throwing(
+        resource,
+        [&](std::size_t amount) -> std::size_t {
+            if (++throwing_calls % 2 == 1) {
+                throw IoError("disk on fire");
+            }
+            return pile.spill(amount);
+        },
+        1
+    );
+    ScopedSpillFunction const next(resource, [&](std::size_t amount) {
+        ++next_calls;
+        return amount;
+    });
+    EXPECT_THROW_WITH(manager.spill(10), IoError, "disk on fire");
+    EXPECT_EQ(next_calls, 0);
+    EXPECT_EQ(manager.spill(10), mebibyte) << "the function is no longer busy after throwing";
+    EXPECT_EQ(throwing_calls, 2);
+
+    // A failed headroom request returns its claim, so a later one spills again.
+    auto overbooked = resource.reserve(MemoryType::HOST, 2 * mebibyte, AllowOverbooking::yes);
+    EXPECT_THROW_WITH(manager.spill_to_make_headroom(0), IoError, "disk on fire");
+    auto const result = manager.spill_to_make_headroom(0);
+    EXPECT_TRUE(result.reached);
+    EXPECT_EQ(result.spilled, mebibyte);
+}
+
+TEST(SpillManager, ReentrantCallsFromASpillFunctionAreRejectedInsteadOfDeadlocking) {
+    TemporaryDirectory root;
+    BufferResource resource(test_config(root));
+    auto& manager = resource.spill_manager();
+    std::vector<std::function<void()>> const reentrant_calls{
+        [&] { manager.spill(1); },
+        [&] { manager.spill_to_make_headroom(1); },
+        [&] { manager.add_spill_function(pretend, 0); },
+        [&] { manager.remove_spill_function(0); },
+        [&] { static_cast<void>(resource.reserve_and_spill(MemoryType::HOST, 1ULL << 40, AllowOverbooking::no)); },
+    };
+    Watchdog watchdog("re-entrant spill calls");
+    for (auto const& call : reentrant_calls) {
+        ScopedSpillFunction const reentrant(resource, [&](std::size_t amount) {
+            call();
+            return amount;
+        });
+        EXPECT_THROW_WITH(manager.spill(10), InvalidArgument, "called from inside a spill function");
+    }
+}
+
+TEST(SpillManager, ASpillFunctionMayUseAnotherManager) {
+    TemporaryDirectory root;
+    BufferResource outer(test_config(root));
+    BufferResource inner(test_config(root));
+    ScopedSpillFunction const inner_function(inner, pretend);
+    ScopedSpillFunction const outer_function(outer, [&](std::size_t amount) {
+        return inner.spill_manager().spill(amount);
+    });
+    EXPECT_EQ(outer.spill_manager().spill(10), 10U);
+}
+
+TEST(SpillManager, RejectsUnknownIdsAndEmptyFunctions) {
+    TemporaryDirectory root;
+    BufferResource resource(test_config(root));
+    EXPECT_THROW_WITH(resource.spill_manager().remove_spill_function(42), InvalidArgument, "no spill function has id 42");
+    EXPECT_THROW_WITH(resource.spill_manager().add_spill_function({}, 0), InvalidArgument, "callable");
+}
+
+TEST(SpillManager, ThePeriodicThreadSpillsOverbookedMemoryBackUnderTheLimit) {
+    TemporaryDirectory root;
+    auto config = test_config(root, 10 * mebibyte);
+    config.spill_interval = 1ms;
+    BufferResource resource(config);
+    BufferPile pile(resource, 10, mebibyte);
+    ScopedSpillFunction const spilling(resource, [&](std::size_t amount) { return pile.spill(amount); });
+    auto overbooked = resource.reserve(MemoryType::HOST, 3 * mebibyte, AllowOverbooking::yes);
+    for (int i = 0; i < 10'000 && resource.memory_available(MemoryType::HOST) < 0; ++i) {
+        std::this_thread::sleep_for(1ms);
+    }
+    EXPECT_EQ(resource.memory_available(MemoryType::HOST), 0);
+    EXPECT_EQ(pile.count(), 7U);
+}
+
+TEST(SpillManager, ThePeriodicThreadKeepsTheConfiguredHeadroom) {
+    TemporaryDirectory root;
+    auto config = test_config(root, 10 * mebibyte);
+    config.spill_interval = 1ms;
+    config.spill_headroom = 4 * mebibyte;
+    BufferResource resource(config);
+    BufferPile pile(resource, 10, mebibyte);
+    ScopedSpillFunction const spilling(resource, [&](std::size_t amount) { return pile.spill(amount); });
+    for (int i = 0; i < 10'000 && pile.count() > 6; ++i) {
+        std::this_thread::sleep_for(1ms);
+    }
+    EXPECT_EQ(pile.count(), 6U);
+    EXPECT_EQ(resource.memory_available(MemoryType::HOST), 4 * static_cast<std::int64_t>(mebibyte));
+}
+
+TEST(SpillManager, DestroyingTheResourceStopsThePeriodicThreadPromptly) {
+    TemporaryDirectory root;
+    auto config = test_config(root);
+    config.spill_interval = 1h;
+    Watchdog watchdog("stopping a periodic spill thread with a one-hour interval", 30s);
+    BufferResource resource(config);
+}
+
+TEST(SpillManager, ThereIsNoPeriodicThreadWhenTheIntervalIsZero) {
+    TemporaryDirectory root;
+    auto config = test_config(root);
+    // Sanitizer runtimes start a helper thread with the first thread; start
+    // it now so that it is not counted as the periodic thread.
+    std::thread([] {}).join();
+    auto const before = thread_count();
+    {
+        config.spill_interval = 0s;
+        BufferResource resource(config);
+        EXPECT_EQ(thread_count(), before);
+    }
+    config.spill_interval = 1h;
+    BufferResource resource(config);
+    EXPECT_EQ(thread_count(), before + 1);
+}
+
+TEST(SpillManager, ConcurrentHeadroomRequestsSpillTheShortfallOnce) {
+    TemporaryDirectory root;
+    BufferResource resource(test_config(root, 32 * mebibyte));
+    BufferPile pile(resource, 32, mebibyte);
+    constexpr int callers = 4;
+    std::atomic<int> started{0};
+    std::atomic<int> first_call{0};
+    ScopedSpillFunction const spilling(resource, [&](std::size_t amount) {
+        if (++first_call == 1) {
+            // Let every caller find the shortfall while this one spills it.
+            while (started < callers) {
+                std::this_thread::yield();
+            }
+            std::this_thread::sleep_for(50ms);
+        }
+        return pile.spill(amount);
+    });
+    std::vector<std::thread> threads;
+    std::atomic<std::size_t> spilled{0};
+    std::atomic<int> reached{0};
+    for (int i = 0; i < callers; ++i) {
+        threads.emplace_back([&] {
+            ++started;
+            auto const result = resource.spill_manager().spill_to_make_headroom(8 * mebibyte);
+            spilled += result.spilled;
+            reached += result.reached ? 1 : 0;
+        });
+    }
+    for (auto& thread : threads) {
+        thread.join();
+    }
+    EXPECT_EQ(spilled, 8 * mebibyte) << "concurrent callers spilled the same shortfall more than once";
+    EXPECT_EQ(reached, callers);
+}
+
+TEST(SpillManager, RandomizedStressKeepsEveryByteAndTheAccountingExact) {
+    // Threads create and destroy stores (adding and removing spill functions),
+    // insert buffers made with reserve_and_spill, extract and check them,
+    // spill, and hold loose buffers, while the periodic thread runs too.
+    TemporaryDirectory root;
+    auto config = test_config(root, 2 * mebibyte);
+    config.spill_interval = 1ms;
+    BufferResource resource(config);
+    constexpr int threads = 4;
+    constexpr std::size_t max_size = 64 * 1024;
+    auto const fill = [](Buffer& buffer, std::uint64_t key) {
+        auto const data = buffer.data();
+        for (std::size_t i = 0; i < data.size(); ++i) {
+            data[i] = static_cast<std::byte>(key * 31 + i);
+        }
+    };
+    auto const intact = [](Buffer const& buffer, std::uint64_t key) {
+        auto const data = buffer.data();
+        for (std::size_t i = 0; i < data.size(); ++i) {
+            if (data[i] != static_cast<std::byte>(key * 31 + i)) {
+                return false;
+            }
+        }
+        return true;
+    };
+    Watchdog watchdog("randomized spill stress", 240s);
+    std::vector<std::thread> workers;
+    std::atomic<int> corrupt{0};
+    for (int t = 0; t < threads; ++t) {
+        workers.emplace_back([&, t] {
+            std::mt19937_64 random(static_cast<std::uint64_t>(t) + 1);
+            std::list<std::pair<SpillableStore, std::vector<SpillableStore::Key>>> stores;
+            std::uint64_t next_key = static_cast<std::uint64_t>(t) << 32;
+            std::optional<Buffer> loose;
+            for (int step = 0; step < 300; ++step) {
+                switch (random() % 6) {
+                case 0:
+                    if (stores.size() < 3) {
+                        stores.emplace_back(
+                            std::piecewise_construct,
+                            std::forward_as_tuple(resource, "stress", static_cast<int>(random() % 3)),
+                            std::forward_as_tuple()
+                        );
+                    } else {
+                        stores.pop_front();
+                    }
+                    break;
+                case 1:
+                case 2:
+                    if (!stores.empty()) {
+                        auto& [store, keys] = stores.back();
+                        auto const size = random() % max_size;
+                        auto reservation = resource.reserve_and_spill(MemoryType::HOST, size, AllowOverbooking::no);
+                        auto buffer = resource.make_buffer(size, reservation);
+                        fill(buffer, next_key);
+                        store.insert(next_key, std::move(buffer));
+                        keys.push_back(next_key++);
+                    }
+                    break;
+                case 3:
+                    if (!stores.empty() && !stores.front().second.empty()) {
+                        auto& [store, keys] = stores.front();
+                        auto const key = keys[random() % keys.size()];
+                        std::erase(keys, key);
+                        auto buffer = store.extract(key);
+                        corrupt += buffer && intact(*buffer, key) ? 0 : 1;
+                    }
+                    break;
+                case 4:
+                    resource.spill_manager().spill(random() % (4 * max_size));
+                    break;
+                case 5: {
+                    loose.reset();
+                    auto const size = random() % max_size;
+                    auto reservation = resource.reserve_and_spill(MemoryType::HOST, size, AllowOverbooking::no);
+                    loose = resource.make_buffer(size, reservation);
+                    break;
+                }
+                }
+            }
+        });
+    }
+    for (auto& worker : workers) {
+        worker.join();
+    }
+    EXPECT_EQ(corrupt, 0);
+    for (auto const tier : memory_types) {
+        EXPECT_EQ(resource.memory_used(tier), 0U) << tier;
+        EXPECT_EQ(resource.memory_reserved(tier), 0U) << tier;
+    }
+    EXPECT_GT(resource.statistics().get("stress.spill.bytes")->total, 0.0);
+}
+
+TEST(SpillManagerDeathTest, DestroyingTheResourceWithASpillFunctionRegisteredAborts) {
+    EXPECT_DEATH(
+        {
+            TemporaryDirectory root;
+            auto resource = std::make_unique<BufferResource>(test_config(root));
+            resource->spill_manager().add_spill_function(pretend, 0);
+            resource.reset();
+        },
+        "destroyed with 1 spill functions registered"
+    );
+}

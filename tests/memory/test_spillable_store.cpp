@@ -1,0 +1,391 @@
+#include <spillway/memory/spillable_store.hpp>
+
+#include <common/error_matchers.hpp>
+#include <common/event.hpp>
+#include <common/fault_injecting_file_operations.hpp>
+#include <common/temporary_directory.hpp>
+#include <common/watchdog.hpp>
+
+#include <cerrno>
+#include <future>
+#include <map>
+#include <random>
+#include <thread>
+
+#include <spillway/core/error.hpp>
+
+#include <gtest/gtest.h>
+
+#include "memory_test_support.hpp"
+
+using namespace spillway;
+using namespace spillway::memory;
+using namespace spillway::test;
+using namespace std::chrono_literals;
+
+namespace {
+
+constexpr std::uint64_t kibibyte = 1024;
+
+
+}  // namespace
+
+TEST(SpillableStore, ReturnsTheBuffersItWasGivenByKey) {
+    TemporaryDirectory root;
+    BufferResource resource(test_config(root));
+    {
+        SpillableStore store(resource, "test");
+        auto const first = test_bytes(1000, 1);
+        auto const second = test_bytes(2000, 2);
+        store.insert(7, make_host_buffer(resource, first));
+        store.insert(3, make_host_buffer(resource, second));
+        EXPECT_EQ(store.size(), 2U);
+        EXPECT_EQ(store.keys(), (std::vector<SpillableStore::Key>{3, 7}));
+        EXPECT_EQ(store.bytes(MemoryType::HOST), 3000U);
+        EXPECT_TRUE(store.contains(7));
+        EXPECT_EQ(contents(*store.extract(7)), first);
+        EXPECT_FALSE(store.contains(7));
+        EXPECT_FALSE(store.extract(7).has_value());
+        EXPECT_EQ(contents(*store.extract(3)), second);
+        EXPECT_TRUE(store.empty());
+    }
+    expect_all_tiers_at_zero(resource);
+}
+
+TEST(SpillableStore, SpilledBuffersComeBackInHostWithTheirBytes) {
+    TemporaryDirectory root;
+    BufferResource resource(test_config(root));
+    SpillableStore store(resource, "test");
+    std::map<SpillableStore::Key, std::vector<std::byte>> expected;
+    for (SpillableStore::Key key = 0; key < 4; ++key) {
+        expected[key] = test_bytes(100 * kibibyte + key, key);
+        store.insert(key, make_host_buffer(resource, expected[key]));
+    }
+    auto const total = store.bytes(MemoryType::HOST);
+    EXPECT_EQ(store.spill(total), total);
+    EXPECT_EQ(store.bytes(MemoryType::HOST), 0U);
+    EXPECT_EQ(store.bytes(MemoryType::DISK), total);
+    EXPECT_EQ(resource.memory_used(MemoryType::HOST), 0U);
+    EXPECT_EQ(spill_files(resource).size(), 4U);
+    for (auto const& [key, bytes] : expected) {
+        auto buffer = store.extract(key);
+        ASSERT_TRUE(buffer.has_value());
+        EXPECT_EQ(buffer->mem_type(), MemoryType::HOST);
+        EXPECT_EQ(contents(*buffer), bytes);
+    }
+    EXPECT_TRUE(spill_files(resource).empty());
+    EXPECT_EQ(resource.statistics().get("test.spill.bytes")->total, static_cast<double>(total));
+    EXPECT_EQ(resource.statistics().get("test.unspill.bytes")->total, static_cast<double>(total));
+}
+
+TEST(SpillableStore, SpillsTheSmallestBufferThatCoversTheAmountElseTheLargest) {
+    TemporaryDirectory root;
+    BufferResource resource(test_config(root));
+    SpillableStore store(resource, "test");
+    for (std::uint64_t const size : {1, 2, 3, 5, 8}) {
+        store.insert(size, make_host_buffer(resource, test_bytes(size * kibibyte, size)));
+    }
+    EXPECT_EQ(store.spill(4 * kibibyte), 5 * kibibyte);
+    // Nothing left covers 9 KiB: the largest (8) goes, then the 1 KiB covers the rest.
+    EXPECT_EQ(store.spill(9 * kibibyte), 9 * kibibyte);
+    EXPECT_EQ(store.bytes(MemoryType::DISK), 14 * kibibyte);
+    EXPECT_EQ(store.bytes(MemoryType::HOST), 5 * kibibyte);
+    EXPECT_EQ(store.spill(100 * kibibyte), 5 * kibibyte);
+    EXPECT_EQ(store.spill(1), 0U);
+}
+
+TEST(SpillableStore, OfEqualSizesSpillsTheLargestKeyFirst) {
+    TemporaryDirectory root;
+    BufferResource resource(test_config(root));
+    SpillableStore store(resource, "test");
+    for (SpillableStore::Key key = 0; key < 4; ++key) {
+        store.insert(key, make_host_buffer(resource, test_bytes(kibibyte, key)));
+    }
+    EXPECT_EQ(store.spill(2 * kibibyte), 2 * kibibyte);
+    EXPECT_EQ(contents(*store.extract(0)), test_bytes(kibibyte, 0));
+    EXPECT_EQ(contents(*store.extract(1)), test_bytes(kibibyte, 1));
+    EXPECT_FALSE(resource.statistics().get("test.unspill.bytes").has_value()) << "keys 0 and 1 were spilled";
+    EXPECT_EQ(store.bytes(MemoryType::DISK), 2 * kibibyte);
+}
+
+TEST(SpillableStore, TheSpillManagerSpillsItWhenHostRunsShort) {
+    TemporaryDirectory root;
+    BufferResource resource(test_config(root, 4 * mebibyte));
+    SpillableStore store(resource, "test");
+    for (SpillableStore::Key key = 0; key < 4; ++key) {
+        store.insert(key, make_host_buffer(resource, test_bytes(mebibyte, key)));
+    }
+    auto reservation = resource.reserve_and_spill(MemoryType::HOST, 2 * mebibyte, AllowOverbooking::no);
+    EXPECT_EQ(store.bytes(MemoryType::DISK), 2 * mebibyte);
+    EXPECT_EQ(resource.memory_available(MemoryType::HOST), 0);
+}
+
+TEST(SpillableStore, ExtractingASpilledBufferSpillsOthersToMakeRoom) {
+    TemporaryDirectory root;
+    BufferResource resource(test_config(root, 2 * mebibyte));
+    SpillableStore store(resource, "test");
+    auto const first = test_bytes(mebibyte, 1);
+    store.insert(1, make_host_buffer(resource, first));
+    store.spill(mebibyte);
+    store.insert(2, make_host_buffer(resource, test_bytes(mebibyte, 2)));
+    store.insert(3, make_host_buffer(resource, test_bytes(mebibyte, 3)));
+    EXPECT_EQ(contents(*store.extract(1)), first);
+    EXPECT_EQ(store.bytes(MemoryType::DISK), mebibyte);
+}
+
+TEST(SpillableStore, ExtractFirstTakesBuffersInKeyOrder) {
+    TemporaryDirectory root;
+    BufferResource resource(test_config(root));
+    SpillableStore store(resource, "test");
+    for (SpillableStore::Key const key : {5, 1, 9}) {
+        store.insert(key, make_host_buffer(resource, test_bytes(10, key)));
+    }
+    store.spill(1);
+    std::vector<SpillableStore::Key> order;
+    while (auto item = store.extract_first()) {
+        EXPECT_EQ(contents(item->second), test_bytes(10, item->first));
+        order.push_back(item->first);
+    }
+    EXPECT_EQ(order, (std::vector<SpillableStore::Key>{1, 5, 9}));
+}
+
+TEST(SpillableStore, PrefetchReadsSpilledBuffersBackWhileHostHasRoomWithoutSpilling) {
+    TemporaryDirectory root;
+    BufferResource resource(test_config(root, 3 * mebibyte));
+    SpillableStore store(resource, "test");
+    for (SpillableStore::Key key = 0; key < 4; ++key) {
+        store.insert(key, make_host_buffer(resource, test_bytes(mebibyte, key)));
+        store.spill(mebibyte);
+    }
+    auto held = resource.reserve(MemoryType::HOST, mebibyte, AllowOverbooking::no);
+    std::vector<SpillableStore::Key> const order{3, 42, 1, 0, 2};
+    EXPECT_EQ(store.prefetch(order), 2 * mebibyte);  // 3 and 1; then HOST is full
+    EXPECT_EQ(store.bytes(MemoryType::HOST), 2 * mebibyte);
+    EXPECT_EQ(store.bytes(MemoryType::DISK), 2 * mebibyte);
+    EXPECT_EQ(resource.statistics().get("test.prefetch.bytes")->total, 2.0 * mebibyte);
+    held = MemoryReservation();
+    EXPECT_EQ(contents(*store.extract(1)), test_bytes(mebibyte, 1));
+    EXPECT_EQ(store.prefetch(order), 2 * mebibyte);
+}
+
+TEST(SpillableStore, RejectsDuplicateKeysForeignBuffersAndAnEmptyName) {
+    TemporaryDirectory root;
+    BufferResource resource(test_config(root));
+    BufferResource other(test_config(root));
+    SpillableStore store(resource, "test");
+    store.insert(1, make_host_buffer(resource, test_bytes(10, 1)));
+    EXPECT_THROW_WITH(store.insert(1, make_host_buffer(resource, test_bytes(10, 2))), InvalidArgument,
+                      "already holds key 1");
+    EXPECT_THROW_WITH(store.insert(2, make_host_buffer(other, test_bytes(10, 2))), InvalidArgument,
+                      "of the store's resource");
+    EXPECT_THROW_WITH(SpillableStore(resource, ""), InvalidArgument, "needs a name");
+    EXPECT_EQ(contents(*store.extract(1)), test_bytes(10, 1));
+}
+
+TEST(SpillableStore, InsertsAndExtractsGoOnWhileASpillWritesOutsideTheLock) {
+    TemporaryDirectory root;
+    auto operations = std::make_shared<FaultInjectingFileOperations>();
+    BufferResource resource(faulty_config(root, operations));
+    SpillableStore store(resource, "test");
+    store.insert(1, make_host_buffer(resource, test_bytes(64 * kibibyte, 1)));  // the victim
+    store.insert(2, make_host_buffer(resource, test_bytes(kibibyte, 2)));
+    Event writing;
+    Event others_done;
+    operations->before_write([&] {
+        writing.set();
+        EXPECT_TRUE(others_done.wait()) << "insert or extract waited for the spill's I/O";
+    });
+    Watchdog watchdog("a spill writing while the store is used");
+    std::thread spiller([&] { EXPECT_EQ(store.spill(64 * kibibyte), 64 * kibibyte); });
+    ASSERT_TRUE(writing.wait());
+    store.insert(3, make_host_buffer(resource, test_bytes(kibibyte, 3)));
+    EXPECT_EQ(contents(*store.extract(2)), test_bytes(kibibyte, 2));
+    EXPECT_TRUE(store.contains(1)) << "a buffer being spilled is still in the store";
+    others_done.set();
+    spiller.join();
+    operations->before_write({});
+    EXPECT_EQ(contents(*store.extract(1)), test_bytes(64 * kibibyte, 1));
+}
+
+TEST(SpillableStore, ExtractWaitsForASpillOfThatBufferToFinish) {
+    TemporaryDirectory root;
+    auto operations = std::make_shared<FaultInjectingFileOperations>();
+    BufferResource resource(faulty_config(root, operations));
+    SpillableStore store(resource, "test");
+    auto const bytes = test_bytes(64 * kibibyte, 1);
+    store.insert(1, make_host_buffer(resource, bytes));
+    Event writing;
+    Event release;
+    operations->before_write([&] {
+        writing.set();
+        EXPECT_TRUE(release.wait());
+    });
+    Watchdog watchdog("extract during a spill");
+    std::thread spiller([&] { store.spill(1); });
+    ASSERT_TRUE(writing.wait());
+    operations->before_write({});
+    Event extracted;
+    auto extracting = std::async(std::launch::async, [&] {
+        auto buffer = store.extract(1);
+        extracted.set();
+        return buffer;
+    });
+    EXPECT_FALSE(extracted.wait(100ms)) << "extract returned while its buffer was being spilled";
+    release.set();
+    auto buffer = extracting.get();
+    spiller.join();
+    ASSERT_TRUE(buffer.has_value());
+    EXPECT_EQ(contents(*buffer), bytes);
+}
+
+TEST(SpillableStore, AFailedSpillLeavesTheBuffersInHost) {
+    TemporaryDirectory root;
+    auto operations = std::make_shared<FaultInjectingFileOperations>();
+    BufferResource resource(faulty_config(root, operations));
+    SpillableStore store(resource, "test");
+    for (SpillableStore::Key key = 0; key < 3; ++key) {
+        store.insert(key, make_host_buffer(resource, test_bytes(10 * kibibyte, key)));
+    }
+    operations->fail_writes(ENOSPC);
+    EXPECT_THROW_WITH(store.spill(30 * kibibyte), IoError, "No space left on device");
+    EXPECT_EQ(store.bytes(MemoryType::HOST), 30 * kibibyte);
+    EXPECT_EQ(resource.memory_used(MemoryType::DISK), 0U);
+    EXPECT_EQ(store.spill(30 * kibibyte), 30 * kibibyte) << "the buffers can be spilled again";
+    for (SpillableStore::Key key = 0; key < 3; ++key) {
+        EXPECT_EQ(contents(*store.extract(key)), test_bytes(10 * kibibyte, key));
+    }
+}
+
+TEST(SpillableStore, AFailedUnspillLeavesTheBufferInTheStore) {
+    TemporaryDirectory root;
+    auto operations = std::make_shared<FaultInjectingFileOperations>();
+    BufferResource resource(faulty_config(root, operations));
+    SpillableStore store(resource, "test");
+    store.insert(1, make_host_buffer(resource, test_bytes(10 * kibibyte, 1)));
+    store.spill(1);
+    operations->fail_reads(EIO);
+    EXPECT_THROW_WITH(store.extract(1), IoError, "Input/output error");
+    EXPECT_TRUE(store.contains(1));
+    EXPECT_EQ(store.bytes(MemoryType::DISK), 10 * kibibyte);
+    EXPECT_EQ(resource.memory_reserved(MemoryType::HOST), 0U);
+    EXPECT_EQ(contents(*store.extract(1)), test_bytes(10 * kibibyte, 1));
+}
+
+TEST(SpillableStore, TheSpillQuotaStopsSpillingWithAClearError) {
+    TemporaryDirectory root;
+    auto config = test_config(root, 3 * mebibyte);
+    config.disk_limit = SizeSpec::bytes(mebibyte);
+    BufferResource resource(config);
+    SpillableStore store(resource, "test");
+    for (SpillableStore::Key key = 0; key < 3; ++key) {
+        store.insert(key, make_host_buffer(resource, test_bytes(mebibyte, key)));
+    }
+    EXPECT_THROW_WITH(store.spill(3 * mebibyte), OutOfMemory, "max_spill_bytes");
+    EXPECT_EQ(store.bytes(MemoryType::DISK), mebibyte);
+    EXPECT_EQ(store.bytes(MemoryType::HOST), 2 * mebibyte);
+    EXPECT_THROW_WITH(
+        resource.reserve_and_spill(MemoryType::HOST, 2 * mebibyte, AllowOverbooking::no), OutOfMemory,
+        "max_spill_bytes"
+    );
+    EXPECT_EQ(resource.memory_reserved(MemoryType::HOST), 0U);
+}
+
+TEST(SpillableStore, ForceDiskSendsEveryInsertedBufferThroughTheDisk) {
+    TemporaryDirectory root;
+    auto config = test_config(root);
+    config.force_disk = true;
+    BufferResource resource(config);
+    SpillableStore store(resource, "test");
+    auto const bytes = test_bytes(5000, 1);
+    store.insert(1, make_host_buffer(resource, bytes));
+    EXPECT_EQ(store.bytes(MemoryType::DISK), 5000U);
+    EXPECT_EQ(resource.memory_used(MemoryType::HOST), 0U);
+    EXPECT_EQ(contents(*store.extract(1)), bytes);
+    EXPECT_EQ(resource.statistics().get("test.unspill.bytes")->total, 5000.0);
+}
+
+TEST(SpillableStore, DestroyingTheStoreRemovesItsSpillFunctionAndFreesItsBuffers) {
+    TemporaryDirectory root;
+    BufferResource resource(test_config(root));
+    {
+        SpillableStore store(resource, "test");
+        store.insert(1, make_host_buffer(resource, test_bytes(5000, 1)));
+        store.insert(2, make_host_buffer(resource, test_bytes(5000, 2)));
+        store.spill(1);
+        EXPECT_EQ(spill_files(resource).size(), 1U);
+    }
+    EXPECT_EQ(resource.spill_manager().spill(1), 0U);
+    EXPECT_TRUE(spill_files(resource).empty());
+    expect_all_tiers_at_zero(resource);
+}
+
+TEST(SpillableStore, BehavesLikeAMapUnderRandomOperations) {
+    // Model-based: the same random operations on the store and on a std::map,
+    // with a HOST limit small enough that inserts and extracts spill.
+    TemporaryDirectory root;
+    std::mt19937_64 random(20240601);
+    for (auto const codec : {Codec::none, Codec::lz4, Codec::zstd}) {
+        auto config = test_config(root, 256 * kibibyte);
+        config.spill_codec = codec;
+        BufferResource resource(config);
+        {
+            SpillableStore store(resource, "model");
+            std::map<SpillableStore::Key, std::vector<std::byte>> model;
+            for (int step = 0; step < 400; ++step) {
+                auto const key = random() % 40;
+                switch (random() % 6) {
+                case 0:
+                case 1: {
+                    if (model.contains(key)) {
+                        break;
+                    }
+                    auto bytes = test_bytes(random() % (48 * kibibyte), random(), random() % 2 == 0);
+                    auto reservation = resource.reserve_and_spill(MemoryType::HOST, bytes.size(), AllowOverbooking::no);
+                    auto buffer = resource.make_buffer(bytes.size(), reservation);
+                    std::ranges::copy(bytes, buffer.data().begin());
+                    store.insert(key, std::move(buffer));
+                    model[key] = std::move(bytes);
+                    break;
+                }
+                case 2: {
+                    auto buffer = store.extract(key);
+                    auto const expected = model.find(key);
+                    ASSERT_EQ(buffer.has_value(), expected != model.end()) << "key " << key;
+                    if (buffer) {
+                        EXPECT_EQ(contents(*buffer), expected->second) << "key " << key;
+                        model.erase(expected);
+                    }
+                    break;
+                }
+                case 3:
+                    store.spill(random() % (64 * kibibyte));
+                    break;
+                case 4: {
+                    auto const keys = store.keys();
+                    store.prefetch(keys);
+                    break;
+                }
+                case 5:
+                    if (auto item = store.extract_first()) {
+                        ASSERT_EQ(item->first, model.begin()->first);
+                        EXPECT_EQ(contents(item->second), model.begin()->second);
+                        model.erase(model.begin());
+                    }
+                    break;
+                }
+                std::vector<SpillableStore::Key> model_keys;
+                std::uint64_t model_bytes = 0;
+                for (auto const& [k, bytes] : model) {
+                    model_keys.push_back(k);
+                    model_bytes += bytes.size();
+                }
+                ASSERT_EQ(store.keys(), model_keys);
+                ASSERT_EQ(store.bytes(MemoryType::HOST) + store.bytes(MemoryType::DISK), model_bytes);
+                ASSERT_EQ(resource.memory_used(MemoryType::HOST), store.bytes(MemoryType::HOST));
+                ASSERT_EQ(resource.memory_used(MemoryType::DISK), store.bytes(MemoryType::DISK));
+                ASSERT_GE(resource.memory_available(MemoryType::HOST), 0);
+            }
+        }
+        expect_all_tiers_at_zero(resource);
+    }
+}
