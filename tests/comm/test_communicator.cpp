@@ -63,21 +63,57 @@ Future<void> send_numbered(
     return communicator.send(destination, tag, metadata_of({rank, seq, user}), std::move(payload));
 }
 
-/// Receives `incoming`, a message made by `send_numbered`, checks it and
-/// returns its seq.
-std::uint64_t receive_numbered(Communicator& communicator, Incoming&& incoming, std::uint64_t user = 0) {
-    auto const source = static_cast<std::uint64_t>(incoming.source());
-    EXPECT_EQ(metadata_value(incoming.metadata(), 0), source);
-    EXPECT_EQ(metadata_value(incoming.metadata(), 2), user);
+/// Sends messages 0 to `count` - 1 of `user` to every rank on `tag`.
+std::vector<Future<void>> send_numbered_to_all(
+    Communicator& communicator, Tag tag, std::uint64_t count, std::uint64_t user = 0
+) {
+    std::vector<Future<void>> sends;
+    for (std::uint64_t seq = 0; seq < count; ++seq) {
+        for (Rank destination = 0; destination < communicator.nranks(); ++destination) {
+            sends.push_back(send_numbered(communicator, destination, tag, seq, user));
+        }
+    }
+    return sends;
+}
+
+/// A message made by `send_numbered`, as received.
+struct Numbered {
+    Rank source;
+    std::uint64_t seq;
+    std::uint64_t user;
+};
+
+/// Receives `incoming`, a message made by `send_numbered`, and checks its
+/// metadata and payload.
+Numbered receive_numbered(Communicator& communicator, Incoming&& incoming) {
+    auto const source = incoming.source();
+    EXPECT_EQ(metadata_value(incoming.metadata(), 0), static_cast<std::uint64_t>(source));
     auto const seq = metadata_value(incoming.metadata(), 1);
+    auto const user = metadata_value(incoming.metadata(), 2);
     auto const expected = payload_size_for(seq);
     EXPECT_EQ(incoming.payload_size(), expected);
     auto message = receive_now(communicator, std::move(incoming));
     EXPECT_EQ(message.payload.has_value(), expected.has_value());
     if (expected && message.payload) {
-        EXPECT_TRUE(holds_pattern(*message.payload, *expected, source * 1000003 + seq + user));
+        EXPECT_TRUE(holds_pattern(*message.payload, *expected, static_cast<std::uint64_t>(source) * 1000003 + seq + user));
     }
-    return seq;
+    return {source, seq, user};
+}
+
+/// Receives `expected` messages made by `send_numbered` on `tag` from any
+/// rank, and checks that each (source, user) stream arrives in order with
+/// nothing missing in between. Returns how many arrived per stream.
+std::map<std::pair<Rank, std::uint64_t>, std::uint64_t> receive_numbered_from_any(
+    Communicator& communicator, Tag tag, std::uint64_t expected
+) {
+    std::map<std::pair<Rank, std::uint64_t>, std::uint64_t> next_seq;
+    for (std::uint64_t i = 0; i < expected; ++i) {
+        auto const message = receive_numbered(communicator, probe_until(communicator, tag));
+        auto& next = next_seq[std::make_pair(message.source, message.user)];
+        EXPECT_EQ(message.seq, next++)
+            << "from rank " << message.source << ", user " << message.user;
+    }
+    return next_seq;
 }
 
 void wait_all(std::vector<Future<void>>& sends) {
@@ -114,12 +150,7 @@ TEST_P(CommunicatorContract, EveryRankHasADistinctRankInTheGroup) {
 TEST_P(CommunicatorContract, MessagesBetweenTwoRanksOnOneTagArriveInSendOrder) {
     constexpr std::uint64_t count = 30;
     run([&](Communicator& comm) {
-        std::vector<Future<void>> sends;
-        for (std::uint64_t seq = 0; seq < count; ++seq) {
-            for (Rank destination = 0; destination < comm.nranks(); ++destination) {
-                sends.push_back(send_numbered(comm, destination, 2, seq));
-            }
-        }
+        auto sends = send_numbered_to_all(comm, 2, count);
         // Probe each source in turn, so later sources' messages wait while
         // earlier ones are taken.
         for (Rank source = 0; source < comm.nranks(); ++source) {
@@ -127,7 +158,7 @@ TEST_P(CommunicatorContract, MessagesBetweenTwoRanksOnOneTagArriveInSendOrder) {
                 auto incoming = probe_until(comm, 2, source);
                 EXPECT_EQ(incoming.source(), source);
                 EXPECT_EQ(incoming.tag(), 2);
-                EXPECT_EQ(receive_numbered(comm, std::move(incoming)), seq);
+                EXPECT_EQ(receive_numbered(comm, std::move(incoming)).seq, seq);
             }
         }
         wait_all(sends);
@@ -137,21 +168,11 @@ TEST_P(CommunicatorContract, MessagesBetweenTwoRanksOnOneTagArriveInSendOrder) {
 TEST_P(CommunicatorContract, AnySourceProbesReceiveEveryRanksMessagesInPerSourceOrder) {
     constexpr std::uint64_t count = 20;
     run([&](Communicator& comm) {
-        std::vector<Future<void>> sends;
-        for (std::uint64_t seq = 0; seq < count; ++seq) {
-            for (Rank destination = 0; destination < comm.nranks(); ++destination) {
-                sends.push_back(send_numbered(comm, destination, 3, seq));
-            }
-        }
-        std::map<Rank, std::uint64_t> next_seq;
-        for (std::uint64_t i = 0; i < count * static_cast<std::uint64_t>(comm.nranks()); ++i) {
-            auto incoming = probe_until(comm, 3);
-            auto const source = incoming.source();
-            EXPECT_EQ(receive_numbered(comm, std::move(incoming)), next_seq[source]++);
-        }
-        EXPECT_EQ(next_seq.size(), static_cast<std::size_t>(comm.nranks()));
-        for (auto const& [source, received] : next_seq) {
-            EXPECT_EQ(received, count) << "from rank " << source;
+        auto sends = send_numbered_to_all(comm, 3, count);
+        auto const received = receive_numbered_from_any(comm, 3, count * static_cast<std::uint64_t>(comm.nranks()));
+        EXPECT_EQ(received.size(), static_cast<std::size_t>(comm.nranks()));
+        for (auto const& [stream, messages] : received) {
+            EXPECT_EQ(messages, count) << "from rank " << stream.first;
         }
         wait_all(sends);
     });
@@ -171,21 +192,14 @@ TEST_P(CommunicatorContract, ManyThreadsSendAndReceiveConcurrentlyWithoutLosingO
             workers.emplace_back([&, t] {
                 EXPECT_TRUE(start.arrive_and_wait());
                 try {
-                    std::vector<Future<void>> sends;
-                    for (std::uint64_t seq = 0; seq < count; ++seq) {
-                        for (Rank destination = 0; destination < comm.nranks(); ++destination) {
-                            sends.push_back(send_numbered(comm, destination, 10 + t % 2, seq, t));
-                        }
-                    }
+                    auto sends = send_numbered_to_all(comm, 10 + t % 2, count, t);
                     if (t < 2) {
-                        std::map<std::pair<Rank, std::uint64_t>, std::uint64_t> next_seq;
-                        auto const expected = 2 * count * static_cast<std::uint64_t>(comm.nranks());
-                        for (std::uint64_t i = 0; i < expected; ++i) {
-                            auto incoming = probe_until(comm, 10 + t);
-                            auto const user = metadata_value(incoming.metadata(), 2);
-                            EXPECT_EQ(user % 2, static_cast<std::uint64_t>(t)) << "a message of another tag";
-                            auto const key = std::make_pair(incoming.source(), user);
-                            EXPECT_EQ(receive_numbered(comm, std::move(incoming), user), next_seq[key]++);
+                        auto const received = receive_numbered_from_any(
+                            comm, 10 + t, 2 * count * static_cast<std::uint64_t>(comm.nranks())
+                        );
+                        for (auto const& [stream, messages] : received) {
+                            EXPECT_EQ(stream.second % 2, static_cast<std::uint64_t>(t)) << "a message of another tag";
+                            EXPECT_EQ(messages, count);
                         }
                     }
                     wait_all(sends);
@@ -304,18 +318,11 @@ TEST_P(CommunicatorContract, TagsIsolateConcurrentUsersOfOneCommunicator) {
         // Two users, as two shuffles with different op ids would be.
         auto user = [&](Tag tag, std::uint64_t id) {
             try {
-                std::vector<Future<void>> sends;
-                for (std::uint64_t seq = 0; seq < count; ++seq) {
-                    for (Rank destination = 0; destination < comm.nranks(); ++destination) {
-                        sends.push_back(send_numbered(comm, destination, tag, seq, id));
-                    }
-                }
-                std::map<Rank, std::uint64_t> next_seq;
-                for (std::uint64_t i = 0; i < count * static_cast<std::uint64_t>(comm.nranks()); ++i) {
-                    auto incoming = probe_until(comm, tag);
-                    ASSERT_EQ(metadata_value(incoming.metadata(), 2), id) << "a message of the other user";
-                    auto const source = incoming.source();
-                    EXPECT_EQ(receive_numbered(comm, std::move(incoming), id), next_seq[source]++);
+                auto sends = send_numbered_to_all(comm, tag, count, id);
+                auto const received =
+                    receive_numbered_from_any(comm, tag, count * static_cast<std::uint64_t>(comm.nranks()));
+                for (auto const& [stream, messages] : received) {
+                    EXPECT_EQ(stream.second, id) << "a message of the other user";
                 }
                 wait_all(sends);
             } catch (std::exception const& error) {

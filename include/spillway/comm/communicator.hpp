@@ -57,9 +57,11 @@ namespace spillway::comm {
 ///
 /// **Failure.** Misuse is reported at the call with `InvalidArgument` (bad
 /// rank, tag, metadata size, non-HOST payload, an `Incoming` of another
-/// communicator) or `ReservationError` (a reservation that cannot pay for the
-/// payload), and leaves every argument unchanged. A failed MPI call surfaces
-/// as `IoError`, from the call or from the future's `get`.
+/// communicator or already received) or `ReservationError` (a reservation
+/// that cannot pay for the payload). A failed `receive` leaves the `Incoming`
+/// and the reservation unchanged; a failed `send` frees what it was given. A
+/// failed MPI call surfaces as `IoError`, from the call or from the future's
+/// `get`.
 ///
 /// Thread safety: every member function may be called concurrently from any
 /// number of threads.
@@ -97,7 +99,8 @@ class Communicator {
     /// `metadata.size() <= max_metadata_size`; the payload, if any, is in HOST
     /// memory (a moved-from buffer counts as a payload of 0 bytes).
     /// @throws InvalidArgument if a requirement is not met, or if the local
-    ///         destination's communicator has been destroyed.
+    ///         destination's communicator has been destroyed (the metadata and
+    ///         payload are freed).
     /// @throws IoError if MPI refuses the send.
     Future<void> send(
         Rank destination,
@@ -108,9 +111,10 @@ class Communicator {
 
     /// Returns the oldest message on `tag` from `source` (or from any rank,
     /// for `any_source`) that has arrived and has not been probed yet, or
-    /// nothing if there is none. Never blocks; takes no memory for the
-    /// payload. A message that has only partly arrived may be returned by a
-    /// later call.
+    /// nothing if there is none. Never waits for a message to arrive, and
+    /// takes no memory for the payload (the MPI backend receives the small
+    /// header of a matched message on the spot). A message that has only
+    /// partly arrived may be returned by a later call.
     ///
     /// Requires: `tag` in `[0, max_tag]`; `source` is `any_source` or in
     /// `[0, nranks())`.
