@@ -245,7 +245,10 @@ TEST_P(CommunicatorContract, ProbeAnnouncesAMessageBeforeAnyMemoryIsTakenForItsP
 }
 
 TEST_P(CommunicatorContract, ProbedPayloadsCanBeReceivedInAnyOrder) {
-    std::vector<std::size_t> const sizes{3000, 4 * test::mpi_test_message_bytes + 11, 1};
+    // Small, several MPI parts with a remainder, one byte, exactly two parts.
+    std::vector<std::size_t> const sizes{
+        3000, 4 * test::mpi_test_message_bytes + 11, 1, 2 * test::mpi_test_message_bytes
+    };
     run([&](Communicator& comm) {
         auto const to = next_rank(comm.rank(), comm.nranks());
         auto const from = previous_rank(comm.rank(), comm.nranks());
@@ -260,7 +263,7 @@ TEST_P(CommunicatorContract, ProbedPayloadsCanBeReceivedInAnyOrder) {
             probed.push_back(probe_until(comm, 5, from));
             EXPECT_EQ(metadata_value(probed.back().metadata(), 0), seq);
         }
-        for (std::uint64_t seq : {2, 0, 1}) {
+        for (std::uint64_t seq : {2, 0, 3, 1}) {
             auto message = receive_now(comm, std::move(probed[seq]));
             ASSERT_TRUE(message.payload.has_value());
             EXPECT_TRUE(holds_pattern(*message.payload, sizes[seq], 100 * from + seq)) << "message " << seq;
@@ -296,6 +299,26 @@ TEST_P(CommunicatorContract, MessagesWithoutPayloadOrWithAnEmptyOneArriveAsSent)
         }
         EXPECT_TRUE(message.metadata.empty());
         wait_all(sends);
+    });
+}
+
+TEST_P(CommunicatorContract, TheLargestMetadataArrivesIntact) {
+    run([&](Communicator& comm) {
+        std::vector<std::byte> metadata(max_metadata_size);
+        for (std::size_t i = 0; i < metadata.size(); i += 4093) {
+            metadata[i] = static_cast<std::byte>(i / 4093 + comm.rank());
+        }
+        auto const to = next_rank(comm.rank(), comm.nranks());
+        auto const from = previous_rank(comm.rank(), comm.nranks());
+        auto sent = comm.send(to, 14, metadata, make_payload(comm.buffer_resource(), 10, 1));
+        auto incoming = probe_until(comm, 14, from);
+        ASSERT_EQ(incoming.metadata().size(), max_metadata_size);
+        for (std::size_t i = 0; i < metadata.size(); i += 4093) {
+            ASSERT_EQ(incoming.metadata()[i], static_cast<std::byte>(i / 4093 + from)) << "at byte " << i;
+        }
+        auto message = receive_now(comm, std::move(incoming));
+        EXPECT_TRUE(holds_pattern(*message.payload, 10, 1));
+        await(std::move(sent));
     });
 }
 
