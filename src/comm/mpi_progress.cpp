@@ -10,6 +10,108 @@
 
 namespace spillway::comm::detail {
 
+namespace {
+
+/// The operations the progress thread is completing, with all their requests
+/// in one array so that one `MPI_Testsome` tests them all. Owned by the
+/// progress thread.
+class ActiveOperations {
+  public:
+    /// What one call of `test` did.
+    struct Round {
+        bool progressed;       ///< some request completed
+        std::size_t finished;  ///< operations finished (their `finish` was called)
+    };
+
+    [[nodiscard]] bool empty() const noexcept { return operations_.empty(); }
+
+    void add(std::unique_ptr<MpiOperation> operation, std::vector<MPI_Request> const& requests) {
+        for (auto const request : requests) {
+            requests_.push_back(request);
+            owner_.push_back(operations_.size());
+        }
+        operations_.push_back({std::move(operation), requests.size(), nullptr});
+    }
+
+    /// Tests every request once, and finishes the operations whose requests
+    /// have all completed.
+    Round test() {
+        completed_.resize(requests_.size());
+        statuses_.resize(requests_.size());
+        int count = 0;
+        auto const code = MPI_Testsome(
+            static_cast<int>(requests_.size()), requests_.data(), &count, completed_.data(), statuses_.data()
+        );
+        if (code != MPI_SUCCESS && code != MPI_ERR_IN_STATUS) {
+            SPILLWAY_FATAL("MPI_Testsome failed: " << mpi_error_string(code));
+        }
+        if (count == MPI_UNDEFINED || count == 0) {
+            return {false, 0};
+        }
+        std::size_t finished = 0;
+        for (std::size_t i = 0; i < static_cast<std::size_t>(count); ++i) {
+            Active& active = operations_[owner_[static_cast<std::size_t>(completed_[i])]];
+            if (code == MPI_ERR_IN_STATUS && statuses_[i].MPI_ERROR != MPI_SUCCESS && !active.error) {
+                try {
+                    check_mpi(statuses_[i].MPI_ERROR, "an MPI send or receive");
+                } catch (...) {
+                    active.error = std::current_exception();
+                }
+            }
+            finished += --active.remaining == 0 ? 1 : 0;
+        }
+        if (finished > 0) {
+            finish_completed();
+        }
+        return {true, finished};
+    }
+
+  private:
+    struct Active {
+        std::unique_ptr<MpiOperation> operation;
+        std::size_t remaining;     ///< its requests not yet completed
+        std::exception_ptr error;  ///< the first failure among them
+    };
+
+    /// Finishes the operations without remaining requests, and drops them
+    /// and their (completed, null) requests from the arrays.
+    void finish_completed() {
+        std::vector<Active> still_active;
+        std::vector<std::size_t> new_index(operations_.size());
+        for (std::size_t i = 0; i < operations_.size(); ++i) {
+            if (operations_[i].remaining == 0) {
+                operations_[i].operation->finish(operations_[i].error);
+            } else {
+                new_index[i] = still_active.size();
+                still_active.push_back(std::move(operations_[i]));
+            }
+        }
+        std::size_t kept = 0;
+        for (std::size_t i = 0; i < requests_.size(); ++i) {
+            if (requests_[i] != MPI_REQUEST_NULL) {
+                requests_[kept] = requests_[i];
+                owner_[kept] = new_index[owner_[i]];
+                ++kept;
+            }
+        }
+        requests_.resize(kept);
+        owner_.resize(kept);
+        operations_ = std::move(still_active);
+    }
+
+    std::vector<Active> operations_;
+    /// Every request of `operations_`; `requests_[i]` belongs to
+    /// `operations_[owner_[i]]`. MPI_Testsome sets completed ones to
+    /// MPI_REQUEST_NULL; they are dropped when an operation finishes.
+    std::vector<MPI_Request> requests_;
+    std::vector<std::size_t> owner_;
+    // Scratch for MPI_Testsome.
+    std::vector<int> completed_;
+    std::vector<MPI_Status> statuses_;
+};
+
+}  // namespace
+
 MpiProgress::MpiProgress() : thread_([this] { run(); }) {}
 
 MpiProgress::~MpiProgress() {
@@ -39,21 +141,8 @@ std::size_t MpiProgress::drain(std::chrono::nanoseconds timeout) {
 }
 
 void MpiProgress::run() {
-    /// An operation the thread is completing.
-    struct Active {
-        std::unique_ptr<MpiOperation> operation;
-        std::size_t remaining;  ///< its requests not yet completed
-        std::exception_ptr error;
-    };
-    // Owned by this thread. `requests[i]` belongs to `active[owner[i]]`;
-    // MPI_Testsome sets a completed request to MPI_REQUEST_NULL.
-    std::vector<Active> active;
-    std::vector<MPI_Request> requests;
-    std::vector<std::size_t> owner;
-    std::vector<int> completed;
-    std::vector<MPI_Status> statuses;
-    int idle_rounds = 0;
-
+    ActiveOperations active;
+    int idle_rounds = 0;  ///< consecutive rounds in which no request completed
     for (;;) {
         {
             MutexLock lock(mutex_);
@@ -65,8 +154,7 @@ void MpiProgress::run() {
             } else if (idle_rounds > spin_rounds) {
                 auto const doublings = std::min(idle_rounds - spin_rounds, 16);
                 work_cv_.wait_for(
-                    lock, std::min(std::chrono::microseconds(std::int64_t{1} << doublings), max_sleep),
-                    has_work
+                    lock, std::min(std::chrono::microseconds(std::int64_t{1} << doublings), max_sleep), has_work
                 );
             }
             if (active.empty() && submitted_.empty()) {
@@ -75,79 +163,19 @@ void MpiProgress::run() {
             if (!submitted_.empty()) {
                 idle_rounds = 0;
             }
-            for (auto& [operation, posted] : submitted_) {
-                for (auto const request : posted) {
-                    requests.push_back(request);
-                    owner.push_back(active.size());
-                }
-                active.push_back({std::move(operation), posted.size(), nullptr});
+            for (auto& [operation, requests] : submitted_) {
+                active.add(std::move(operation), requests);
             }
             submitted_.clear();
         }
         if (idle_rounds > 0 && idle_rounds <= spin_rounds) {
             std::this_thread::yield();
         }
-
-        completed.resize(requests.size());
-        statuses.resize(requests.size());
-        int count = 0;
-        auto const code = MPI_Testsome(
-            static_cast<int>(requests.size()), requests.data(), &count, completed.data(), statuses.data()
-        );
-        if (code != MPI_SUCCESS && code != MPI_ERR_IN_STATUS) {
-            SPILLWAY_FATAL("MPI_Testsome failed: " << mpi_error_string(code));
-        }
-        if (count == MPI_UNDEFINED || count == 0) {
-            ++idle_rounds;
-            continue;
-        }
-        idle_rounds = 0;
-        bool any_finished = false;
-        for (int i = 0; i < count; ++i) {
-            auto const index = static_cast<std::size_t>(completed[static_cast<std::size_t>(i)]);
-            Active& operation = active[owner[index]];
-            auto const status_code = statuses[static_cast<std::size_t>(i)].MPI_ERROR;
-            if (code == MPI_ERR_IN_STATUS && status_code != MPI_SUCCESS && !operation.error) {
-                try {
-                    check_mpi(status_code, "an MPI send or receive");
-                } catch (...) {
-                    operation.error = std::current_exception();
-                }
-            }
-            any_finished |= --operation.remaining == 0;
-        }
-        if (!any_finished) {
-            continue;
-        }
-
-        // Finish the completed operations and rebuild the arrays without them.
-        std::size_t const finished = std::count_if(active.begin(), active.end(), [](Active const& operation) {
-            return operation.remaining == 0;
-        });
-        std::vector<Active> still_active;
-        std::vector<std::size_t> new_index(active.size());
-        for (std::size_t i = 0; i < active.size(); ++i) {
-            if (active[i].remaining == 0) {
-                active[i].operation->finish(active[i].error);
-            } else {
-                new_index[i] = still_active.size();
-                still_active.push_back(std::move(active[i]));
-            }
-        }
-        std::size_t kept = 0;
-        for (std::size_t i = 0; i < requests.size(); ++i) {
-            if (requests[i] != MPI_REQUEST_NULL) {
-                requests[kept] = requests[i];
-                owner[kept] = new_index[owner[i]];
-                ++kept;
-            }
-        }
-        requests.resize(kept);
-        owner.resize(kept);
-        active = std::move(still_active);
-        {
+        auto const round = active.test();
+        idle_rounds = round.progressed ? 0 : idle_rounds + 1;
+        if (round.finished > 0) {
             MutexLock lock(mutex_);
-            unfinished_ -= finished;
+            unfinished_ -= round.finished;
             if (unfinished_ == 0) {
                 drained_cv_.notify_all();
             }
