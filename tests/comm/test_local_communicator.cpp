@@ -75,7 +75,10 @@ TEST(LocalCommunicator, DestroyingARankDropsItsWaitingMessagesAndRefusesNewOnes)
     ranks.group[1].reset();
     EXPECT_TRUE(waiting.test());
     EXPECT_EQ(ranks.first.memory_used(memory::MemoryType::HOST), 0U);
-    EXPECT_THROW_WITH(ranks.group[0]->send(1, 0, {}), InvalidArgument, "has been destroyed");
+    EXPECT_THROW_WITH(
+        ranks.group[0]->send(1, 0, {}, make_payload(ranks.first, 100, 2)), InvalidArgument, "has been destroyed"
+    );
+    EXPECT_EQ(ranks.first.memory_used(memory::MemoryType::HOST), 0U);
 }
 
 TEST(LocalCommunicator, AnIncomingOfAnotherCommunicatorIsRejected) {
