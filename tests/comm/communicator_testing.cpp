@@ -1,4 +1,4 @@
-#include "communicator_testing.hpp"
+#include <comm/communicator_testing.hpp>
 
 #include <algorithm>
 #include <cstdlib>

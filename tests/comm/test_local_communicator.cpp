@@ -8,7 +8,7 @@
 
 #include <gtest/gtest.h>
 
-#include "communicator_testing.hpp"
+#include <comm/communicator_testing.hpp>
 
 using namespace spillway;
 using namespace spillway::comm;
