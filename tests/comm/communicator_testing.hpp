@@ -7,7 +7,14 @@
 /// The same binary serves both: run normally it instantiates the `Local`
 /// suites (1 to 8 ranks as threads); run by `mpirun` with
 /// `SPILLWAY_TEST_COMMUNICATOR=mpi` it initialises MPI and instantiates the
-/// `Mpi` suites over `MPI_COMM_WORLD` instead (see tests/comm/CMakeLists.txt).
+/// `Mpi` suites over `MPI_COMM_WORLD` instead. `spillway_add_mpi_tests`
+/// (cmake/SpillwayHelpers.cmake) registers those runs with ctest. A module's
+/// test binary links `spillway_comm_testing` and instantiates its suites as
+///
+/// ```cpp
+/// INSTANTIATE_TEST_SUITE_P(Local, MySuite, ::testing::ValuesIn(test::local_backends()), test::BackendName());
+/// INSTANTIATE_TEST_SUITE_P(Mpi, MySuite, ::testing::ValuesIn(test::mpi_backends()), test::BackendName());
+/// ```
 
 #include <chrono>
 #include <cstddef>
@@ -60,8 +67,9 @@ using RankBody = std::function<void(comm::Communicator&)>;
 
 /// Runs `body` on every rank of `backend`, each rank with a resource of its
 /// own. An exception thrown by a body fails the test. Then every rank meets
-/// the others (so all traffic is done), its communicator is destroyed, and
-/// its resource must be back at zero in every tier.
+/// the others with `barrier` (so all traffic is done; bodies must not use tag
+/// `max_tag`), its communicator is destroyed, and its resource must be back
+/// at zero in every tier.
 ///
 /// MPI groups split payloads into MPI messages of `mpi_test_message_bytes`
 /// bytes, so that payloads of a few hundred KiB already travel in parts.
