@@ -28,6 +28,13 @@ bool Notification::wait_or_wake() noexcept {
     return notified_.load(std::memory_order_relaxed);
 }
 
+void Notification::reset() noexcept {
+    MutexLock lock(mutex_);
+    // relaxed: the caller guarantees nobody else uses the object now.
+    notified_.store(false, std::memory_order_relaxed);
+    woken_ = false;
+}
+
 void Notification::wake() noexcept {
     MutexLock lock(mutex_);
     woken_ = true;

@@ -395,10 +395,8 @@ TEST(SeqJoin, AMillionItemsWithRandomSleepsComeOutInOrder) {
         }
         co_return item;
     };
-    SeqJoinOptions options;
-    options.grain = 16;
     std::size_t expected = 0;
-    for (std::size_t result : seq_join(pool, 256, std::views::iota(std::size_t{0}, items), fn, options)) {
+    for (std::size_t result : seq_join(pool, 256, std::views::iota(std::size_t{0}, items), fn)) {
         if (result != expected) {
             ADD_FAILURE() << "result " << result << " at position " << expected;
             break;

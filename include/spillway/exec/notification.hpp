@@ -51,6 +51,11 @@ class Notification {
     /// Makes the current or next `wait_or_wake()` return.
     void wake() noexcept;
 
+    /// Clears the notification and any wake-up, for reuse. Requires: no
+    /// thread waits on it or may still notify or wake it (for instance, the
+    /// one waiter has seen it set and nothing else refers to it).
+    void reset() noexcept;
+
   private:
     mutable Mutex mutex_;
     CondVar changed_;

@@ -82,10 +82,10 @@ template <typename T, typename Source, typename Fn>
 class SeqJoinState final : public SeqJoinCore<T> {
   public:
     SeqJoinState(Executor& executor, std::size_t window, Source&& source, Fn fn, SeqJoinOptions options)
-        : SeqJoinCore<T>(executor, window, std::move(options)),
+        : SeqJoinCore<T>(executor, window, std::move(options), asynchronous),
           source_(std::forward<Source>(source)),
           fn_(std::move(fn)),
-          items_(this->ring_size()) {}
+          items_(this->ring_slots()) {}
 
     /// Closes first: the runners use the members of this class.
     ~SeqJoinState() override { this->close(); }
@@ -94,11 +94,11 @@ class SeqJoinState final : public SeqJoinCore<T> {
     using Item = typename Puller<Source>::Item;
     static constexpr bool asynchronous = is_task<std::invoke_result_t<Fn&, Item, std::stop_token const&>>;
 
-    /// Calls the core's `publish_async` once a batch's coroutine is gone.
+    /// Publishes a batch once its coroutine is gone.
     struct Published {
         SeqJoinState* state;
         Batch batch;
-        void operator()() const noexcept { state->publish_async(batch); }
+        void operator()() const noexcept { state->publish(batch, true); }
     };
 
     bool pull(std::size_t position) override {
@@ -106,28 +106,27 @@ class SeqJoinState final : public SeqJoinCore<T> {
         if (!item) {
             return false;
         }
-        items_[position % this->ring_size()] = std::move(item);
+        items_[this->index(position)] = std::move(item);
         return true;
     }
 
     /// Moves item `position` out of its slot.
     Item take_item(std::size_t position) {
-        std::optional<Item>& stored = items_[position % this->ring_size()];
+        std::optional<Item>& stored = items_[this->index(position)];
         Item item = std::move(*stored);
         stored.reset();
         return item;
     }
 
-    bool start(Batch batch) noexcept override {
+    void start(Batch batch) noexcept override {
         if constexpr (asynchronous) {
             run_async(batch).start(Published{this, batch});
-            return false;
         } else {
             for (std::size_t position = batch.first; position < batch.first + batch.count; ++position) {
                 if (!this->begin_item(position)) {
                     break;
                 }
-                ResultSlot<T>& result = this->slot(position);
+                ResultSlot<T>& result = this->result(position);
                 try {
                     result.value.emplace(std::invoke(fn_, take_item(position), this->stop_token()));
                 } catch (...) {
@@ -138,7 +137,6 @@ class SeqJoinState final : public SeqJoinCore<T> {
                     break;
                 }
             }
-            return true;
         }
     }
 
@@ -149,7 +147,7 @@ class SeqJoinState final : public SeqJoinCore<T> {
             if (!this->begin_item(position)) {
                 break;
             }
-            ResultSlot<T>& result = this->slot(position);
+            ResultSlot<T>& result = this->result(position);
             try {
                 result.value.emplace(co_await std::invoke(fn_, take_item(position), this->stop_token()));
             } catch (...) {
@@ -164,7 +162,7 @@ class SeqJoinState final : public SeqJoinCore<T> {
 
     Puller<Source> source_;
     Fn fn_;
-    /// Pulled items by `position % ring_size()`, until a runner takes them.
+    /// Pulled items by `index(position)`, until a runner takes them.
     std::vector<std::optional<Item>> items_;
 };
 

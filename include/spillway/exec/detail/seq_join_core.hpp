@@ -6,9 +6,12 @@
 /// virtual functions (see `SeqJoinState`).
 
 #include <algorithm>
+#include <atomic>
+#include <bit>
 #include <cstddef>
 #include <deque>
 #include <exception>
+#include <limits>
 #include <optional>
 #include <stop_token>
 #include <utility>
@@ -37,21 +40,31 @@ inline constexpr std::size_t batches_per_turn = 32;
 
 /// The engine of `seq_join`; results of type `T`.
 ///
-/// Items are numbered by their position in the source. Every position below
-/// `pulled_` has been pulled; the ring of `window + prefetch` slots holds the
-/// items from `consumed_` to `pulled_`. An item is admitted to the window
-/// (may be claimed by a runner) once it is below `consumed_ + window`, so
-/// finished but unconsumed results count toward the window.
+/// Items are numbered by their position in the source. The ring holds the
+/// items from `consumed_` (the consumer's next) to `pulled_`, at most
+/// `window + prefetch`. Items below `admitted_` may be claimed, and
+/// `admitted_ <= consumed_ + window`, so finished but unconsumed results
+/// count toward the window.
+///
+/// The hot path takes no lock. A runner (or the consumer, helping) claims a
+/// batch by advancing `claimed_` with a compare-and-swap below `admitted_`,
+/// runs it, and publishes each result by storing its position + 1 into the
+/// slot's `published` (release). The consumer reads a published result
+/// (acquire) and takes it; it visits `mutex_` once per chunk to count what
+/// it consumed, pull the items that now fit, and move `admitted_` on. Only
+/// a consumer that has to wait registers under the lock; a publisher checks
+/// `consumer_waiting_` after a sequentially consistent fence and wakes it
+/// (the consumer sets the flag, fences, and checks again before it sleeps).
 ///
 /// Who touches what: the puller (the consumer, or the pump with prefetch)
-/// fills slots in [pulled_, consumed_ + ring) outside the lock; a runner owns
-/// the slots of the batch it claimed until it publishes it; the consumer
-/// reads a slot once it is published. Each hand-over goes through `mutex_`.
+/// fills the items at [pulled_, consumed_ + window + prefetch); a claimer
+/// owns the slots of its batch until it publishes them; the consumer owns a
+/// published slot until it counts it as consumed.
 ///
-/// Structured concurrency: `close()` (called by the destructor of the
+/// Structured concurrency: `close()` (called by the destructors of the
 /// owning `SeqJoin` and of `SeqJoinState`) requests stop and returns only
-/// when no runner, pump, stall watch or item is active, and every item's
-/// coroutine frame is destroyed before its batch is published.
+/// once no runner, pump, stall watch or item is active; an asynchronous
+/// item's coroutine frames are destroyed before its batch is published.
 ///
 /// Thread safety: `next`, `next_async` and `close` are the consumer's and
 /// never run concurrently; everything else runs on the executor.
@@ -70,18 +83,21 @@ class SeqJoinCore {
     };
 
     /// Requires: `window >= 1`, `1 <= options.grain <= window`; `executor`
-    /// outlives the core.
-    SeqJoinCore(Executor& executor, std::size_t window, SeqJoinOptions options)
+    /// outlives the core. `asynchronous`: `start` leaves its batches running
+    /// and publishes them itself.
+    SeqJoinCore(Executor& executor, std::size_t window, SeqJoinOptions options, bool asynchronous)
         : executor_(executor),
           window_(window),
           grain_(options.grain),
-          ring_size_(window + options.prefetch),
+          held_(window + options.prefetch),
+          mask_(std::bit_ceil(held_) - 1),
+          chunk_(std::max(grain_, window / 4)),
+          asynchronous_(asynchronous),
           options_(std::move(options)),
           stop_token_(stop_source_.get_token()),
-          slots_(ring_size_),
+          slots_(mask_ + 1),
           pump_(*this),
-          watch_(*this),
-          done_(ring_size_, false) {
+          watch_(*this) {
         std::size_t const runners = std::min(executor.concurrency(), (window + grain_ - 1) / grain_);
         for (std::size_t i = 0; i < std::max<std::size_t>(runners, 1); ++i) {
             idle_runners_.push_back(&runners_.emplace_back(*this));
@@ -98,34 +114,37 @@ class SeqJoinCore {
     /// once nothing of the join runs any more.
     std::optional<T> next() {
         std::optional<T> value;
+        if (take_reserved(value)) {
+            return value;
+        }
         std::exception_ptr error;
         Batch batch{};
         for (;;) {
-            Notification woken;
             Step step{};
             {
                 MutexLock lock(mutex_);
-                step = decide(Waiter{&woken, nullptr}, true, value, error, batch);
+                step = decide(Waiter{&woken_, nullptr}, true, value, error, batch);
             }
             switch (step) {
             case Step::deliver:
-                refill();
+                pull_from(batch);
                 return value;
             case Step::end:
                 return std::nullopt;
             case Step::fail:
                 std::rethrow_exception(error);
             case Step::pull:
-                pull_batch(batch.first);
+                pull_from(batch);
                 break;
             case Step::run:
-                run_inline(batch);
+                run(batch);
                 break;
             case Step::stop:
                 stop();
                 break;
             case Step::wait:
-                executor_.wait(woken);
+                executor_.wait(woken_);
+                woken_.reset();
                 break;
             }
         }
@@ -136,8 +155,11 @@ class SeqJoinCore {
     /// was registered to be posted once there is news, after which this call
     /// no longer touches `consumer`.
     bool next_async(AsyncConsumer& consumer) noexcept {
-        Batch batch{};
         try {
+            if (take_reserved(consumer.value)) {
+                return true;
+            }
+            Batch batch{};
             for (;;) {
                 Step step{};
                 {
@@ -146,13 +168,13 @@ class SeqJoinCore {
                 }
                 switch (step) {
                 case Step::deliver:
-                    refill();
+                    pull_from(batch);
                     return true;
                 case Step::end:
                 case Step::fail:
                     return true;
                 case Step::pull:
-                    pull_batch(batch.first);
+                    pull_from(batch);
                     break;
                 case Step::stop:
                     stop();
@@ -172,11 +194,12 @@ class SeqJoinCore {
     /// Requests stop and blocks (running the executor's work) until nothing
     /// of the join runs; later `next` calls return nothing. Idempotent.
     void close() noexcept {
+        reserved_end_ = reserved_next_;
         bool stopping = false;
         {
             MutexLock lock(mutex_);
             if (phase_ == Phase::running) {
-                phase_ = Phase::closing;
+                begin_closing();
                 stopping = true;
             }
         }
@@ -184,17 +207,16 @@ class SeqJoinCore {
             stop();
         }
         for (;;) {
-            Notification woken;
             {
                 MutexLock lock(mutex_);
-                if (phase_ == Phase::closed || idle()) {
+                if (phase_ == Phase::closed || register_unless_idle(Waiter{&woken_, nullptr})) {
                     phase_ = Phase::closed;
                     terminal_error_ = nullptr;
                     return;
                 }
-                waiter_ = Waiter{&woken, nullptr};
             }
-            executor_.wait(woken);
+            executor_.wait(woken_);
+            woken_.reset();
         }
     }
 
@@ -205,16 +227,18 @@ class SeqJoinCore {
     virtual bool pull(std::size_t position) = 0;
 
     /// Runs `batch`: for each item `begin_item`, the function (its value or
-    /// error into `slot(position)`), `end_item`, stopping after an error or
-    /// when `begin_item` refuses. Returns true if the batch finished before
-    /// returning; false if it continues asynchronously and will call
-    /// `publish_async(batch)` once its coroutine frames are gone.
-    virtual bool start(Batch batch) noexcept = 0;
+    /// error into `result(position)`), `end_item`, stopping after an error
+    /// or when `begin_item` refuses. A synchronous engine finishes the batch
+    /// before returning; an asynchronous one leaves it running and calls
+    /// `publish(batch, true)` once its coroutine frames are gone.
+    virtual void start(Batch batch) noexcept = 0;
 
-    /// Before item `position` runs: false if stop was requested (the item and
-    /// the rest of its batch are skipped); otherwise tells the observer.
+    /// Before item `position` runs: false if stop was requested or an
+    /// earlier item failed (the item and the rest of its batch are skipped);
+    /// otherwise tells the observer.
     bool begin_item(std::size_t position) noexcept {
-        if (stop_token_.stop_requested()) {
+        // acquire: pairs with the release in record_failure().
+        if (stop_token_.stop_requested() || position > failed_at_.load(std::memory_order_acquire)) {
             return false;
         }
         if (options_.observer) {
@@ -231,19 +255,44 @@ class SeqJoinCore {
     }
 
     /// Where item `position` leaves its result.
-    ResultSlot<T>& slot(std::size_t position) noexcept { return slots_[position % ring_size_]; }
+    ResultSlot<T>& result(std::size_t position) noexcept { return slots_[index(position)].result; }
 
     /// The token passed to every item; stop is requested on close or error.
     [[nodiscard]] std::stop_token const& stop_token() const noexcept { return stop_token_; }
 
-    /// Publishes a batch that `start` continued asynchronously.
-    void publish_async(Batch batch) noexcept {
-        MutexLock lock(mutex_);
-        publish(batch);
+    /// Publishes the results of `batch` to the consumer; `asynchronous` for
+    /// a batch that `start` left running. No lock held.
+    void publish(Batch batch, bool asynchronous) noexcept {
+        for (std::size_t position = batch.first; position < batch.first + batch.count; ++position) {
+            if (result(position).error) {
+                record_failure(position);
+                break;
+            }
+        }
+        for (std::size_t position = batch.first; position < batch.first + batch.count; ++position) {
+            // release: pairs with the acquire loads in published().
+            slots_[index(position)].published.store(position + 1, std::memory_order_release);
+        }
+        // relaxed: a statistic for the stall watch.
+        progress_.fetch_add(1, std::memory_order_relaxed);
+        if (asynchronous) {
+            // relaxed: ordered by the fence below for register_unless_idle().
+            async_in_flight_.fetch_sub(1, std::memory_order_relaxed);
+        }
+        // seq_cst: with the fence in register_waiter(), either the consumer
+        // sees what was published here, or this sees it waiting.
+        std::atomic_thread_fence(std::memory_order_seq_cst);
+        if (consumer_waiting_.load(std::memory_order_relaxed)) {
+            MutexLock lock(mutex_);
+            wake_waiter();
+        }
     }
 
-    /// Slots in the ring: window + prefetch.
-    [[nodiscard]] std::size_t ring_size() const noexcept { return ring_size_; }
+    /// Slots in the ring: a power of two, at least window + prefetch.
+    [[nodiscard]] std::size_t ring_slots() const noexcept { return mask_ + 1; }
+
+    /// The ring slot of item `position`.
+    [[nodiscard]] std::size_t index(std::size_t position) const noexcept { return position & mask_; }
 
   private:
     /// What the consumer does next; see `decide`.
@@ -251,6 +300,17 @@ class SeqJoinCore {
     /// running: items are admitted. closing: stop was requested; waiting for
     /// everything to go idle. closed: idle for good.
     enum class Phase { running, closing, closed };
+
+    /// No item has failed.
+    static constexpr std::size_t no_failure = std::numeric_limits<std::size_t>::max();
+
+    /// One place of the ring.
+    struct Slot {
+        ResultSlot<T> result;
+        /// Position + 1 of the item whose result is final here; written by
+        /// the claimer once it is done with `result`.
+        std::atomic<std::size_t> published{0};
+    };
 
     /// The consumer waiting for news: a blocked thread or a coroutine.
     struct Waiter {
@@ -283,11 +343,18 @@ class SeqJoinCore {
         SeqJoinCore& core;
     };
 
+    /// Whether the result of `position` is published.
+    [[nodiscard]] bool published(std::size_t position) const noexcept {
+        // acquire: pairs with the release store in publish(); the result is
+        // visible once this is true.
+        return slots_[index(position)].published.load(std::memory_order_acquire) == position + 1;
+    }
+
     /// The consumer's state machine. Returns what to do next: `deliver` the
-    /// head result (moved into `value`); `end`; `fail` with `error`; `pull`
-    /// the batch at `batch.first`; `run` the claimed `batch` (only if
-    /// `may_run`); `stop` (request it, then ask again); or `wait` for news,
-    /// with `waiter` registered.
+    /// head result (moved into `value`), after pulling `batch` if its count
+    /// is not 0; `end`; `fail` with `error`; `pull` `batch`; `run` the
+    /// claimed `batch` (only if `may_run`); `stop` (request it, then ask
+    /// again); or `wait` for news, with `waiter` registered.
     Step decide(Waiter waiter, bool may_run, std::optional<T>& value, std::exception_ptr& error, Batch& batch)
         SPILLWAY_REQUIRES(mutex_) {
         if (!started_) {
@@ -298,8 +365,7 @@ class SeqJoinCore {
         case Phase::closed:
             return Step::end;
         case Phase::closing:
-            if (!idle()) {
-                waiter_ = waiter;
+            if (!register_unless_idle(waiter)) {
                 return Step::wait;
             }
             phase_ = Phase::closed;
@@ -308,32 +374,41 @@ class SeqJoinCore {
         case Phase::running:
             break;
         }
-        std::size_t const head = consumed_ % ring_size_;
-        if (consumed_ < pulled_ && done_[head]) {
-            ResultSlot<T>& result = slots_[head];
-            if (result.error) {
-                terminal_error_ = std::exchange(result.error, nullptr);
-                phase_ = Phase::closing;
+        commit_reserved();
+        if (consumed_ < pulled_ && published(consumed_)) {
+            ResultSlot<T>& head = result(consumed_);
+            if (head.error) {
+                terminal_error_ = std::exchange(head.error, nullptr);
+                begin_closing();
                 return Step::stop;
             }
-            SPILLWAY_ASSERT(result.value, "item " << consumed_ << " was skipped while the join was running");
-            value = std::move(result.value);
-            result.value.reset();
-            done_[head] = false;
+            SPILLWAY_ASSERT(head.value, "item " << consumed_ << " was skipped while the join was running");
+            value = std::move(head.value);
+            head.value.reset();
+            // Published results right behind the head (up to a chunk) are the
+            // consumer's to take without the lock; they count as consumed at
+            // its next visit.
+            reserved_next_ = consumed_ + 1;
+            reserved_end_ = reserved_next_;
+            std::size_t const run_limit = std::min(pulled_, consumed_ + chunk_);
+            while (reserved_end_ < run_limit && published(reserved_end_)) {
+                ++reserved_end_;
+            }
             ++consumed_;
-            ++progress_;
-            activate_runners();
+            // relaxed: a statistic for the stall watch.
+            progress_.fetch_add(1, std::memory_order_relaxed);
+            admit();
             start_pump();
+            batch = plan_pull();
             return Step::deliver;
         }
         if (consumed_ == pulled_ && source_done_) {
             terminal_error_ = std::exchange(source_error_, nullptr);
-            phase_ = Phase::closing;
+            begin_closing();
             return Step::stop;
         }
-        if (options_.prefetch == 0 && can_pull()) {
-            pulling_ = true;
-            batch = Batch{pulled_, grain_};
+        batch = plan_pull();
+        if (batch.count > 0) {
             return Step::pull;
         }
         start_pump();
@@ -343,25 +418,62 @@ class SeqJoinCore {
                 return Step::run;
             }
         }
-        waiter_ = waiter;
+        register_waiter(waiter);
+        // A publisher may have finished the head before it could see the
+        // waiter; then wake at once and decide again.
+        if (consumed_ < pulled_ && published(consumed_)) {
+            wake_waiter();
+        }
         return Step::wait;
     }
 
-    /// Whether the puller may pull the next batch now.
-    [[nodiscard]] bool can_pull() const SPILLWAY_REQUIRES(mutex_) {
-        return phase_ == Phase::running && !failed_ && !source_done_ && !pulling_
-               && pulled_ + grain_ <= consumed_ + ring_size_;
+    /// Stops admitting items; the consumer then requests stop.
+    void begin_closing() SPILLWAY_REQUIRES(mutex_) {
+        phase_ = Phase::closing;
+        // release: pairs with the acquire in claim(); nothing is claimed
+        // past this any more.
+        admitted_.store(0, std::memory_order_release);
     }
 
-    /// Pulls up to a batch starting at `first` and commits it. Requires: the
-    /// caller set `pulling_`; no lock held.
-    void pull_batch(std::size_t first) noexcept {
+    /// How many items the puller may pull now, in one go: whole batches
+    /// that fit the ring, at most a chunk; 0 if it may not pull.
+    [[nodiscard]] std::size_t pull_room() const SPILLWAY_REQUIRES(mutex_) {
+        // relaxed: a failure found late only costs a few pulls.
+        if (phase_ != Phase::running || source_done_ || pulling_
+            || failed_at_.load(std::memory_order_relaxed) != no_failure)
+        {
+            return 0;
+        }
+        std::size_t const room = consumed_ + held_ - pulled_;
+        return std::min(room, chunk_) / grain_ * grain_;
+    }
+
+    /// The pull the consumer makes itself now (when there is no pump and
+    /// there is room), as the puller until its commit; empty if none.
+    Batch plan_pull() SPILLWAY_REQUIRES(mutex_) {
+        std::size_t const count = options_.prefetch > 0 ? 0 : pull_room();
+        pulling_ = count > 0;
+        return Batch{pulled_, count};
+    }
+
+    /// The consumer pulls what it planned, and then what else fits.
+    void pull_from(Batch batch) noexcept {
+        while (batch.count > 0) {
+            pull_batch(batch, [&]() SPILLWAY_REQUIRES(mutex_) { batch = plan_pull(); });
+        }
+    }
+
+    /// Pulls the items of `batch` (fewer if the source ends), commits them,
+    /// and calls `plan_next()` with the lock held. Requires: the caller is
+    /// the puller (it set `pulling_`); no lock held.
+    template <typename PlanNext>
+    void pull_batch(Batch batch, PlanNext plan_next) noexcept {
         std::size_t count = 0;
         bool ended = false;
         std::exception_ptr error;
         try {
-            while (count < grain_ && !ended) {
-                ended = !pull(first + count);
+            while (count < batch.count && !ended) {
+                ended = !pull(batch.first + count);
                 count += ended ? 0 : 1;
             }
         } catch (...) {
@@ -375,54 +487,54 @@ class SeqJoinCore {
             source_done_ = true;
             source_error_ = std::move(error);
         }
-        activate_runners();
+        admit();
         wake_waiter();
+        plan_next();
     }
 
-    /// The consumer pulls what the window has room for before it returns a
-    /// result, so the window stays full while the caller works on it.
-    void refill() noexcept {
-        for (;;) {
-            std::size_t first = 0;
-            {
-                MutexLock lock(mutex_);
-                if (options_.prefetch > 0 || !can_pull()) {
-                    return;
-                }
-                pulling_ = true;
-                first = pulled_;
-            }
-            pull_batch(first);
+    /// Takes the next result of the reserved run without the lock, if
+    /// there is one (an item of the run that failed is left to `decide`).
+    bool take_reserved(std::optional<T>& value) noexcept(std::is_nothrow_move_constructible_v<T>) {
+        if (reserved_next_ == reserved_end_) {
+            return false;
         }
+        ResultSlot<T>& reserved = result(reserved_next_);
+        if (!reserved.value) {
+            return false;
+        }
+        value = std::move(reserved.value);
+        reserved.value.reset();
+        ++reserved_next_;
+        return true;
     }
 
-    /// How many batches a runner could claim now.
-    [[nodiscard]] std::size_t claimable_batches() const SPILLWAY_REQUIRES(mutex_) {
-        if (phase_ != Phase::running || failed_) {
-            return 0;
+    /// Counts the results taken from the reserved run as consumed, which
+    /// widens the window.
+    void commit_reserved() SPILLWAY_REQUIRES(mutex_) {
+        reserved_end_ = reserved_next_;
+        if (consumed_ == reserved_next_) {
+            return;
         }
-        std::size_t const limit = std::min(pulled_, consumed_ + window_);
-        if (limit <= claimed_) {
-            return 0;
-        }
-        std::size_t const available = limit - claimed_;
-        bool const partial_last = available % grain_ != 0 && source_done_ && limit == pulled_;
-        return available / grain_ + (partial_last ? 1 : 0);
+        // relaxed: a statistic for the stall watch.
+        progress_.fetch_add(reserved_next_ - consumed_, std::memory_order_relaxed);
+        consumed_ = reserved_next_;
+        admit();
+        start_pump();
     }
 
-    /// Claims the next batch in source order, if one is claimable.
-    std::optional<Batch> claim() SPILLWAY_REQUIRES(mutex_) {
-        if (claimable_batches() == 0) {
-            return std::nullopt;
+    /// Moves `admitted_` to the end of the window (whole batches, but the
+    /// last batch of the source may be short) and posts runners for it.
+    void admit() SPILLWAY_REQUIRES(mutex_) {
+        if (phase_ != Phase::running) {
+            return;
         }
-        Batch const batch{claimed_, std::min(grain_, pulled_ - claimed_)};
-        claimed_ += batch.count;
-        ++in_flight_;
-        return batch;
-    }
-
-    /// Posts idle runners until there is one per claimable batch.
-    void activate_runners() SPILLWAY_REQUIRES(mutex_) {
+        std::size_t limit = std::min(pulled_, consumed_ + window_);
+        if (!(source_done_ && limit == pulled_)) {
+            limit -= limit % grain_;
+        }
+        // release: pairs with the acquire in claim(), which then sees the
+        // items pulled below `limit`.
+        admitted_.store(limit, std::memory_order_release);
         std::size_t const active = runners_.size() - idle_runners_.size();
         for (std::size_t wanted = claimable_batches(); wanted > active && !idle_runners_.empty(); --wanted) {
             Runner* runner = idle_runners_.back();
@@ -431,83 +543,109 @@ class SeqJoinCore {
         }
     }
 
-    /// Marks `batch` finished and tells the consumer if it concerns it.
-    void publish(Batch batch) SPILLWAY_REQUIRES(mutex_) {
-        for (std::size_t position = batch.first; position < batch.first + batch.count; ++position) {
-            std::size_t const index = position % ring_size_;
-            done_[index] = true;
-            failed_ = failed_ || static_cast<bool>(slots_[index].error);
-        }
-        --in_flight_;
-        ++progress_;
-        bool const head_finished = batch.first <= consumed_ && consumed_ < batch.first + batch.count;
-        if (head_finished || phase_ != Phase::running) {
-            wake_waiter();
-        }
+    /// How many batches could be claimed now (a snapshot).
+    [[nodiscard]] std::size_t claimable_batches() const noexcept {
+        // relaxed: an estimate used to decide how many runners to post.
+        std::size_t const admitted = admitted_.load(std::memory_order_relaxed);
+        std::size_t const claimed = claimed_.load(std::memory_order_relaxed);
+        return admitted > claimed ? (admitted - claimed + grain_ - 1) / grain_ : 0;
     }
 
-    /// Runs a batch the blocking consumer claimed, then publishes it.
-    void run_inline(Batch batch) noexcept {
-        if (start(batch)) {
-            MutexLock lock(mutex_);
-            publish(batch);
-        }
-    }
-
-    /// A runner's turn: publish the batch it ran, claim the next, repeat.
-    void drive_runner(Runner& runner) noexcept {
-        std::optional<Batch> finished;
-        for (std::size_t turn = 0;; ++turn) {
-            std::optional<Batch> batch;
-            {
-                MutexLock lock(mutex_);
-                if (finished) {
-                    publish(*finished);
-                }
-                if (turn < batches_per_turn) {
-                    batch = claim();
-                }
-                if (!batch) {
-                    if (claimable_batches() > 0) {
-                        executor_.post(runner);
-                    } else {
-                        idle_runners_.push_back(&runner);
-                        if (phase_ != Phase::running) {
-                            wake_waiter();
-                        }
-                    }
-                    return;
-                }
-            }
-            finished = start(*batch) ? batch : std::nullopt;
-        }
-    }
-
-    /// Posts the pump if prefetching is on, it is idle, and there is room.
-    void start_pump() SPILLWAY_REQUIRES(mutex_) {
-        if (options_.prefetch > 0 && !pump_active_ && can_pull()) {
-            pump_active_ = true;
-            executor_.post(pump_);
-        }
-    }
-
-    /// The pump's run: pulls batches while there is room.
-    void drive_pump() noexcept {
+    /// Claims the next batch in source order, if one is admitted and no
+    /// item has failed before it. Lock-free.
+    std::optional<Batch> claim() noexcept {
+        // relaxed: the compare-and-swap below re-reads it.
+        std::size_t first = claimed_.load(std::memory_order_relaxed);
         for (;;) {
-            std::size_t first = 0;
-            {
+            // acquire: pairs with the release in admit(); the items below it
+            // have been pulled.
+            std::size_t const admitted = admitted_.load(std::memory_order_acquire);
+            // relaxed: begin_item() re-checks with acquire.
+            if (first >= admitted || first > failed_at_.load(std::memory_order_relaxed)) {
+                return std::nullopt;
+            }
+            std::size_t const count = std::min(grain_, admitted - first);
+            // relaxed: claims only need to be unique; what they read is
+            // ordered by the acquire on `admitted_`.
+            if (claimed_.compare_exchange_weak(first, first + count, std::memory_order_relaxed)) {
+                return Batch{first, count};
+            }
+        }
+    }
+
+    /// Runs a claimed batch; a synchronous one is published here.
+    void run(Batch batch) noexcept {
+        if (asynchronous_) {
+            // relaxed: the claimer stays active (a runner, or the consumer)
+            // until this returns, so idle() cannot miss the batch.
+            async_in_flight_.fetch_add(1, std::memory_order_relaxed);
+            start(batch);
+        } else {
+            start(batch);
+            publish(batch, false);
+        }
+    }
+
+    /// Remembers that item `position` failed; no later item starts.
+    void record_failure(std::size_t position) noexcept {
+        std::size_t seen = failed_at_.load(std::memory_order_relaxed);
+        // release: pairs with the acquire in begin_item().
+        while (position < seen
+               && !failed_at_.compare_exchange_weak(seen, position, std::memory_order_release,
+                                                   std::memory_order_relaxed))
+        {
+        }
+    }
+
+    /// A runner's turn: claim and run batches, without the lock.
+    void drive_runner(Runner& runner) noexcept {
+        for (std::size_t turn = 0; turn < batches_per_turn; ++turn) {
+            std::optional<Batch> batch = claim();
+            if (!batch) {
+                // Under the lock `admitted_` cannot move, so a runner that
+                // finds nothing here is posted again by the next admit().
                 MutexLock lock(mutex_);
-                if (!can_pull()) {
-                    pump_active_ = false;
+                batch = claim();
+                if (!batch) {
+                    idle_runners_.push_back(&runner);
                     if (phase_ != Phase::running) {
                         wake_waiter();
                     }
                     return;
                 }
-                pulling_ = true;
-                first = pulled_;
             }
-            pull_batch(first);
+            run(*batch);
+        }
+        executor_.post(runner);
+    }
+
+    /// Posts the pump if prefetching is on, it is idle, and there is room.
+    void start_pump() SPILLWAY_REQUIRES(mutex_) {
+        if (options_.prefetch > 0 && !pump_active_ && pull_room() > 0) {
+            pump_active_ = true;
+            executor_.post(pump_);
+        }
+    }
+
+    /// The pump's run: pulls while there is room, then goes idle.
+    void drive_pump() noexcept {
+        Batch batch{};
+        auto plan_next = [&]() SPILLWAY_REQUIRES(mutex_) {
+            batch = Batch{pulled_, pull_room()};
+            pulling_ = batch.count > 0;
+            if (!pulling_) {
+                pump_active_ = false;
+                if (phase_ != Phase::running) {
+                    wake_waiter();
+                }
+            }
+        };
+        {
+            MutexLock lock(mutex_);
+            plan_next();
+        }
+        while (batch.count > 0) {
+            pull_batch(batch, plan_next);
         }
     }
 
@@ -521,14 +659,41 @@ class SeqJoinCore {
         }
     }
 
-    /// Whether nothing of the join is active.
-    [[nodiscard]] bool idle() const SPILLWAY_REQUIRES(mutex_) {
-        return in_flight_ == 0 && idle_runners_.size() == runners_.size() && !pump_active_ && !watch_armed_;
+    /// Registers `waiter` unless nothing of the join is active; returns
+    /// whether it is idle.
+    bool register_unless_idle(Waiter waiter) SPILLWAY_REQUIRES(mutex_) {
+        register_waiter(waiter);
+        // After the fence in register_waiter(), an asynchronous batch that
+        // finishes from now on sees the waiter and wakes it.
+        // relaxed: ordered by that fence and the one in publish().
+        bool const idle = async_in_flight_.load(std::memory_order_relaxed) == 0
+                          && idle_runners_.size() == runners_.size() && !pump_active_ && !watch_armed_;
+        if (idle) {
+            unregister_waiter();
+        }
+        return idle;
+    }
+
+    /// Makes `waiter` the one to wake when something it waits for changes.
+    void register_waiter(Waiter waiter) SPILLWAY_REQUIRES(mutex_) {
+        waiter_ = waiter;
+        // relaxed: ordered by the fence below.
+        consumer_waiting_.store(true, std::memory_order_relaxed);
+        // seq_cst: with the fence in publish(), either that publisher sees
+        // the waiter, or what the caller checks next sees its publication.
+        std::atomic_thread_fence(std::memory_order_seq_cst);
+    }
+
+    void unregister_waiter() SPILLWAY_REQUIRES(mutex_) {
+        waiter_ = Waiter{};
+        // relaxed: publishers only use it to decide whether to take the lock.
+        consumer_waiting_.store(false, std::memory_order_relaxed);
     }
 
     /// Wakes the registered consumer, if any, to decide again.
     void wake_waiter() SPILLWAY_REQUIRES(mutex_) {
-        Waiter const waiter = std::exchange(waiter_, Waiter{});
+        Waiter const waiter = waiter_;
+        unregister_waiter();
         if (waiter.notification != nullptr) {
             waiter.notification->notify();
         } else if (waiter.consumer != nullptr) {
@@ -553,8 +718,10 @@ class SeqJoinCore {
                 disarm_watch();
                 return;
             }
-            stalled_periods_ = progress_ == watched_progress_ ? stalled_periods_ + 1 : 0;
-            watched_progress_ = progress_;
+            // relaxed: a statistic; the lock orders the checks.
+            std::size_t const progress = progress_.load(std::memory_order_relaxed);
+            stalled_periods_ = progress == watched_progress_ ? stalled_periods_ + 1 : 0;
+            watched_progress_ = progress;
             if (stalled_periods_ > 0) {
                 report = stall_report();
             }
@@ -592,12 +759,14 @@ class SeqJoinCore {
     std::optional<StallReport> stall_report() const SPILLWAY_REQUIRES(mutex_) {
         StallReport report{window_, consumed_, {}, {}, options_.stall_timeout * stalled_periods_};
         std::size_t const limit = std::min(pulled_, consumed_ + window_);
-        for (std::size_t position = consumed_; position < std::min(claimed_, limit); ++position) {
-            if (!done_[position % ring_size_]) {
+        // relaxed: a snapshot for a report.
+        std::size_t const claimed = std::min(claimed_.load(std::memory_order_relaxed), limit);
+        for (std::size_t position = consumed_; position < claimed; ++position) {
+            if (!published(position)) {
                 report.running.push_back(position);
             }
         }
-        for (std::size_t position = claimed_; position < limit; ++position) {
+        for (std::size_t position = claimed; position < limit; ++position) {
             report.queued.push_back(position);
         }
         if (report.running.empty() && report.queued.empty()) {
@@ -610,17 +779,40 @@ class SeqJoinCore {
     Executor& executor_;
     std::size_t const window_;
     std::size_t const grain_;
-    std::size_t const ring_size_;
+    /// The most items held at once: window + prefetch.
+    std::size_t const held_;
+    /// Ring slots - 1; the ring has a power of two of slots so that finding
+    /// an item's slot is a mask, not a division.
+    std::size_t const mask_;
+    /// The most items the consumer takes, or a puller pulls, per visit to
+    /// the lock: a quarter of the window (at least a batch), so bursts of
+    /// finished results cost one lock while most of the window stays open.
+    std::size_t const chunk_;
+    bool const asynchronous_;
     SeqJoinOptions const options_;
     std::stop_source stop_source_;
     std::stop_token const stop_token_;
-    /// Results by `position % ring_size_`; see the class comment for who
-    /// may touch a slot when.
-    std::vector<ResultSlot<T>> slots_;
+    /// See the class comment for who may touch a slot when.
+    std::vector<Slot> slots_;
     /// Stable addresses: each runner is posted by address.
     std::deque<Runner> runners_;
     Pump pump_;
     Watch watch_;
+
+    // Atomic because claimers and publishers use them without the lock.
+    /// Items below may be claimed; moved by admit() under the lock, set to
+    /// 0 when the join closes.
+    std::atomic<std::size_t> admitted_{0};
+    /// Items claimed (handed to a thread); only ever grows.
+    std::atomic<std::size_t> claimed_{0};
+    /// The first item that failed, or `no_failure`.
+    std::atomic<std::size_t> failed_at_{no_failure};
+    /// Asynchronous batches started and not yet published.
+    std::atomic<std::size_t> async_in_flight_{0};
+    /// Published batches plus consumed items, for the stall watch.
+    std::atomic<std::size_t> progress_{0};
+    /// Whether `waiter_` is registered; written under the lock.
+    std::atomic<bool> consumer_waiting_{false};
 
     /// Lock order: taken before the executor's locks and before a
     /// `Notification`'s; never held while user code runs.
@@ -628,17 +820,10 @@ class SeqJoinCore {
     Phase phase_ SPILLWAY_GUARDED_BY(mutex_) = Phase::running;
     /// Whether the consumer has asked for anything yet (the join is lazy).
     bool started_ SPILLWAY_GUARDED_BY(mutex_) = false;
-    /// Items pulled from the source; pulled_ <= consumed_ + ring_size_.
+    /// Items pulled from the source; pulled_ <= consumed_ + held_.
     std::size_t pulled_ SPILLWAY_GUARDED_BY(mutex_) = 0;
-    /// Items claimed by a runner or the consumer; every item below has been
-    /// handed to a thread. claimed_ <= min(pulled_, consumed_ + window_).
-    std::size_t claimed_ SPILLWAY_GUARDED_BY(mutex_) = 0;
-    /// Items handed to the consumer; every result below has been delivered.
+    /// Items counted as consumed; every result below was handed out.
     std::size_t consumed_ SPILLWAY_GUARDED_BY(mutex_) = 0;
-    /// Whether the slot at `position % ring_size_` holds a published result.
-    std::vector<bool> done_ SPILLWAY_GUARDED_BY(mutex_);
-    /// Claimed batches not yet published.
-    std::size_t in_flight_ SPILLWAY_GUARDED_BY(mutex_) = 0;
     /// Runners not posted; the others are queued or running.
     std::vector<Runner*> idle_runners_ SPILLWAY_GUARDED_BY(mutex_);
     /// A puller is pulling outside the lock.
@@ -647,18 +832,25 @@ class SeqJoinCore {
     /// The source has nothing at `pulled_` (it ended, or threw `source_error_`).
     bool source_done_ SPILLWAY_GUARDED_BY(mutex_) = false;
     std::exception_ptr source_error_ SPILLWAY_GUARDED_BY(mutex_);
-    /// An item failed: no further item is admitted or pulled.
-    bool failed_ SPILLWAY_GUARDED_BY(mutex_) = false;
     /// The error the consumer gets once the join is idle.
     std::exception_ptr terminal_error_ SPILLWAY_GUARDED_BY(mutex_);
     /// Who to wake when something the consumer waits for changes.
     Waiter waiter_ SPILLWAY_GUARDED_BY(mutex_);
-    /// Counts finished batches and consumed items.
-    std::size_t progress_ SPILLWAY_GUARDED_BY(mutex_) = 0;
     /// `progress_` when the watch last fired, and the periods since it moved.
     std::size_t watched_progress_ SPILLWAY_GUARDED_BY(mutex_) = 0;
     std::size_t stalled_periods_ SPILLWAY_GUARDED_BY(mutex_) = 0;
     bool watch_armed_ SPILLWAY_GUARDED_BY(mutex_) = false;
+
+    // Touched by the consumer only, so not guarded.
+    /// What a blocked consumer (`next`, `close`) waits on; reset after each
+    /// wait, once the notifier is done with it.
+    Notification woken_;
+    /// Results the consumer may take without the lock: published results
+    /// right behind the last one delivered, [reserved_next_, reserved_end_).
+    /// Items before `reserved_next_` are taken but counted in `consumed_`
+    /// only at the consumer's next `decide`.
+    std::size_t reserved_next_ = 0;
+    std::size_t reserved_end_ = 0;
 };
 
 }  // namespace spillway::exec::detail
