@@ -2,10 +2,13 @@
 /// @file
 /// Timing and reporting shared by the exec/ benchmarks.
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <functional>
 #include <limits>
 #include <string_view>
+#include <vector>
 
 namespace spillway::bench {
 
@@ -21,6 +24,19 @@ double best_of(int repeats, Body&& body) {
         best = elapsed.count() < best ? elapsed.count() : best;
     }
     return best;
+}
+
+/// Runs each of `bodies` once per round for `rounds` rounds and returns
+/// each one's fastest run in seconds. Interleaving the configurations being
+/// compared keeps a burst of load from landing on only one of them.
+inline std::vector<double> fastest_interleaved(int rounds, std::vector<std::function<void()>> const& bodies) {
+    std::vector<double> fastest(bodies.size(), std::numeric_limits<double>::infinity());
+    for (int round = 0; round < rounds; ++round) {
+        for (std::size_t i = 0; i < bodies.size(); ++i) {
+            fastest[i] = std::min(fastest[i], best_of(1, bodies[i]));
+        }
+    }
+    return fastest;
 }
 
 /// Prints a headline figure as `METRIC <name> <value> <unit>`.

@@ -101,13 +101,20 @@ class SeqJoinState final : public SeqJoinCore<T> {
         void operator()() const noexcept { state->publish(batch, true); }
     };
 
-    bool pull(std::size_t position) override {
-        std::optional<Item> item = source_.next();
-        if (!item) {
-            return false;
+    std::size_t pull(Batch batch, std::exception_ptr& error) noexcept override {
+        std::size_t count = 0;
+        try {
+            for (; count < batch.count; ++count) {
+                std::optional<Item> item = source_.next();
+                if (!item) {
+                    break;
+                }
+                items_[this->index(batch.first + count)] = std::move(item);
+            }
+        } catch (...) {
+            error = std::current_exception();
         }
-        items_[this->index(position)] = std::move(item);
-        return true;
+        return count;
     }
 
     /// Moves item `position` out of its slot.
@@ -203,9 +210,12 @@ concept SeqJoinFunction = std::invocable<Fn&, Item, std::stop_token const&>
 /// item's `stop_token`), wait for the items in flight, and return only when
 /// nothing of the join runs any more - no item, no coroutine frame of one,
 /// no source pull. Items may therefore borrow anything that outlives the
-/// join. A thread that waits here runs items of this join and other work
-/// of the executor meanwhile, so joins nested in items of other joins never
-/// deadlock the executor.
+/// join. A thread that waits here runs the executor's queued work (this
+/// join's runners among it) meanwhile, so joins nested in items of other
+/// joins never deadlock the executor. The flip side: a synchronous item
+/// may run on the consumer's thread, so it must not block waiting for
+/// something the consumer does later (such as closing the join); an item
+/// that has to wait returns a `Task` and awaits.
 ///
 /// Thread safety: one consumer; the member functions are externally
 /// synchronized. Moving a join moves its engine; a moved-from join is empty.
@@ -282,8 +292,7 @@ class SeqJoin {
     ~SeqJoin() { close(); }
 
     /// The next result in source order, or nothing after the last. Blocks,
-    /// running items of this join and other work of the executor while it
-    /// waits.
+    /// running the executor's queued work while it waits.
     /// @throws the exception of the item (or source) at this position.
     /// @throws InvalidArgument if the join was moved from.
     std::optional<T> next() { return core().next(); }

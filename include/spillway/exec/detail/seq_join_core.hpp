@@ -46,8 +46,7 @@ inline constexpr std::size_t batches_per_turn = 32;
 /// `admitted_ <= consumed_ + window`, so finished but unconsumed results
 /// count toward the window.
 ///
-/// The hot path takes no lock. A runner (or the consumer, helping) claims a
-/// batch by advancing `claimed_` with a compare-and-swap below `admitted_`,
+/// The hot path takes no lock. A runner claims a batch by advancing `claimed_` with a compare-and-swap below `admitted_`,
 /// runs it, and publishes each result by storing its position + 1 into the
 /// slot's `published` (release). The consumer reads a published result
 /// (acquire) and takes it; it visits `mutex_` once per chunk to count what
@@ -57,7 +56,7 @@ inline constexpr std::size_t batches_per_turn = 32;
 /// (the consumer sets the flag, fences, and checks again before it sleeps).
 ///
 /// Who touches what: the puller (the consumer, or the pump with prefetch)
-/// fills the items at [pulled_, consumed_ + window + prefetch); a claimer
+/// fills the items at [pulled_, consumed_ + window + prefetch); a runner
 /// owns the slots of its batch until it publishes them; the consumer owns a
 /// published slot until it counts it as consumed.
 ///
@@ -108,8 +107,7 @@ class SeqJoinCore {
     SeqJoinCore& operator=(SeqJoinCore const&) = delete;
 
     /// The next result in source order, or nothing at the end; blocks,
-    /// running items of this join and then other work of the executor
-    /// while it waits. After an error or the end, returns nothing.
+    /// running the executor's queued work while it waits. After an error or the end, returns nothing.
     /// @throws the exception of the item (or the source) at this position,
     /// once nothing of the join runs any more.
     std::optional<T> next() {
@@ -123,7 +121,7 @@ class SeqJoinCore {
             Step step{};
             {
                 MutexLock lock(mutex_);
-                step = decide(Waiter{&woken_, nullptr}, true, value, error, batch);
+                step = decide(Waiter{&woken_, nullptr}, value, error, batch);
             }
             switch (step) {
             case Step::deliver:
@@ -135,9 +133,6 @@ class SeqJoinCore {
                 std::rethrow_exception(error);
             case Step::pull:
                 pull_from(batch);
-                break;
-            case Step::run:
-                run(batch);
                 break;
             case Step::stop:
                 stop();
@@ -164,7 +159,7 @@ class SeqJoinCore {
                 Step step{};
                 {
                     MutexLock lock(mutex_);
-                    step = decide(Waiter{nullptr, &consumer}, false, consumer.value, consumer.error, batch);
+                    step = decide(Waiter{nullptr, &consumer}, consumer.value, consumer.error, batch);
                 }
                 switch (step) {
                 case Step::deliver:
@@ -181,8 +176,6 @@ class SeqJoinCore {
                     break;
                 case Step::wait:
                     return false;
-                case Step::run:
-                    SPILLWAY_FATAL("an asynchronous seq_join consumer was asked to run an item");
                 }
             }
         } catch (...) {
@@ -221,10 +214,11 @@ class SeqJoinCore {
     }
 
   protected:
-    /// Pulls the item at `position` from the source into its slot; returns
-    /// false if the source has no more. Called by one puller at a time,
-    /// with no lock held. May throw; the error then ends the source there.
-    virtual bool pull(std::size_t position) = 0;
+    /// Pulls up to `batch.count` items from the source into the slots from
+    /// `batch.first` on; returns how many it pulled, fewer if the source
+    /// ended or threw (the exception then goes into `error`). Called by one
+    /// puller at a time, with no lock held.
+    virtual std::size_t pull(Batch batch, std::exception_ptr& error) noexcept = 0;
 
     /// Runs `batch`: for each item `begin_item`, the function (its value or
     /// error into `result(position)`), `end_item`, stopping after an error
@@ -296,7 +290,7 @@ class SeqJoinCore {
 
   private:
     /// What the consumer does next; see `decide`.
-    enum class Step { deliver, end, fail, pull, run, stop, wait };
+    enum class Step { deliver, end, fail, pull, stop, wait };
     /// running: items are admitted. closing: stop was requested; waiting for
     /// everything to go idle. closed: idle for good.
     enum class Phase { running, closing, closed };
@@ -308,7 +302,7 @@ class SeqJoinCore {
     struct Slot {
         ResultSlot<T> result;
         /// Position + 1 of the item whose result is final here; written by
-        /// the claimer once it is done with `result`.
+        /// the runner once it is done with `result`.
         std::atomic<std::size_t> published{0};
     };
 
@@ -352,10 +346,15 @@ class SeqJoinCore {
 
     /// The consumer's state machine. Returns what to do next: `deliver` the
     /// head result (moved into `value`), after pulling `batch` if its count
-    /// is not 0; `end`; `fail` with `error`; `pull` `batch`; `run` the
-    /// claimed `batch` (only if `may_run`); `stop` (request it, then ask
-    /// again); or `wait` for news, with `waiter` registered.
-    Step decide(Waiter waiter, bool may_run, std::optional<T>& value, std::exception_ptr& error, Batch& batch)
+    /// is not 0; `end`; `fail` with `error`; `pull` `batch`; `stop` (request
+    /// it, then ask again); or `wait` for news, with `waiter` registered.
+    ///
+    /// The consumer never claims items itself: for cheap items a pipeline
+    /// in which it only pulls and consumes while the runners run items is
+    /// about twice as fast as one in which it also runs them, and a blocked
+    /// consumer still runs queued runners through `Executor::wait`, which
+    /// is what keeps nested joins from deadlocking.
+    Step decide(Waiter waiter, std::optional<T>& value, std::exception_ptr& error, Batch& batch)
         SPILLWAY_REQUIRES(mutex_) {
         if (!started_) {
             started_ = true;
@@ -412,12 +411,6 @@ class SeqJoinCore {
             return Step::pull;
         }
         start_pump();
-        if (may_run) {
-            if (std::optional<Batch> claimed = claim()) {
-                batch = *claimed;
-                return Step::run;
-            }
-        }
         register_waiter(waiter);
         // A publisher may have finished the head before it could see the
         // waiter; then wake at once and decide again.
@@ -468,18 +461,9 @@ class SeqJoinCore {
     /// the puller (it set `pulling_`); no lock held.
     template <typename PlanNext>
     void pull_batch(Batch batch, PlanNext plan_next) noexcept {
-        std::size_t count = 0;
-        bool ended = false;
         std::exception_ptr error;
-        try {
-            while (count < batch.count && !ended) {
-                ended = !pull(batch.first + count);
-                count += ended ? 0 : 1;
-            }
-        } catch (...) {
-            error = std::current_exception();
-            ended = true;
-        }
+        std::size_t const count = pull(batch, error);
+        bool const ended = count < batch.count;
         MutexLock lock(mutex_);
         pulled_ += count;
         pulling_ = false;
@@ -523,7 +507,7 @@ class SeqJoinCore {
     }
 
     /// Moves `admitted_` to the end of the window (whole batches, but the
-    /// last batch of the source may be short) and posts runners for it.
+    /// last batch of the source may be short) and posts idle runners for it.
     void admit() SPILLWAY_REQUIRES(mutex_) {
         if (phase_ != Phase::running) {
             return;
@@ -535,8 +519,9 @@ class SeqJoinCore {
         // release: pairs with the acquire in claim(), which then sees the
         // items pulled below `limit`.
         admitted_.store(limit, std::memory_order_release);
-        std::size_t const active = runners_.size() - idle_runners_.size();
-        for (std::size_t wanted = claimable_batches(); wanted > active && !idle_runners_.empty(); --wanted) {
+        // One idle runner per claimable batch, whatever the active runners
+        // do: they may be stuck in a long item.
+        for (std::size_t wanted = claimable_batches(); wanted > 0 && !idle_runners_.empty(); --wanted) {
             Runner* runner = idle_runners_.back();
             idle_runners_.pop_back();
             executor_.post(*runner);
@@ -576,8 +561,8 @@ class SeqJoinCore {
     /// Runs a claimed batch; a synchronous one is published here.
     void run(Batch batch) noexcept {
         if (asynchronous_) {
-            // relaxed: the claimer stays active (a runner, or the consumer)
-            // until this returns, so idle() cannot miss the batch.
+            // relaxed: the runner stays active until this returns, so
+            // register_unless_idle() cannot miss the batch.
             async_in_flight_.fetch_add(1, std::memory_order_relaxed);
             start(batch);
         } else {
@@ -799,7 +784,7 @@ class SeqJoinCore {
     Pump pump_;
     Watch watch_;
 
-    // Atomic because claimers and publishers use them without the lock.
+    // Atomic because runners use them without the lock.
     /// Items below may be claimed; moved by admit() under the lock, set to
     /// 0 when the join closes.
     std::atomic<std::size_t> admitted_{0};
