@@ -51,9 +51,10 @@ inline constexpr std::size_t batches_per_turn = 32;
 /// slot's `published` (release). The consumer reads a published result
 /// (acquire) and takes it; it visits `mutex_` once per chunk to count what
 /// it consumed, pull the items that now fit, and move `admitted_` on. Only
-/// a consumer that has to wait registers under the lock; a publisher checks
-/// `consumer_waiting_` after a sequentially consistent fence and wakes it
-/// (the consumer sets the flag, fences, and checks again before it sleeps).
+/// a consumer that has to wait registers under the lock: it sets
+/// `consumer_waiting_`, reads `progress_` and checks again; a publisher
+/// bumps `progress_` and then reads the flag, all sequentially consistent,
+/// so one of the two always sees the other and no wake-up is lost.
 ///
 /// Who touches what: the puller (the consumer, or the pump with prefetch)
 /// fills the items at [pulled_, consumed_ + window + prefetch); a runner
@@ -267,16 +268,20 @@ class SeqJoinCore {
             // release: pairs with the acquire loads in published().
             slots_[index(position)].published.store(position + 1, std::memory_order_release);
         }
-        // relaxed: a statistic for the stall watch.
-        progress_.fetch_add(1, std::memory_order_relaxed);
+        // seq_cst, with the load of `consumer_waiting_` after it: pairs with
+        // register_waiter(). Either a waiting consumer's read of `progress_`
+        // comes after this increment (it then sees everything published
+        // above), or this read comes after its flag was set.
+        progress_.fetch_add(1, std::memory_order_seq_cst);
         if (asynchronous) {
-            // relaxed: ordered by the fence below for register_unless_idle().
+            // No runner stays active for this batch, so its last touch of
+            // the join is under the lock: once close() sees the count drop
+            // there, nothing of the batch uses the join again.
+            MutexLock lock(mutex_);
+            // relaxed: read under the lock.
             async_in_flight_.fetch_sub(1, std::memory_order_relaxed);
-        }
-        // seq_cst: with the fence in register_waiter(), either the consumer
-        // sees what was published here, or this sees it waiting.
-        std::atomic_thread_fence(std::memory_order_seq_cst);
-        if (consumer_waiting_.load(std::memory_order_relaxed)) {
+            wake_waiter();
+        } else if (consumer_waiting_.load(std::memory_order_seq_cst)) {
             MutexLock lock(mutex_);
             wake_waiter();
         }
@@ -561,8 +566,8 @@ class SeqJoinCore {
     /// Runs a claimed batch; a synchronous one is published here.
     void run(Batch batch) noexcept {
         if (asynchronous_) {
-            // relaxed: the runner stays active until this returns, so
-            // register_unless_idle() cannot miss the batch.
+            // relaxed: the runner stays active until this returns and goes
+            // idle under the lock, so register_unless_idle() sees the count.
             async_in_flight_.fetch_add(1, std::memory_order_relaxed);
             start(batch);
         } else {
@@ -648,9 +653,7 @@ class SeqJoinCore {
     /// whether it is idle.
     bool register_unless_idle(Waiter waiter) SPILLWAY_REQUIRES(mutex_) {
         register_waiter(waiter);
-        // After the fence in register_waiter(), an asynchronous batch that
-        // finishes from now on sees the waiter and wakes it.
-        // relaxed: ordered by that fence and the one in publish().
+        // relaxed: changed by a finishing batch only under the lock.
         bool const idle = async_in_flight_.load(std::memory_order_relaxed) == 0
                           && idle_runners_.size() == runners_.size() && !pump_active_ && !watch_armed_;
         if (idle) {
@@ -662,17 +665,19 @@ class SeqJoinCore {
     /// Makes `waiter` the one to wake when something it waits for changes.
     void register_waiter(Waiter waiter) SPILLWAY_REQUIRES(mutex_) {
         waiter_ = waiter;
-        // relaxed: ordered by the fence below.
-        consumer_waiting_.store(true, std::memory_order_relaxed);
-        // seq_cst: with the fence in publish(), either that publisher sees
-        // the waiter, or what the caller checks next sees its publication.
-        std::atomic_thread_fence(std::memory_order_seq_cst);
+        // seq_cst, with the read of `progress_` after it: pairs with the
+        // increment and the flag read in publish(). Either that publisher
+        // reads the flag as set, or this read synchronizes with its
+        // increment, so what the caller checks next sees its publication.
+        consumer_waiting_.store(true, std::memory_order_seq_cst);
+        static_cast<void>(progress_.load(std::memory_order_seq_cst));
     }
 
     void unregister_waiter() SPILLWAY_REQUIRES(mutex_) {
         waiter_ = Waiter{};
-        // relaxed: publishers only use it to decide whether to take the lock.
-        consumer_waiting_.store(false, std::memory_order_relaxed);
+        // seq_cst: every store to the flag takes part in the order that
+        // register_waiter() and publish() rely on.
+        consumer_waiting_.store(false, std::memory_order_seq_cst);
     }
 
     /// Wakes the registered consumer, if any, to decide again.
@@ -792,9 +797,12 @@ class SeqJoinCore {
     std::atomic<std::size_t> claimed_{0};
     /// The first item that failed, or `no_failure`.
     std::atomic<std::size_t> failed_at_{no_failure};
-    /// Asynchronous batches started and not yet published.
+    /// Asynchronous batches started and not yet published; raised by an
+    /// active runner, lowered under the lock.
     std::atomic<std::size_t> async_in_flight_{0};
-    /// Published batches plus consumed items, for the stall watch.
+    /// Published batches plus consumed items: the stall watch compares it
+    /// across periods, and publishers and a registering waiter order their
+    /// flag accesses through it (see register_waiter()).
     std::atomic<std::size_t> progress_{0};
     /// Whether `waiter_` is registered; written under the lock.
     std::atomic<bool> consumer_waiting_{false};
