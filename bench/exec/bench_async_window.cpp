@@ -7,7 +7,9 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <ranges>
+#include <vector>
 
 #include "bench_support.hpp"
 
@@ -20,32 +22,34 @@ namespace {
 constexpr int threads = 2;
 constexpr std::size_t items = 20'000;
 constexpr std::chrono::microseconds io = 200us;
+constexpr int rounds = 2;
 
-double run_seconds(ThreadPool& pool, std::size_t window, int repeats) {
-    return bench::best_of(repeats, [&] {
-        std::size_t expected = 0;
-        for (std::size_t item : seq_join(pool, window, std::views::iota(std::size_t{0}, items),
-                                         [&pool](std::size_t index, std::stop_token const& stop) -> Task<std::size_t> {
-                                             co_await pool.sleep_for(io, stop);
-                                             co_return index;
-                                         }))
-        {
-            if (item != expected++) {
-                std::fprintf(stderr, "results out of order\n");
-                std::exit(1);
-            }
+/// Runs the items through a join with `window`; checks their order.
+void run(ThreadPool& pool, std::size_t window) {
+    std::size_t expected = 0;
+    for (std::size_t item : seq_join(pool, window, std::views::iota(std::size_t{0}, items),
+                                     [&pool](std::size_t index, std::stop_token const& stop) -> Task<std::size_t> {
+                                         co_await pool.sleep_for(io, stop);
+                                         co_return index;
+                                     }))
+    {
+        if (item != expected++) {
+            std::fprintf(stderr, "results out of order\n");
+            std::exit(1);
         }
-    });
+    }
 }
 
 }  // namespace
 
 int main() {
     ThreadPool pool(ThreadPool::Config{threads});
-    // Window 1 takes items * io at least; once is enough.
-    double const serial = run_seconds(pool, 1, 1);
-    double const window_64 = run_seconds(pool, 64, 3);
-    double const window_1024 = run_seconds(pool, 1024, 3);
+    // Window 1 takes items * io at least, so few rounds.
+    std::vector<double> const seconds = bench::fastest_interleaved(
+        rounds, {[&] { run(pool, 1); }, [&] { run(pool, 64); }, [&] { run(pool, 1024); }});
+    double const serial = seconds[0];
+    double const window_64 = seconds[1];
+    double const window_1024 = seconds[2];
     std::printf("%zu items waiting %lld us each on %d threads\n", items, static_cast<long long>(io.count()), threads);
     std::printf("window 1:    %.3f s (%.0f us/item)\n", serial, serial * 1e6 / items);
     std::printf("window 64:   %.3f s\n", window_64);

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <ranges>
+#include <vector>
 
 #include "bench_support.hpp"
 
@@ -60,22 +61,26 @@ int main() {
     std::uint64_t const rounds = calibrate();
     ThreadPool pool(ThreadPool::Config{threads});
     std::uint64_t sequential_sum = 0;
-    double const sequential = bench::best_of(repeats, [&] {
-        sequential_sum = 0;
-        for (std::uint64_t record = 0; record < records; ++record) {
-            sequential_sum += process(record, rounds);
-        }
-    });
     std::uint64_t parallel_sum = 0;
-    double const parallel = bench::best_of(repeats, [&] {
-        parallel_sum = 0;
-        for (std::uint64_t result :
-             seq_join(pool, window, std::views::iota(std::uint64_t{0}, records),
-                      [rounds](std::uint64_t record, std::stop_token const&) { return process(record, rounds); }))
-        {
-            parallel_sum += result;
-        }
-    });
+    std::vector<double> const seconds = bench::fastest_interleaved(
+        repeats, {[&] {
+                      sequential_sum = 0;
+                      for (std::uint64_t record = 0; record < records; ++record) {
+                          sequential_sum += process(record, rounds);
+                      }
+                  },
+                  [&] {
+                      parallel_sum = 0;
+                      for (std::uint64_t result : seq_join(pool, window, std::views::iota(std::uint64_t{0}, records),
+                                                           [rounds](std::uint64_t record, std::stop_token const&) {
+                                                               return process(record, rounds);
+                                                           }))
+                      {
+                          parallel_sum += result;
+                      }
+                  }});
+    double const sequential = seconds[0];
+    double const parallel = seconds[1];
     if (parallel_sum != sequential_sum) {
         std::fprintf(stderr, "seq_join computed a different checksum than the loop\n");
         return 1;

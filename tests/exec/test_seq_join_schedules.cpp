@@ -112,22 +112,29 @@ class Harness {
 
     /// Wraps the consumer's call for the next result.
     void before_next() { delivering_ = true; }
-    void delivered(std::size_t result) {
-        delivering_ = false;
-        EXPECT_EQ(result, consumed_ * 10);
-        ++consumed_;
-        EXPECT_LE(pulls_, consumed_ + scenario_.window + scenario_.prefetch);
-    }
-    void failed(std::runtime_error const& error) const {
-        std::size_t const position = std::min(scenario_.failing_item.value_or(scenario_.items),
-                                              scenario_.failing_pull.value_or(scenario_.items));
-        EXPECT_EQ(consumed_, position) << error.what();
-    }
-    void ended() const {
-        EXPECT_EQ(consumed_, scenario_.items);
-        bool const expects_error =
-            scenario_.failing_item.value_or(scenario_.items) < scenario_.items || scenario_.failing_pull.has_value();
-        EXPECT_FALSE(expects_error) << "the error was never reported";
+
+    /// Checks what the consumer's call for the next result gave: `result`,
+    /// the end, or `error`. Returns whether the consumer goes on; when it
+    /// stops, nothing of the join may be left on `executor`.
+    bool took(std::optional<std::size_t> result, std::exception_ptr const& error,
+              test::DeterministicExecutor const& executor) {
+        if (error) {
+            std::size_t const position = std::min(scenario_.failing_item.value_or(scenario_.items),
+                                                  scenario_.failing_pull.value_or(scenario_.items));
+            EXPECT_EQ(consumed_, position);
+            EXPECT_TRUE(executor.idle()) << "work of the join left after it threw";
+            return false;
+        }
+        if (!result) {
+            EXPECT_EQ(consumed_, scenario_.items);
+            bool const expects_error = scenario_.failing_item.value_or(scenario_.items) < scenario_.items
+                                       || scenario_.failing_pull.has_value();
+            EXPECT_FALSE(expects_error) << "the error was never reported";
+            EXPECT_TRUE(executor.idle()) << "work of the join left after it returned the end";
+            return false;
+        }
+        delivered(*result);
+        return true;
     }
 
     /// Whether the consumer should destroy the join now.
@@ -136,6 +143,13 @@ class Harness {
     [[nodiscard]] std::size_t live() const { return live_; }
 
   private:
+    void delivered(std::size_t result) {
+        delivering_ = false;
+        EXPECT_EQ(result, consumed_ * 10);
+        ++consumed_;
+        EXPECT_LE(pulls_, consumed_ + scenario_.window + scenario_.prefetch);
+    }
+
     Scenario const& scenario_;
     std::size_t pulls_ = 0;
     std::size_t started_count_ = 0;
@@ -182,20 +196,16 @@ void run_scenario(Scenario const& scenario, test::Chooser& chooser) {
                 break;
             }
             std::optional<std::size_t> result;
+            std::exception_ptr error;
             harness.before_next();
             try {
                 result = join.next();
-            } catch (std::runtime_error const& error) {
-                harness.failed(error);
-                EXPECT_TRUE(executor.idle()) << "work of the join left after it threw";
+            } catch (std::runtime_error const&) {
+                error = std::current_exception();
+            }
+            if (!harness.took(result, error, executor)) {
                 break;
             }
-            if (!result) {
-                harness.ended();
-                EXPECT_TRUE(executor.idle()) << "work of the join left after it returned the end";
-                break;
-            }
-            harness.delivered(*result);
         }
     }
     EXPECT_TRUE(executor.idle()) << "work of the join left after it was destroyed";
@@ -236,20 +246,16 @@ void run_gated(Scenario const& scenario, test::Chooser& order) {
                 co_await turns.acquire();
                 wants_result = false;
                 std::optional<std::size_t> result;
+                std::exception_ptr error;
                 harness.before_next();
                 try {
                     result = co_await join.next_async();
-                } catch (std::runtime_error const& error) {
-                    harness.failed(error);
-                    EXPECT_TRUE(executor.idle()) << "work of the join left after it threw";
+                } catch (std::runtime_error const&) {
+                    error = std::current_exception();
+                }
+                if (!harness.took(result, error, executor)) {
                     break;
                 }
-                if (!result) {
-                    harness.ended();
-                    EXPECT_TRUE(executor.idle()) << "work of the join left after it returned the end";
-                    break;
-                }
-                harness.delivered(*result);
             }
         }
         EXPECT_TRUE(executor.idle()) << "work of the join left after it was destroyed";

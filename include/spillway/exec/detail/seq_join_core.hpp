@@ -117,31 +117,18 @@ class SeqJoinCore {
             return value;
         }
         std::exception_ptr error;
-        Batch batch{};
         for (;;) {
-            Step step{};
-            {
-                MutexLock lock(mutex_);
-                step = decide(Waiter{&woken_, nullptr}, value, error, batch);
-            }
-            switch (step) {
+            switch (advance(Waiter{&woken_, nullptr}, value, error)) {
             case Step::deliver:
-                pull_from(batch);
                 return value;
-            case Step::end:
-                return std::nullopt;
             case Step::fail:
                 std::rethrow_exception(error);
-            case Step::pull:
-                pull_from(batch);
-                break;
-            case Step::stop:
-                stop();
-                break;
             case Step::wait:
                 executor_.wait(woken_);
                 woken_.reset();
                 break;
+            default:
+                return std::nullopt;
             }
         }
     }
@@ -152,33 +139,8 @@ class SeqJoinCore {
     /// no longer touches `consumer`.
     bool next_async(AsyncConsumer& consumer) noexcept {
         try {
-            if (take_reserved(consumer.value)) {
-                return true;
-            }
-            Batch batch{};
-            for (;;) {
-                Step step{};
-                {
-                    MutexLock lock(mutex_);
-                    step = decide(Waiter{nullptr, &consumer}, consumer.value, consumer.error, batch);
-                }
-                switch (step) {
-                case Step::deliver:
-                    pull_from(batch);
-                    return true;
-                case Step::end:
-                case Step::fail:
-                    return true;
-                case Step::pull:
-                    pull_from(batch);
-                    break;
-                case Step::stop:
-                    stop();
-                    break;
-                case Step::wait:
-                    return false;
-                }
-            }
+            return take_reserved(consumer.value)
+                   || advance(Waiter{nullptr, &consumer}, consumer.value, consumer.error) != Step::wait;
         } catch (...) {
             consumer.error = std::current_exception();
             return true;
@@ -347,6 +309,33 @@ class SeqJoinCore {
         // acquire: pairs with the release store in publish(); the result is
         // visible once this is true.
         return slots_[index(position)].published.load(std::memory_order_acquire) == position + 1;
+    }
+
+    /// Runs the consumer's state machine until it has an outcome (`deliver`
+    /// into `value`, `end`, or `fail` with `error`) or must `wait`, with
+    /// `waiter` registered; it no longer touches the waiter then.
+    Step advance(Waiter waiter, std::optional<T>& value, std::exception_ptr& error) {
+        for (;;) {
+            Batch batch{};
+            Step step{};
+            {
+                MutexLock lock(mutex_);
+                step = decide(waiter, value, error, batch);
+            }
+            switch (step) {
+            case Step::pull:
+                pull_from(batch);
+                break;
+            case Step::stop:
+                stop();
+                break;
+            case Step::deliver:
+                pull_from(batch);
+                return step;
+            default:
+                return step;
+            }
+        }
     }
 
     /// The consumer's state machine. Returns what to do next: `deliver` the
