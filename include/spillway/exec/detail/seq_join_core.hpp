@@ -108,7 +108,8 @@ class SeqJoinCore {
     SeqJoinCore& operator=(SeqJoinCore const&) = delete;
 
     /// The next result in source order, or nothing at the end; blocks,
-    /// running the executor's queued work while it waits. After an error or the end, returns nothing.
+    /// running the executor's queued work while it waits. After an error or
+    /// the end, returns nothing.
     /// @throws the exception of the item (or the source) at this position,
     /// once nothing of the join runs any more.
     std::optional<T> next() {
@@ -127,7 +128,9 @@ class SeqJoinCore {
                 executor_.wait(woken_);
                 woken_.reset();
                 break;
-            default:
+            case Step::end:
+            case Step::pull:
+            case Step::stop:
                 return std::nullopt;
             }
         }
@@ -332,7 +335,9 @@ class SeqJoinCore {
             case Step::deliver:
                 pull_from(batch);
                 return step;
-            default:
+            case Step::end:
+            case Step::fail:
+            case Step::wait:
                 return step;
             }
         }
