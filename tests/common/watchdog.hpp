@@ -1,7 +1,7 @@
 #pragma once
 /// @file
-/// Turns a hang into a failure: aborts the test program with a message if a
-/// scope is not left before a deadline.
+/// A deadline for a whole test body, so that a deadlock fails the test with
+/// a message instead of hanging until ctest's timeout.
 
 #include <chrono>
 #include <cstdio>
@@ -13,14 +13,15 @@
 
 namespace spillway::test {
 
-/// Aborts the process, naming `what`, unless destroyed within `deadline`.
-/// Use it around code whose bug would be a deadlock, so the test fails with a
-/// message instead of waiting for ctest's timeout.
+/// Aborts the process, naming `what`, unless it is destroyed within
+/// `deadline`. Use it where a bug would show up as a hang: a deadlock cannot
+/// be turned into an ordinary failure, because the stuck threads cannot be
+/// joined.
 ///
-/// Thread safety: one owner; not movable.
+/// Thread safety: owned by one thread.
 class Watchdog {
   public:
-    explicit Watchdog(std::string what, std::chrono::seconds deadline = std::chrono::seconds(60))
+    explicit Watchdog(std::string what, std::chrono::seconds deadline = std::chrono::seconds(120))
         : what_(std::move(what)), thread_([this, deadline] { watch(deadline); }) {}
     ~Watchdog() {
         {
@@ -37,8 +38,9 @@ class Watchdog {
     void watch(std::chrono::seconds deadline) {
         MutexLock lock(mutex_);
         if (!changed_.wait_for(lock, deadline, [&]() SPILLWAY_REQUIRES(mutex_) { return done_; })) {
-            std::fprintf(stderr, "watchdog: %s did not finish within %lld s (deadlock?)\n", what_.c_str(),
-                         static_cast<long long>(deadline.count()));
+            std::fprintf(stderr, "watchdog: %s did not finish within %lld s; likely a deadlock\n",
+                         what_.c_str(), static_cast<long long>(deadline.count()));
+            std::fflush(stderr);
             std::abort();
         }
     }

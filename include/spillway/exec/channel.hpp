@@ -1,0 +1,211 @@
+#pragma once
+/// @file
+/// `Channel<T>`: a bounded FIFO queue between coroutines, with backpressure.
+
+#include <coroutine>
+#include <cstddef>
+#include <deque>
+#include <optional>
+#include <stop_token>
+#include <utility>
+
+#include <spillway/core/error.hpp>
+#include <spillway/core/mutex.hpp>
+#include <spillway/exec/detail/wait_list.hpp>
+#include <spillway/exec/executor.hpp>
+
+namespace spillway::exec {
+
+/// A bounded multi-producer, multi-consumer queue. `co_await send(v)`
+/// suspends while the channel holds `capacity` values (backpressure);
+/// `co_await receive()` suspends while it is empty. Values come out in the
+/// order they went in, and waiting senders and receivers are served in
+/// FIFO order.
+///
+/// `close()` ends the channel: every waiting sender wakes with false (its
+/// value is dropped), later sends fail at once, and receivers drain what is
+/// buffered and then get `std::nullopt`. Waiters resume on the executor
+/// given at construction, never inside `send`, `receive` or `close`. A send
+/// or receive given a stop token ends early when stop is requested (a send
+/// then drops its value).
+///
+/// Thread safety: every member function may be called concurrently.
+/// Requires: no coroutine is waiting when the channel is destroyed.
+template <typename T>
+class Channel {
+  public:
+    /// A channel that buffers up to `capacity` values and resumes waiters on
+    /// `executor`, which must outlive it.
+    /// @throws InvalidArgument if `capacity` is 0.
+    Channel(Executor& executor, std::size_t capacity) : executor_(executor), capacity_(capacity) {
+        SPILLWAY_EXPECTS(capacity > 0, "a Channel needs a capacity of at least 1", InvalidArgument);
+    }
+
+    /// Awaitable returned by `send()`.
+    class SendAwaiter : private detail::Waiter {
+      public:
+        SendAwaiter(Channel& channel, T value, std::stop_token stop)
+            : Waiter(channel.executor_, channel.mutex_, std::move(stop)), channel_(channel), value_(std::move(value)) {}
+        [[nodiscard]] bool await_ready() const noexcept { return false; }
+        bool await_suspend(std::coroutine_handle<> handle) {
+            prepare(handle);
+            MutexLock lock(channel_.mutex_);
+            if (!cancelled(lock)) {
+                if (!channel_.offer(lock, value_)) {
+                    enqueue(lock, channel_.senders_);
+                    return true;
+                }
+                sent_ = !channel_.closed_;
+                complete(lock);
+            }
+            return false;
+        }
+        /// True if the value went into the channel; false if the channel was
+        /// closed or stop was requested first (the value is dropped).
+        bool await_resume() noexcept { return !finish() && sent_; }
+
+      private:
+        friend Channel;
+        friend detail::WaitList;
+        Channel& channel_;
+        T value_;
+        /// Whether the value was handed over; set before completion.
+        bool sent_ = false;
+    };
+
+    /// Awaitable returned by `receive()`.
+    class ReceiveAwaiter : private detail::Waiter {
+      public:
+        ReceiveAwaiter(Channel& channel, std::stop_token stop) noexcept
+            : Waiter(channel.executor_, channel.mutex_, std::move(stop)), channel_(channel) {}
+        [[nodiscard]] bool await_ready() const noexcept { return false; }
+        bool await_suspend(std::coroutine_handle<> handle) {
+            prepare(handle);
+            MutexLock lock(channel_.mutex_);
+            if (!cancelled(lock)) {
+                value_ = channel_.take(lock);
+                if (!value_ && !channel_.closed_) {
+                    enqueue(lock, channel_.receivers_);
+                    return true;
+                }
+                complete(lock);
+            }
+            return false;
+        }
+        /// The next value; `std::nullopt` once the channel is closed and
+        /// drained, or if stop was requested first.
+        std::optional<T> await_resume() noexcept(std::is_nothrow_move_constructible_v<T>) {
+            finish();
+            return std::move(value_);
+        }
+
+      private:
+        friend Channel;
+        friend detail::WaitList;
+        Channel& channel_;
+        /// The value handed over; set before completion.
+        std::optional<T> value_;
+    };
+
+    /// `co_await channel.send(value, stop)`: see `SendAwaiter::await_resume`.
+    [[nodiscard]] SendAwaiter send(T value, std::stop_token stop = {}) {
+        return SendAwaiter(*this, std::move(value), std::move(stop));
+    }
+
+    /// `co_await channel.receive(stop)`: see `ReceiveAwaiter::await_resume`.
+    [[nodiscard]] ReceiveAwaiter receive(std::stop_token stop = {}) noexcept {
+        return ReceiveAwaiter(*this, std::move(stop));
+    }
+
+    /// Puts `value` in without waiting; returns false, leaving `value`
+    /// untouched, if the channel is full or closed.
+    [[nodiscard]] bool try_send(T& value) {
+        MutexLock lock(mutex_);
+        return !closed_ && offer(lock, value);
+    }
+
+    /// Takes the next value without waiting, if there is one.
+    [[nodiscard]] std::optional<T> try_receive() {
+        MutexLock lock(mutex_);
+        return take(lock);
+    }
+
+    /// Closes the channel (see the class comment). Idempotent.
+    void close() noexcept {
+        MutexLock lock(mutex_);
+        closed_ = true;
+        while (!senders_.empty()) {
+            senders_.template pop_front<SendAwaiter>().complete(lock);
+        }
+        while (!receivers_.empty()) {
+            receivers_.template pop_front<ReceiveAwaiter>().complete(lock);
+        }
+    }
+
+    /// Whether `close()` has been called.
+    [[nodiscard]] bool closed() const noexcept {
+        MutexLock lock(mutex_);
+        return closed_;
+    }
+
+    /// Values buffered now (a snapshot).
+    [[nodiscard]] std::size_t size() const noexcept {
+        MutexLock lock(mutex_);
+        return buffer_.size();
+    }
+
+    [[nodiscard]] std::size_t capacity() const noexcept { return capacity_; }
+
+  private:
+    /// Hands `value` to the oldest waiting receiver, or buffers it if there
+    /// is room. Returns false, leaving `value` alone, if neither is possible.
+    /// A closed channel swallows the value (the sender reports failure).
+    bool offer(MutexLock const& lock, T& value) SPILLWAY_REQUIRES(mutex_) {
+        if (closed_) {
+            return true;
+        }
+        if (!receivers_.empty()) {
+            // Receivers wait only while the buffer is empty.
+            ReceiveAwaiter& receiver = receivers_.template pop_front<ReceiveAwaiter>();
+            receiver.value_.emplace(std::move(value));
+            receiver.complete(lock);
+            return true;
+        }
+        if (buffer_.size() < capacity_) {
+            buffer_.push_back(std::move(value));
+            return true;
+        }
+        return false;
+    }
+
+    /// Takes the oldest buffered value and refills its place from the
+    /// oldest waiting sender; nothing if the buffer is empty.
+    std::optional<T> take(MutexLock const& lock) SPILLWAY_REQUIRES(mutex_) {
+        if (buffer_.empty()) {
+            return std::nullopt;
+        }
+        std::optional<T> value(std::move(buffer_.front()));
+        buffer_.pop_front();
+        if (!senders_.empty()) {
+            // Senders wait only while the buffer is full.
+            SendAwaiter& sender = senders_.template pop_front<SendAwaiter>();
+            buffer_.push_back(std::move(sender.value_));
+            sender.sent_ = true;
+            sender.complete(lock);
+        }
+        return value;
+    }
+
+    Executor& executor_;
+    std::size_t const capacity_;
+
+    mutable Mutex mutex_;
+    /// At most `capacity_` values. Receivers wait only while it is empty and
+    /// senders only while it is full.
+    std::deque<T> buffer_ SPILLWAY_GUARDED_BY(mutex_);
+    bool closed_ SPILLWAY_GUARDED_BY(mutex_) = false;
+    detail::WaitList senders_ SPILLWAY_GUARDED_BY(mutex_);
+    detail::WaitList receivers_ SPILLWAY_GUARDED_BY(mutex_);
+};
+
+}  // namespace spillway::exec
