@@ -4,12 +4,14 @@
 #include <iostream>
 
 #include "command_line.hpp"
-#include "run_command.hpp"
+#include "run_job.hpp"
 
 int main(int argc, char** argv) {
-    spillway::cli::CommandLine command_line;
+    using namespace spillway::cli;
+    CommandLine command_line;
     if (auto const code = command_line.parse(argc, argv, std::cout, std::cerr)) {
-        return spillway::cli::to_int(*code);
+        return to_int(*code);
     }
-    return spillway::cli::to_int(spillway::cli::run_command(command_line, std::cout, std::cerr));
+    auto const make_job = [&] { return command_line.make_job(command_line.options()); };
+    return to_int(run_job(make_job, command_line.output(), std::cout, std::cerr));
 }

@@ -15,11 +15,13 @@ namespace spillway::cli {
 ///   thread works on it, its text, its parsed keys and row offsets (at most
 ///   one block's size for rows of 24 bytes or more) and its rows split by
 ///   partition (one block); once done, only the split rows (one block);
+/// - the split rows of the block being written (one block), which has left
+///   the window;
 /// - one write buffer per partition file;
 /// - a fixed allowance for the program, its libraries and thread stacks.
 ///
 /// So with `w` blocks in flight on `t` threads it needs at most
-/// `fixed + block * (1 + w + 2 * min(t, w)) + partitions * write_buffer`.
+/// `fixed + block * (2 + w + 2 * min(t, w)) + partitions * write_buffer`.
 /// The window should hold at least one block per thread, or a thread would
 /// idle; unless told the window, the plan takes the largest one up to
 /// `4 * threads` that fits.
@@ -37,7 +39,7 @@ struct PartitionPlan {
     std::uint64_t block_bytes = 0;
     std::size_t threads = 0;
     std::uint32_t partitions = 0;
-    std::size_t write_buffer_bytes = 0;  ///< per partition file
+    std::size_t write_buffer_bytes = 0;  ///< per partition file: a quarter of the limit, within the bounds above
     std::size_t window = 0;              ///< blocks in flight
 
     /// The most memory the plan uses.
@@ -45,7 +47,6 @@ struct PartitionPlan {
 
     /// The plan for `limit` bytes, blocks of `block_bytes`, `threads` threads
     /// and `partitions` partitions; with the window `window` if given.
-    /// Write buffers take at most a quarter of the limit.
     /// @throws InvalidArgument naming the smallest limit that would work (and
     ///         the flags that lower it) if the limit does not hold one block
     ///         per thread (or `window` blocks, if fewer), or naming the
@@ -53,6 +54,12 @@ struct PartitionPlan {
     ///         `window` is less than 1.
     [[nodiscard]] static PartitionPlan make(std::uint64_t limit, std::uint64_t block_bytes, std::size_t threads,
                                             std::uint32_t partitions, std::optional<std::size_t> window);
+
+  private:
+    /// The plan for `limit` with `window` blocks in flight, fitting or not.
+    [[nodiscard]] static PartitionPlan with_window(std::uint64_t limit, std::uint64_t block_bytes,
+                                                   std::size_t threads, std::uint32_t partitions,
+                                                   std::size_t window) noexcept;
 };
 
 }  // namespace spillway::cli

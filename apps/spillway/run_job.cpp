@@ -1,4 +1,4 @@
-#include "run_command.hpp"
+#include "run_job.hpp"
 
 #include <unistd.h>
 
@@ -11,12 +11,12 @@
 
 namespace spillway::cli {
 
-ExitCode run_command(CommandLine const& command_line, std::ostream& out, std::ostream& err) {
-    auto const& output = command_line.output();
+ExitCode run_job(std::function<std::unique_ptr<Job>()> const& make_job, OutputFlags const& output,
+                 std::ostream& out, std::ostream& err) {
     std::unique_ptr<Job> job;
     std::optional<TraceFile> trace;
     try {
-        job = command_line.make_job(command_line.options());
+        job = make_job();
         trace.emplace(output.trace);
     } catch (std::exception const& error) {
         err << "spillway: " << error.what() << "\n";
