@@ -1,5 +1,5 @@
 # The commands README.md documents. Each one installs what is missing first.
-.PHONY: setup run test test-tsan check-thread-safety bench clean
+.PHONY: setup run test test-tsan check-thread-safety bench example clean
 
 setup:
 	@scripts/setup
@@ -33,6 +33,16 @@ bench: setup
 	cmake --preset release >/dev/null
 	cmake --build --preset release
 	scripts/bench build/release
+
+# Installs the release libraries, headers, CMake package and tool under
+# build/package/prefix, then builds and runs examples/ against that install
+# as a separate project would (find_package(spillway CONFIG REQUIRED)).
+example: setup
+	cmake --preset package >/dev/null
+	cmake --build --preset package --target install >/dev/null
+	cmake -S examples -B build/example -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH=$(CURDIR)/build/package/prefix >/dev/null
+	cmake --build build/example
+	build/example/partition_and_spill
 
 clean:
 	rm -rf build
