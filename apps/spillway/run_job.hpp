@@ -9,6 +9,7 @@
 #include "command_line.hpp"
 #include "exit_code.hpp"
 #include "job.hpp"
+#include "processes.hpp"
 
 namespace spillway::cli {
 
@@ -18,7 +19,13 @@ namespace spillway::cli {
 /// `--quiet`. Errors and a failed verification are printed on `err` whatever
 /// the flags. Returns `success` if the output was verified (or the job has
 /// nothing to verify), `verification_failed` if not.
+///
+/// With several `processes` (an MPI job), every process calls this: they
+/// agree that every one made its job before any runs it (so a usage error on
+/// one process stops all), each prints its own errors prefixed with its rank,
+/// and only process 0 prints progress and the summary. `--trace FILE` then
+/// writes one file per process, `FILE` with `-rank<N>` before its extension.
 [[nodiscard]] ExitCode run_job(std::function<std::unique_ptr<Job>()> const& make_job, OutputFlags const& output,
-                               std::ostream& out, std::ostream& err);
+                               Processes const& processes, std::ostream& out, std::ostream& err);
 
 }  // namespace spillway::cli

@@ -42,7 +42,8 @@ struct Outcome {
 Outcome run(std::function<std::unique_ptr<Job>()> const& make_job, OutputFlags const& output = {true, false, {}}) {
     std::ostringstream out;
     std::ostringstream err;
-    auto const code = run_job(make_job, output, out, err);
+    Processes const alone(Options(), nullptr, nullptr);
+    auto const code = run_job(make_job, output, alone, out, err);
     return {code, out.str(), err.str()};
 }
 
