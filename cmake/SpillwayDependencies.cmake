@@ -7,3 +7,8 @@ find_package(nlohmann_json 3.10 REQUIRED)
 pkg_check_modules(XXHASH REQUIRED IMPORTED_TARGET libxxhash)
 pkg_check_modules(LZ4 REQUIRED IMPORTED_TARGET liblz4)
 pkg_check_modules(ZSTD REQUIRED IMPORTED_TARGET libzstd)
+# comm/: the MPI backend, built when an MPI with C++ support is found
+# (scripts/setup installs Debian's OpenMPI). Only the C API is used, so the
+# deprecated C++ bindings are skipped.
+set(MPI_CXX_SKIP_MPICXX ON)
+find_package(MPI COMPONENTS CXX)

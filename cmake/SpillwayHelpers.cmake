@@ -55,3 +55,31 @@ function(spillway_add_benchmark module name)
   spillway_set_warnings(${target})
   set_property(GLOBAL APPEND PROPERTY SPILLWAY_BENCHMARKS ${target})
 endfunction()
+
+# spillway_add_mpi_tests(<module>)
+#
+# Runs spillway_<module>_tests again under mpirun with 2, 3 and 4 processes,
+# as the ctest entries <module>_mpi_np<N>, when MPI was found. The binary then
+# runs only its Mpi/* suites (SPILLWAY_TEST_COMMUNICATOR=mpi; see
+# tests/comm/communicator_testing.hpp). The entries are labelled `mpi`, not
+# <module>, because the tsan preset must not run MPI. --allow-run-as-root
+# because CI runs as root; --oversubscribe because CI has 2 cores. Shared
+# memory only (vader) and without its single-copy mechanism (CMA), which
+# containers often forbid: robust, and fast enough for tests. Under ASan,
+# OpenMPI's own leaks are suppressed by name, which needs full malloc stacks
+# (see tests/sanitizers/lsan.supp).
+function(spillway_add_mpi_tests module)
+  if(NOT MPI_CXX_FOUND)
+    return()
+  endif()
+  foreach(np 2 3 4)
+    add_test(NAME ${module}_mpi_np${np}
+      COMMAND ${MPIEXEC_EXECUTABLE} --allow-run-as-root --oversubscribe ${MPIEXEC_NUMPROC_FLAG} ${np}
+        ${MPIEXEC_PREFLAGS} $<TARGET_FILE:spillway_${module}_tests> ${MPIEXEC_POSTFLAGS} --gtest_filter=Mpi/*)
+    set_tests_properties(${module}_mpi_np${np} PROPERTIES
+      LABELS mpi
+      PROCESSORS ${np}
+      TIMEOUT 300
+      ENVIRONMENT "SPILLWAY_TEST_COMMUNICATOR=mpi;OMPI_MCA_btl=self,vader;OMPI_MCA_btl_vader_single_copy_mechanism=none;LSAN_OPTIONS=suppressions=${PROJECT_SOURCE_DIR}/tests/sanitizers/lsan.supp:fast_unwind_on_malloc=0")
+  endforeach()
+endfunction()

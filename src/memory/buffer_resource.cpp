@@ -112,6 +112,23 @@ MemoryReservation BufferResource::try_reserve(MemoryType type, std::size_t size)
     return MemoryReservation(this, type, size);
 }
 
+Buffer BufferResource::adopt(Buffer&& buffer, MemoryReservation& reservation) {
+    SPILLWAY_EXPECTS(
+        buffer.resource_ != nullptr && buffer.mem_type() == MemoryType::HOST,
+        "adopt needs a HOST buffer that has not been moved from", InvalidArgument
+    );
+    auto const size = buffer.size();
+    check_reservation(reservation, MemoryType::HOST, size, "adopt");
+    // Release from the old resource before consuming here, so that adopting a
+    // buffer of this very resource does not raise its peak.
+    buffer.resource_->release_buffer(MemoryType::HOST, size);
+    consume(reservation, size);
+    auto bytes = std::move(buffer.host_);
+    buffer.resource_ = nullptr;
+    buffer.size_ = 0;
+    return Buffer(*this, size, std::move(bytes));
+}
+
 MemoryReservation BufferResource::reserve(
     MemoryType type, std::size_t size, AllowOverbooking allow_overbooking
 ) {

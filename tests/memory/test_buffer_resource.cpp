@@ -307,3 +307,58 @@ TEST(BufferResourceDeathTest, DestroyingTheResourceBeforeItsBuffersAborts) {
         "destroyed while 10 bytes of HOST buffers"
     );
 }
+
+TEST(BufferResource, AdoptMovesABuffersBytesIntoAnotherResourceWithoutCopying) {
+    BufferResource sender(host_limited(mebibyte));
+    BufferResource receiver(host_limited(mebibyte));
+    auto sent_reservation = sender.reserve(MemoryType::HOST, 5000, AllowOverbooking::no);
+    auto buffer = sender.make_buffer(5000, sent_reservation);
+    buffer.data()[4999] = std::byte{42};
+    auto const* const bytes = buffer.data().data();
+
+    {
+        auto reservation = receiver.reserve(MemoryType::HOST, 6000, AllowOverbooking::no);
+        auto adopted = receiver.adopt(std::move(buffer), reservation);
+        EXPECT_EQ(adopted.data().data(), bytes);
+        EXPECT_EQ(adopted.data()[4999], std::byte{42});
+        EXPECT_EQ(buffer.size(), 0U);
+        EXPECT_EQ(reservation.size(), 1000U);
+        EXPECT_EQ(sender.memory_used(MemoryType::HOST), 0U);
+        EXPECT_EQ(receiver.memory_used(MemoryType::HOST), 5000U);
+        EXPECT_EQ(receiver.peak_memory_used(MemoryType::HOST), 5000U);
+    }
+    expect_all_tiers_at_zero(sender);
+    expect_all_tiers_at_zero(receiver);
+}
+
+TEST(BufferResource, AdoptingABufferOfTheSameResourceKeepsItsPeak) {
+    BufferResource resource(host_limited(mebibyte));
+    auto reservation = resource.reserve(MemoryType::HOST, 200, AllowOverbooking::no);
+    auto buffer = resource.make_buffer(100, reservation);
+    auto adopted = resource.adopt(std::move(buffer), reservation);
+    EXPECT_EQ(adopted.size(), 100U);
+    EXPECT_EQ(resource.memory_used(MemoryType::HOST), 100U);
+    EXPECT_EQ(resource.memory_reserved(MemoryType::HOST), 0U);
+    EXPECT_EQ(resource.peak_memory_used(MemoryType::HOST), 100U);
+}
+
+TEST(BufferResource, AdoptRejectsMovedFromBuffersAndReservationsThatCannotPay) {
+    BufferResource sender(host_limited(mebibyte));
+    BufferResource receiver(host_limited(mebibyte));
+    auto sent_reservation = sender.reserve(MemoryType::HOST, 100, AllowOverbooking::no);
+    auto buffer = sender.make_buffer(100, sent_reservation);
+
+    auto small = receiver.reserve(MemoryType::HOST, 99, AllowOverbooking::no);
+    EXPECT_THROW_WITH(receiver.adopt(std::move(buffer), small), ReservationError, "holds 99 B");
+    auto disk = receiver.reserve(MemoryType::DISK, 100, AllowOverbooking::no);
+    EXPECT_THROW_WITH(receiver.adopt(std::move(buffer), disk), ReservationError, "needs a HOST reservation");
+    auto foreign = sender.reserve(MemoryType::HOST, 100, AllowOverbooking::no);
+    EXPECT_THROW_WITH(receiver.adopt(std::move(buffer), foreign), ReservationError, "of this BufferResource");
+    EXPECT_EQ(buffer.size(), 100U);
+    EXPECT_EQ(sender.memory_used(MemoryType::HOST), 100U);
+    EXPECT_EQ(receiver.memory_used(MemoryType::HOST), 0U);
+
+    auto enough = receiver.reserve(MemoryType::HOST, 100, AllowOverbooking::no);
+    auto adopted = receiver.adopt(std::move(buffer), enough);
+    EXPECT_THROW_WITH(receiver.adopt(std::move(buffer), enough), InvalidArgument, "moved from");
+}

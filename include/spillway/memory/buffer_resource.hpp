@@ -117,6 +117,24 @@ class BufferResource {
         MemoryType tier, std::size_t size, AllowOverbooking allow_overbooking
     );
 
+    /// `buffer`, a HOST buffer of any resource, re-homed into this one
+    /// without copying its bytes: they leave the used total of `buffer`'s
+    /// resource and join this one's, paid for with `buffer.size()` bytes of
+    /// `reservation`. This is how a buffer changes hands between two
+    /// resources of one process, e.g. between ranks of the in-process
+    /// communicator.
+    ///
+    /// `buffer` is moved from only on success; on failure it is unchanged.
+    /// Takes the two resources' accounting locks one after the other, never
+    /// both at once.
+    ///
+    /// Requires: `buffer` is a HOST buffer that has not been moved from;
+    /// `reservation` is a HOST reservation of this resource holding at least
+    /// `buffer.size()` bytes.
+    /// @throws InvalidArgument if `buffer` is moved from or not in HOST memory.
+    /// @throws ReservationError if `reservation` cannot pay for it.
+    [[nodiscard]] Buffer adopt(Buffer&& buffer, MemoryReservation& reservation);
+
     /// A new HOST buffer of `size` bytes, aligned to `host_buffer_alignment`
     /// and not initialised, made from `size` bytes of `reservation`.
     /// Requires: `reservation` is a HOST reservation of this resource holding

@@ -1,0 +1,69 @@
+#pragma once
+/// @file
+/// The in-process backend: ranks are threads of one process, and payloads
+/// change hands without being copied.
+
+#include <memory>
+#include <span>
+#include <vector>
+
+#include <spillway/comm/communicator.hpp>
+
+namespace spillway::comm {
+
+namespace detail {
+class LocalNetwork;
+}
+
+/// One rank of a group of communicators that live in one process, made by
+/// `make_group`. Each rank has its own `BufferResource`.
+///
+/// A payload is never copied: `send` queues the sender's buffer at the
+/// destination, still counted in the sender's resource, and `receive`
+/// re-homes it into the receiver's resource with `BufferResource::adopt`,
+/// paid for by the receiver's reservation. So each rank's accounting stays
+/// its own, and a receiver that defers receives leaves the bytes charged to
+/// the sender.
+///
+/// Completion: a send completes when the destination receives or drops the
+/// message. Receives complete at once. Operations complete inside the
+/// calls of the ranks involved; there is no background thread.
+///
+/// Destruction: messages waiting for this rank are dropped (their sends
+/// complete), and later sends to this rank fail with `InvalidArgument`.
+///
+/// Thread safety: as `Communicator`; each rank's queue has its own lock, so
+/// ranks do not contend unless they send to the same destination.
+///
+/// Lifetime: every rank's `BufferResource` outlives every communicator of the
+/// group, because queued messages hold buffers of their sender's resource.
+class LocalCommunicator final : public Communicator {
+  public:
+    /// Creates `resources.size()` connected communicators; the one at index
+    /// i is rank i and accounts into `*resources[i]`. Several ranks may share
+    /// a resource.
+    /// Requires: at least one resource; none is null.
+    /// @throws InvalidArgument if a requirement is not met.
+    [[nodiscard]] static std::vector<std::unique_ptr<Communicator>> make_group(
+        std::span<memory::BufferResource* const> resources
+    );
+
+    /// Drops the messages waiting for this rank; see the class comment.
+    ~LocalCommunicator() override;
+
+    /// Use `make_group`. (Public only for `std::make_unique`.)
+    LocalCommunicator(
+        Rank rank, std::shared_ptr<detail::LocalNetwork> network, memory::BufferResource& resource
+    );
+
+  private:
+    Future<void> do_send(
+        Rank destination, Tag tag, std::vector<std::byte> metadata, std::optional<memory::Buffer> payload
+    ) override;
+    std::optional<Incoming> do_probe(Tag tag, Rank source) override;
+    Future<Message> do_receive(detail::ProbedMessage& message, memory::MemoryReservation& reservation) override;
+
+    std::shared_ptr<detail::LocalNetwork> const network_;
+};
+
+}  // namespace spillway::comm

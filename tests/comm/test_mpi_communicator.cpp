@@ -1,0 +1,39 @@
+// Checks only the MPI backend has: they run in the MPI suites (under mpirun).
+#include <spillway/comm/mpi_communicator.hpp>
+
+#include <common/error_matchers.hpp>
+
+#include <climits>
+
+#include <spillway/comm/mpi_environment.hpp>
+#include <spillway/core/error.hpp>
+
+#include <gtest/gtest.h>
+
+#include <comm/communicator_testing.hpp>
+
+using namespace spillway;
+using namespace spillway::comm;
+
+namespace {
+
+class MpiOnly : public ::testing::TestWithParam<test::CommunicatorBackend> {};
+// Outside MPI mode the suite has no instances, on purpose.
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(MpiOnly);
+
+}  // namespace
+
+TEST_P(MpiOnly, MpiCannotBeInitialisedTwice) {
+    EXPECT_THROW_WITH(MpiEnvironment{}, InvalidArgument, "already been initialised");
+}
+
+TEST_P(MpiOnly, APartSizeMpiCannotCountIsRefusedBeforeAnythingCollectiveHappens) {
+    memory::BufferResource resource;
+    MpiConfig config;
+    config.max_message_bytes = 0;
+    EXPECT_THROW_WITH(MpiCommunicator(MPI_COMM_WORLD, resource, config), InvalidArgument, "comm_mpi_max_message_bytes");
+    config.max_message_bytes = std::size_t{INT_MAX} + 1;
+    EXPECT_THROW_WITH(MpiCommunicator(MPI_COMM_WORLD, resource, config), InvalidArgument, "INT_MAX");
+}
+
+INSTANTIATE_TEST_SUITE_P(Mpi, MpiOnly, ::testing::ValuesIn(test::mpi_backends()), test::BackendName());
