@@ -1,0 +1,162 @@
+#pragma once
+/// @file
+/// Reads CSV files in blocks of whole rows and parses them into tables.
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <spillway/table/csv_options.hpp>
+#include <spillway/table/table.hpp>
+#include <spillway/table/table_checksum.hpp>
+
+namespace spillway::table {
+namespace detail {
+struct CsvSource;
+}
+
+/// The selected columns of a block's rows, and each row's text as it is in
+/// the file, so rows can be copied verbatim: what a repartition of CSV files
+/// needs. Refers to the block's text, so it must not outlive the block.
+struct CsvRows {
+    /// The selected columns, in the order they were selected.
+    Table columns;
+    /// `columns.num_rows() + 1` offsets into `text`: row `i` is
+    /// `text.substr(offsets[i], offsets[i + 1] - offsets[i])`.
+    std::vector<std::uint32_t> offsets;
+    /// The block's text.
+    std::string_view text;
+
+    /// The number of rows.
+    [[nodiscard]] std::size_t size() const noexcept { return offsets.size() - 1; }
+    /// The text of row `row`, line break included. Requires: `row < size()`.
+    [[nodiscard]] std::string_view row(std::size_t row) const noexcept {
+        return text.substr(offsets[row], offsets[row + 1] - offsets[row]);
+    }
+
+    /// The text of the rows of each partition, in their order: element `p`
+    /// holds, back to back, the rows whose `partition_of_row` is `p`.
+    /// @throws InvalidArgument if `partition_of_row` does not have one entry
+    /// per row or holds a value `>= partitions`, or `partitions` is 0.
+    [[nodiscard]] std::vector<std::string> split(std::span<std::uint32_t const> partition_of_row,
+                                                 std::uint32_t partitions) const;
+
+    /// The checksum of the rows' text (see `TableChecksum`): each row hashed
+    /// with XXH3-64 and `checksum_hash_seed` without its line break (`\n` or
+    /// `\r\n`). Rows copied verbatim keep it, in any order and chunking.
+    [[nodiscard]] TableChecksum checksum() const noexcept;
+};
+
+/// Whole rows of a CSV file as they are in the file, with what is needed to
+/// parse them. Every row in the text ends with a line break (the reader adds
+/// `\n` after a last row that has none).
+///
+/// Parsing is independent of the reader and of other blocks, so blocks can
+/// be parsed on any thread while the reader reads on.
+///
+/// Thread safety: immutable; const member functions may be called
+/// concurrently. Moves are cheap; copies are disabled.
+class CsvBlock {
+  public:
+    CsvBlock(CsvBlock&&) noexcept = default;
+    CsvBlock& operator=(CsvBlock&&) noexcept = default;
+    CsvBlock(CsvBlock const&) = delete;
+    CsvBlock& operator=(CsvBlock const&) = delete;
+
+    /// The rows, exactly as in the file.
+    [[nodiscard]] std::string_view text() const noexcept { return {text_.get(), size_}; }
+    /// The line number (from 1) in the file of the block's first row.
+    [[nodiscard]] std::uint64_t first_line() const noexcept { return first_line_; }
+
+    /// Every column of every row.
+    /// @throws CorruptData naming the file, line and column if a row does not
+    /// have the schema's fields (plus the trailing delimiter, if set), a value
+    /// does not parse as its column's type, or quoting is malformed.
+    [[nodiscard]] Table parse() const;
+
+    /// The columns `columns` (indices into the schema, distinct) of every row,
+    /// and each row's text. Parses only those fields: in a block
+    /// without quotes, scanning a row stops at its last selected field, so
+    /// the fields after it are not checked.
+    /// @throws InvalidArgument if a column index is out of range or repeated.
+    /// @throws CorruptData as `parse` does, for the fields it reads.
+    [[nodiscard]] CsvRows parse_columns(std::span<std::size_t const> columns) const;
+
+  private:
+    friend class CsvReader;
+    CsvBlock(std::shared_ptr<detail::CsvSource const> source, std::unique_ptr<char[]> text, std::size_t size,
+             std::uint64_t first_line, std::size_t line_breaks);
+
+    /// Parses the selected columns; checks every field if `all_fields`.
+    [[nodiscard]] CsvRows parse_rows(std::span<std::size_t const> columns, bool all_fields) const;
+
+    std::shared_ptr<detail::CsvSource const> source_;  ///< the file's path, options and schema
+    std::unique_ptr<char[]> text_;                      ///< size_ bytes of whole rows
+    std::size_t size_;
+    std::uint64_t first_line_;
+    std::size_t line_breaks_;  ///< the `\n` in the text: at least the number of rows
+};
+
+/// Reads a CSV file block by block. Opens the file, reads the header if the
+/// options say there is one, and settles the schema: the one given (whose
+/// names win over the header's), or one inferred from the first `infer_rows` rows (each column gets the first of
+/// int64, float64, date32 and string that holds every non-null value seen; a
+/// column without any is string). Without a header the columns
+/// are named `column0`, `column1`, ...
+///
+/// Memory: the reader holds one buffer of `chunk_bytes + 1` bytes, and each
+/// block it hands out owns one of the same size.
+///
+/// Thread safety: externally synchronized; the blocks it returns are not tied
+/// to it and may outlive it. Neither copyable nor movable (it owns an open
+/// file); hold it in a `std::unique_ptr` to move it.
+class CsvReader {
+  public:
+    /// Opens `path` with `options` and `schema` (inferred if not given).
+    /// @throws InvalidArgument if the options are invalid.
+    /// @throws IoError naming the path if it cannot be opened or read.
+    /// @throws CorruptData naming the file and line if the header does not
+    /// match a given schema or the rows used for inference are malformed.
+    CsvReader(std::filesystem::path path, CsvOptions options, std::optional<Schema> schema = std::nullopt);
+    CsvReader(CsvReader const&) = delete;
+    CsvReader& operator=(CsvReader const&) = delete;
+    ~CsvReader();
+
+    /// The columns of the file; empty for an empty file without a given schema.
+    [[nodiscard]] Schema const& schema() const noexcept;
+
+    /// The next block of whole rows, or nothing at the end of the file.
+    /// @throws IoError naming the path if reading fails.
+    /// @throws CorruptData naming the file and line if no row ends within
+    /// `chunk_bytes` (an unclosed quote, or a row longer than the chunk).
+    [[nodiscard]] std::optional<CsvBlock> read_block();
+
+    /// The next block parsed (`read_block()->parse()`), or nothing at the end.
+    /// @throws as `read_block` and `CsvBlock::parse` do.
+    [[nodiscard]] std::optional<Table> read();
+
+  private:
+    /// Reads from the file after the bytes already pending until `chunk_bytes`
+    /// are pending or the file ends; at the end, adds a missing final `\n`.
+    void fill();
+    /// The bytes up to the end of the last whole row pending.
+    /// @throws CorruptData if there is none.
+    [[nodiscard]] std::size_t complete_rows() const;
+
+    std::string path_;
+    CsvOptions options_;
+    std::shared_ptr<detail::CsvSource const> source_;  ///< set once the schema is known
+    int descriptor_ = -1;
+    bool end_of_file_ = false;
+    std::unique_ptr<char[]> pending_;  ///< chunk_bytes + 1 bytes: read but not yet handed out
+    std::size_t pending_size_ = 0;
+    std::uint64_t next_line_ = 1;  ///< the line number of the first pending byte
+};
+
+}  // namespace spillway::table

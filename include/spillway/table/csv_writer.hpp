@@ -1,0 +1,78 @@
+#pragma once
+/// @file
+/// Writes tables as CSV.
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+#include <spillway/table/csv_options.hpp>
+#include <spillway/table/table.hpp>
+
+namespace spillway::table {
+
+/// Appends the rows of `table` to `out` as CSV text in the dialect of
+/// `options` (the header is not written; see `append_csv_header`). Each row
+/// ends with `\n`. Integers and dates (`YYYY-MM-DD`) are written exactly,
+/// doubles in the shortest form that reads back to the same value, nulls as
+/// empty fields. A string is quoted when it is empty or holds the delimiter,
+/// the quote or a line break; quotes inside are doubled. What `CsvReader`
+/// reads back equals the table, except that without quoting an empty string
+/// reads back as null.
+/// @throws InvalidArgument if a string needs quoting but `options.quote` is
+/// unset.
+void append_csv_rows(Table const& table, CsvOptions const& options, std::string& out);
+
+/// Appends the header row of `schema` (its column names) to `out`.
+/// @throws InvalidArgument as `append_csv_rows` does for a name.
+void append_csv_header(Schema const& schema, CsvOptions const& options, std::string& out);
+
+/// Writes CSV to a file through a 1 MiB buffer: the header (if the options
+/// say so) when opened, then tables or rows already formatted.
+///
+/// Thread safety: externally synchronized. Neither copyable nor movable (it
+/// owns an open file); hold it in a `std::unique_ptr` to move it.
+class CsvWriter {
+  public:
+    /// Creates or truncates `path` and, if `options.header`, writes the
+    /// header of `schema`.
+    /// @throws IoError naming the path if it cannot be created.
+    /// @throws InvalidArgument if the options are invalid.
+    CsvWriter(std::filesystem::path path, CsvOptions options, Schema const& schema);
+    CsvWriter(CsvWriter const&) = delete;
+    CsvWriter& operator=(CsvWriter const&) = delete;
+    /// Closes the file if `close` was not called; errors are then lost, so
+    /// call `close` to see them.
+    ~CsvWriter();
+
+    /// Writes the rows of `table`.
+    /// @throws InvalidArgument as `append_csv_rows` does, or if the writer is closed.
+    /// @throws IoError naming the path if writing fails.
+    void write(Table const& table);
+
+    /// Writes `rows`, whole rows already in this file's dialect, verbatim
+    /// (rows copied from a `CsvBlock`, say).
+    /// @throws InvalidArgument if the writer is closed.
+    /// @throws IoError naming the path if writing fails.
+    void write_rows(std::string_view rows);
+
+    /// Writes what is buffered and closes the file.
+    /// @throws IoError naming the path if writing or closing fails.
+    void close();
+
+    /// The bytes written so far, header included, buffered ones too.
+    [[nodiscard]] std::uint64_t bytes_written() const noexcept { return bytes_written_; }
+
+  private:
+    /// Writes the buffer to the file.
+    void flush();
+
+    std::string path_;
+    CsvOptions options_;
+    int descriptor_ = -1;  ///< -1 once closed
+    std::string buffer_;   ///< formatted bytes not yet written
+    std::uint64_t bytes_written_ = 0;
+};
+
+}  // namespace spillway::table

@@ -1,0 +1,82 @@
+#pragma once
+/// @file
+/// A deterministic generator of TPC-H-like `orders` and `lineitem` tables.
+
+#include <cstddef>
+#include <cstdint>
+
+#include <spillway/table/table.hpp>
+
+namespace spillway::table {
+
+class TableBuilder;
+
+/// Generates the TPC-H `orders` and `lineitem` tables chunk by chunk, with
+/// the columns and value distributions of the TPC-H specification (clause
+/// 4.2.3): sparse order keys, customer keys that skip every third customer,
+/// order dates between 1992-01-01 and 1998-08-02, one to seven line items per
+/// order with part and supplier keys, quantities, prices, discounts, taxes,
+/// ship, commit and receipt dates, flags and statuses derived as the
+/// specification says, and comments cut from a text pool built from the
+/// specification's grammar and words. Decimal columns are `float64` rounded
+/// to cents.
+///
+/// Every order draws its values from its own random stream, seeded by the
+/// generator's seed and the order's index. So a chunk depends only on
+/// (seed, scale, chunk index, orders per chunk), and the concatenation of all
+/// chunks is the same whatever `orders_per_chunk` is and whichever threads
+/// or ranks generate which chunks (rank r of n may take chunks r, r + n, ...).
+///
+/// Thread safety: immutable; const member functions may be called
+/// concurrently.
+class TpchGenerator {
+  public:
+    /// The default number of orders per chunk: about 4 MiB of `lineitem`.
+    static constexpr std::size_t default_orders_per_chunk = 8192;
+
+    /// A generator of scale factor `scale` (1.0 is 1.5 million orders and
+    /// about 6 million line items) drawing from `seed`.
+    /// @throws InvalidArgument if `scale` is not in (0, 2666] (at most four
+    /// billion orders), or `orders_per_chunk` is 0.
+    explicit TpchGenerator(double scale, std::uint64_t seed = 0,
+                           std::size_t orders_per_chunk = default_orders_per_chunk);
+
+    /// The columns of `orders`: o_orderkey, o_custkey, o_orderstatus,
+    /// o_totalprice, o_orderdate, o_orderpriority, o_clerk, o_shippriority,
+    /// o_comment.
+    [[nodiscard]] static Schema orders_schema();
+    /// The columns of `lineitem`: l_orderkey, l_partkey, l_suppkey,
+    /// l_linenumber, l_quantity, l_extendedprice, l_discount, l_tax,
+    /// l_returnflag, l_linestatus, l_shipdate, l_commitdate, l_receiptdate,
+    /// l_shipinstruct, l_shipmode, l_comment.
+    [[nodiscard]] static Schema lineitem_schema();
+
+    /// The scale factor.
+    [[nodiscard]] double scale() const noexcept { return scale_; }
+    /// The number of orders: 1,500,000 times the scale, at least 1.
+    [[nodiscard]] std::uint64_t num_orders() const noexcept { return num_orders_; }
+    /// The number of chunks; chunk k holds orders [k * orders_per_chunk, ...).
+    [[nodiscard]] std::size_t num_chunks() const noexcept;
+
+    /// The orders of chunk `chunk`.
+    /// @throws InvalidArgument if `chunk >= num_chunks()`.
+    [[nodiscard]] Table orders(std::size_t chunk) const;
+    /// The line items of the orders of chunk `chunk`.
+    /// @throws InvalidArgument if `chunk >= num_chunks()`.
+    [[nodiscard]] Table lineitem(std::size_t chunk) const;
+
+  private:
+    /// Fills the builders of chunk `chunk`; either may be null to skip that table.
+    void generate(std::size_t chunk, TableBuilder* orders, TableBuilder* lineitem) const;
+
+    double scale_;
+    std::uint64_t seed_;
+    std::size_t orders_per_chunk_;
+    std::uint64_t num_orders_;
+    std::int64_t customers_;  ///< customer keys are in [1, customers_]
+    std::int64_t parts_;      ///< part keys are in [1, parts_]
+    std::int64_t suppliers_;  ///< supplier keys are in [1, suppliers_]
+    std::int64_t clerks_;     ///< clerk numbers are in [1, clerks_]
+};
+
+}  // namespace spillway::table

@@ -1,0 +1,454 @@
+#include <spillway/table/csv_reader.hpp>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <string>
+
+#include <spillway/core/error.hpp>
+#include <spillway/table/column_builder.hpp>
+#include <spillway/table/date32.hpp>
+#include <spillway/table/row_hash.hpp>
+
+#include "csv_scanner.hpp"
+#include "xxhash.hpp"
+
+namespace spillway::table {
+namespace detail {
+
+/// What every block of one file shares.
+struct CsvSource {
+    std::string path;
+    CsvOptions options;
+    Schema schema;
+};
+
+/// The number of `\n` in `text`. Counts 240 bytes at a time into a byte, so
+/// the compiler can count 16 or 32 bytes per instruction without widening.
+std::size_t count_line_breaks(std::string_view text) noexcept {
+    constexpr std::size_t stride = 240;  // a multiple of the vector width that fits a byte's count
+    std::size_t total = 0;
+    std::size_t index = 0;
+    for (; index + stride <= text.size(); index += stride) {
+        std::uint8_t count = 0;
+        for (std::size_t offset = 0; offset < stride; ++offset) {
+            count = static_cast<std::uint8_t>(count + (text[index + offset] == '\n' ? 1 : 0));
+        }
+        total += count;
+    }
+    for (; index < text.size(); ++index) {
+        total += text[index] == '\n' ? 1 : 0;
+    }
+    return total;
+}
+
+void CsvErrors::fail(std::size_t position, std::string_view message) const {
+    auto const line = first_line_ + count_line_breaks(text_.substr(0, position));
+    SPILLWAY_FAIL(path_ << ':' << line << ": " << message, CorruptData);
+}
+
+std::size_t end_of_last_row(std::string_view text, std::optional<char> quote) noexcept {
+    auto const last_line_break = [](char const* from, char const* to) -> std::size_t {
+        auto const* found = static_cast<char const*>(memrchr(from, '\n', static_cast<std::size_t>(to - from)));
+        return found == nullptr ? 0 : static_cast<std::size_t>(found + 1 - from);
+    };
+    char const* const begin = text.data();
+    char const* const end = begin + text.size();
+    if (!quote.has_value()) {
+        return last_line_break(begin, end);
+    }
+    // Line breaks count only outside quotes; a doubled quote leaves and
+    // re-enters, which changes nothing.
+    std::size_t cut = 0;
+    for (char const* position = begin; position < end;) {
+        auto const* opening = static_cast<char const*>(std::memchr(position, *quote, static_cast<std::size_t>(end - position)));
+        char const* const outside_end = opening == nullptr ? end : opening;
+        if (auto const found = last_line_break(position, outside_end); found != 0) {
+            cut = static_cast<std::size_t>(position - begin) + found;
+        }
+        if (opening == nullptr) {
+            break;
+        }
+        auto const* closing = static_cast<char const*>(std::memchr(opening + 1, *quote, static_cast<std::size_t>(end - opening - 1)));
+        if (closing == nullptr) {
+            break;
+        }
+        position = closing + 1;
+    }
+    return cut;
+}
+
+}  // namespace detail
+
+namespace {
+
+using detail::CsvErrors;
+using detail::CsvScanner;
+
+constexpr auto no_slot = std::numeric_limits<std::size_t>::max();
+
+std::string quoted_excerpt(std::string_view value) {
+    constexpr std::size_t longest = 40;
+    std::string excerpt(1, '\'');
+    excerpt.append(value.substr(0, longest));
+    excerpt.append(value.size() > longest ? "...'" : "'");
+    return excerpt;
+}
+
+template <typename T>
+bool parse_number(std::string_view text, T& value) noexcept {
+    auto const [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+    return error == std::errc{} && end == text.data() + text.size();
+}
+
+/// Parses a double. A plain decimal such as `-123.45` with at most 15 digits
+/// takes a fast path that is still exact: its digits and the power of ten
+/// are both exact doubles, so the one division rounds correctly (Clinger's
+/// fast path). Anything else goes to `std::from_chars`.
+bool parse_float64(std::string_view text, double& value) noexcept {
+    constexpr std::array<double, 16> powers_of_ten{1e0, 1e1, 1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                                   1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
+    constexpr int max_digits = 15;
+    char const* position = text.data();
+    char const* const end = position + text.size();
+    bool const negative = position != end && *position == '-';
+    position += negative ? 1 : 0;
+    std::uint64_t digits_value = 0;
+    int digits = 0;
+    int fraction_digits = 0;
+    bool seen_point = false;
+    for (; position != end; ++position) {
+        auto const digit = static_cast<unsigned>(*position - '0');
+        if (digit < 10) {
+            digits_value = digits_value * 10 + digit;
+            ++digits;
+            fraction_digits += seen_point ? 1 : 0;
+        } else if (*position == '.' && !seen_point) {
+            seen_point = true;
+        } else {
+            break;
+        }
+    }
+    if (position != end || digits == 0 || digits > max_digits) {
+        return parse_number(text, value);
+    }
+    value = static_cast<double>(digits_value) / powers_of_ten[static_cast<std::size_t>(fraction_digits)];
+    value = negative ? -value : value;
+    return true;
+}
+
+/// Appends the value of a field to `builder`: null if empty and unquoted.
+/// Returns false if the text is not a value of the builder's type.
+bool append_field(ColumnBuilder& builder, std::string_view text, bool quoted) {
+    if (text.empty() && !quoted) {
+        builder.append_null();
+        return true;
+    }
+    switch (builder.type()) {
+        case DataType::int32: {
+            std::int32_t value;
+            return parse_number(text, value) && (builder.append(value), true);
+        }
+        case DataType::int64: {
+            std::int64_t value;
+            return parse_number(text, value) && (builder.append(value), true);
+        }
+        case DataType::float64: {
+            double value;
+            return parse_float64(text, value) && (builder.append(value), true);
+        }
+        case DataType::date32: {
+            auto const value = parse_date32(text);
+            return value.has_value() && (builder.append(*value), true);
+        }
+        case DataType::string: builder.append(text); return true;
+    }
+    return false;
+}
+
+/// The number of fields a row of `columns` columns has.
+std::size_t fields_per_row(std::size_t columns, CsvOptions const& options) noexcept {
+    return columns + (options.trailing_delimiter ? 1 : 0);
+}
+
+std::string expected_fields_message(std::size_t columns, std::size_t found, CsvOptions const& options) {
+    return "expected " + std::to_string(columns) + " fields"
+         + (options.trailing_delimiter ? std::string(" and a trailing '") + options.delimiter + "'" : std::string())
+         + ", found " + std::to_string(found);
+}
+
+/// The names in the header row of `text`, and the bytes the row takes.
+std::pair<std::vector<std::string>, std::size_t> read_header(std::string_view text, CsvOptions const& options,
+                                                             CsvErrors const& errors) {
+    std::vector<std::string> names;
+    CsvScanner scanner(text, options, errors);
+    auto const end = scanner.scan(
+        1, CsvScanner::all_fields,
+        [&](std::size_t, std::string_view value, bool, std::size_t) { names.emplace_back(value); },
+        [](std::size_t, std::size_t, std::size_t) {});
+    if (options.trailing_delimiter && !names.empty() && names.back().empty()) {
+        names.pop_back();
+    }
+    return {std::move(names), end};
+}
+
+/// The narrowest type that holds every non-null value of each column in the
+/// first `options.infer_rows` rows of `text`: int64, float64, date32 or
+/// string. With no `names`, the columns are named after the first row.
+Schema infer_schema(std::string_view text, std::vector<std::string> names, CsvOptions const& options,
+                    CsvErrors const& errors) {
+    struct Candidates {
+        bool int64 = true;
+        bool float64 = true;
+        bool date32 = true;
+        bool seen = false;
+    };
+    std::vector<Candidates> candidates;
+    std::size_t columns = names.size();
+    bool last_field_empty = true;
+    CsvScanner scanner(text, options, errors);
+    scanner.scan(
+        options.infer_rows, CsvScanner::all_fields,
+        [&](std::size_t field, std::string_view value, bool quoted, std::size_t) {
+            last_field_empty = value.empty() && !quoted;
+            if (candidates.size() <= field) {
+                candidates.resize(field + 1);
+            }
+            auto& candidate = candidates[field];
+            if (value.empty() && !quoted) {
+                return;  // a null fits every type
+            }
+            std::int64_t integer;
+            double real;
+            candidate.seen = true;
+            candidate.int64 = candidate.int64 && parse_number(value, integer);
+            candidate.float64 = candidate.float64 && parse_float64(value, real);
+            candidate.date32 = candidate.date32 && parse_date32(value).has_value();
+        },
+        [&](std::size_t begin, std::size_t, std::size_t fields) {
+            if (columns == 0) {
+                columns = fields - (options.trailing_delimiter && fields > 1 ? 1 : 0);
+            }
+            if (fields != fields_per_row(columns, options) || (options.trailing_delimiter && !last_field_empty)) {
+                errors.fail(begin, expected_fields_message(columns, fields, options));
+            }
+        });
+    std::vector<Field> fields;
+    for (std::size_t index = 0; index < columns; ++index) {
+        auto const candidate = index < candidates.size() ? candidates[index] : Candidates{};
+        auto const type = !candidate.seen     ? DataType::string
+                        : candidate.int64    ? DataType::int64
+                        : candidate.float64  ? DataType::float64
+                        : candidate.date32   ? DataType::date32
+                                             : DataType::string;
+        fields.push_back({index < names.size() ? names[index] : "column" + std::to_string(index), type});
+    }
+    return Schema(std::move(fields));
+}
+
+}  // namespace
+
+std::vector<std::string> CsvRows::split(std::span<std::uint32_t const> partition_of_row,
+                                        std::uint32_t partitions) const {
+    SPILLWAY_EXPECTS(partition_of_row.size() == size(),
+                     partition_of_row.size() << " partition ids for " << size() << " CSV rows", InvalidArgument);
+    SPILLWAY_EXPECTS(partitions > 0, "splitting into 0 partitions; give at least 1", InvalidArgument);
+    std::vector<std::size_t> bytes(partitions, 0);
+    for (std::size_t index = 0; index < size(); ++index) {
+        SPILLWAY_EXPECTS(partition_of_row[index] < partitions,
+                         "partition id " << partition_of_row[index] << " is out of range for " << partitions
+                                         << " partitions",
+                         InvalidArgument);
+        bytes[partition_of_row[index]] += offsets[index + 1] - offsets[index];
+    }
+    std::vector<std::string> parts(partitions);
+    for (std::uint32_t partition = 0; partition < partitions; ++partition) {
+        parts[partition].reserve(bytes[partition]);
+    }
+    for (std::size_t index = 0; index < size(); ++index) {
+        parts[partition_of_row[index]].append(row(index));
+    }
+    return parts;
+}
+
+TableChecksum CsvRows::checksum() const noexcept {
+    TableChecksum checksum;
+    for (std::size_t index = 0; index < size(); ++index) {
+        auto line = row(index);
+        line.remove_suffix(line.ends_with("\r\n") ? 2 : 1);
+        checksum.add(XXH3_64bits_withSeed(line.data(), line.size(), checksum_hash_seed));
+    }
+    return checksum;
+}
+
+CsvBlock::CsvBlock(std::shared_ptr<detail::CsvSource const> source, std::unique_ptr<char[]> text, std::size_t size,
+                   std::uint64_t first_line, std::size_t line_breaks)
+    : source_(std::move(source)),
+      text_(std::move(text)),
+      size_(size),
+      first_line_(first_line),
+      line_breaks_(line_breaks) {}
+
+Table CsvBlock::parse() const {
+    std::vector<std::size_t> columns(source_->schema.size());
+    for (std::size_t index = 0; index < columns.size(); ++index) {
+        columns[index] = index;
+    }
+    return parse_rows(columns, true).columns;
+}
+
+CsvRows CsvBlock::parse_columns(std::span<std::size_t const> columns) const {
+    return parse_rows(columns, false);
+}
+
+CsvRows CsvBlock::parse_rows(std::span<std::size_t const> columns, bool all_fields) const {
+    auto const& schema = source_->schema;
+    auto const& options = source_->options;
+    std::vector<std::size_t> slot_of_field(schema.size(), no_slot);
+    std::vector<Field> fields;
+    std::vector<ColumnBuilder> builders;
+    for (std::size_t slot = 0; slot < columns.size(); ++slot) {
+        auto const column = columns[slot];
+        SPILLWAY_EXPECTS(column < schema.size(),
+                         "column " << column << " of a CSV file with " << schema.size() << " columns", InvalidArgument);
+        SPILLWAY_EXPECTS(slot_of_field[column] == no_slot, "column " << column << " is selected twice", InvalidArgument);
+        slot_of_field[column] = slot;
+        fields.push_back(schema.field(column));
+        builders.emplace_back(fields.back().type).reserve(line_breaks_);
+    }
+    auto const expected_fields = fields_per_row(schema.size(), options);
+    auto const last_field = all_fields || columns.empty() ? CsvScanner::all_fields : *std::ranges::max_element(columns);
+    CsvRows rows;
+    rows.text = text();
+    rows.offsets.reserve(line_breaks_ + 1);
+    CsvErrors const errors(source_->path, text(), first_line_);
+    bool trailing_field_empty = true;  // whether the field after the last column is empty
+    CsvScanner scanner(text(), options, errors);
+    scanner.scan(
+        std::numeric_limits<std::size_t>::max(), last_field,
+        [&](std::size_t field, std::string_view value, bool quoted, std::size_t position) {
+            if (field >= slot_of_field.size()) {
+                trailing_field_empty = field == slot_of_field.size() && value.empty() && !quoted;
+                return;
+            }
+            auto const slot = slot_of_field[field];
+            if (slot != no_slot && !append_field(builders[slot], value, quoted)) {
+                errors.fail(position, "column '" + schema.field(field).name + "': cannot parse " + quoted_excerpt(value)
+                                          + " as " + std::string(to_string(schema.field(field).type)));
+            }
+        },
+        [&](std::size_t begin, std::size_t, std::size_t found) {
+            bool const complete =
+                all_fields ? found == expected_fields && (!options.trailing_delimiter || trailing_field_empty)
+                           : last_field == CsvScanner::all_fields || found > last_field;
+            if (!complete) {
+                errors.fail(begin, expected_fields_message(schema.size(), found, options));
+            }
+            rows.offsets.push_back(static_cast<std::uint32_t>(begin));
+        });
+    rows.offsets.push_back(static_cast<std::uint32_t>(size_));
+    std::vector<Column> parsed;
+    parsed.reserve(builders.size());
+    for (auto& builder : builders) {
+        parsed.push_back(builder.finish());
+    }
+    rows.columns = Table(Schema(std::move(fields)), std::move(parsed));
+    return rows;
+}
+
+CsvReader::CsvReader(std::filesystem::path path, CsvOptions options, std::optional<Schema> schema)
+    : path_(path.string()), options_(options) {
+    options_.validate();
+    descriptor_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+    SPILLWAY_EXPECTS(descriptor_ >= 0, "cannot open CSV file '" << path_ << "': " << std::strerror(errno), IoError);
+    static_cast<void>(::posix_fadvise(descriptor_, 0, 0, POSIX_FADV_SEQUENTIAL));
+    pending_ = std::make_unique_for_overwrite<char[]>(options_.chunk_bytes + 1);
+    fill();
+
+    std::vector<std::string> names;
+    if (options_.header && pending_size_ != 0) {
+        auto const rows_end = complete_rows();
+        CsvErrors const errors(path_, std::string_view(pending_.get(), rows_end), next_line_);
+        auto [header, header_bytes] = read_header(std::string_view(pending_.get(), rows_end), options_, errors);
+        names = std::move(header);
+        next_line_ += detail::count_line_breaks(std::string_view(pending_.get(), header_bytes));
+        std::memmove(pending_.get(), pending_.get() + header_bytes, pending_size_ - header_bytes);
+        pending_size_ -= header_bytes;
+        fill();
+    }
+    if (schema.has_value()) {
+        SPILLWAY_EXPECTS(names.empty() || names.size() == schema->size(),
+                         path_ << ":1: the header has " << names.size() << " columns but the schema has "
+                               << schema->size() << " (" << schema->to_string() << ")",
+                         CorruptData);
+    } else {
+        auto const rows_end = pending_size_ == 0 ? 0 : complete_rows();
+        std::string_view const sample(pending_.get(), rows_end);
+        schema = infer_schema(sample, std::move(names), options_, CsvErrors(path_, sample, next_line_));
+    }
+    source_ = std::make_shared<detail::CsvSource const>(detail::CsvSource{path_, options_, std::move(*schema)});
+}
+
+CsvReader::~CsvReader() {
+    if (descriptor_ >= 0) {
+        ::close(descriptor_);
+    }
+}
+
+Schema const& CsvReader::schema() const noexcept { return source_->schema; }
+
+void CsvReader::fill() {
+    while (!end_of_file_ && pending_size_ < options_.chunk_bytes) {
+        auto const count = ::read(descriptor_, pending_.get() + pending_size_, options_.chunk_bytes - pending_size_);
+        if (count < 0 && errno == EINTR) {
+            continue;
+        }
+        SPILLWAY_EXPECTS(count >= 0, "cannot read CSV file '" << path_ << "': " << std::strerror(errno), IoError);
+        end_of_file_ = count == 0;
+        pending_size_ += static_cast<std::size_t>(count);
+    }
+    if (end_of_file_ && pending_size_ != 0 && pending_[pending_size_ - 1] != '\n') {
+        pending_[pending_size_++] = '\n';  // the buffer has one byte to spare for this
+    }
+}
+
+std::size_t CsvReader::complete_rows() const {
+    auto const end = detail::end_of_last_row(std::string_view(pending_.get(), pending_size_), options_.quote);
+    SPILLWAY_EXPECTS(end != 0,
+                     path_ << ':' << next_line_ << ": no row ends within " << options_.chunk_bytes
+                           << " bytes: a quote is not closed, or a row is longer than the chunk size; raise "
+                              "csv_chunk_bytes for longer rows",
+                     CorruptData);
+    return end;
+}
+
+std::optional<CsvBlock> CsvReader::read_block() {
+    fill();
+    if (pending_size_ == 0) {
+        return std::nullopt;
+    }
+    auto const end = complete_rows();
+    auto rest = std::make_unique_for_overwrite<char[]>(options_.chunk_bytes + 1);
+    std::memcpy(rest.get(), pending_.get() + end, pending_size_ - end);
+    auto const line_breaks = detail::count_line_breaks(std::string_view(pending_.get(), end));
+    CsvBlock block(source_, std::move(pending_), end, next_line_, line_breaks);
+    pending_ = std::move(rest);
+    pending_size_ -= end;
+    next_line_ += line_breaks;
+    return block;
+}
+
+std::optional<Table> CsvReader::read() {
+    auto block = read_block();
+    if (!block.has_value()) {
+        return std::nullopt;
+    }
+    return block->parse();
+}
+
+}  // namespace spillway::table

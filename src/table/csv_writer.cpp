@@ -1,0 +1,212 @@
+#include <spillway/table/csv_writer.hpp>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <utility>
+#include <vector>
+
+#include <spillway/core/error.hpp>
+#include <spillway/table/date32.hpp>
+
+namespace spillway::table {
+namespace {
+
+/// The buffer a writer fills before it writes to the file.
+constexpr std::size_t write_buffer_bytes = std::size_t{1} << 20;
+
+template <typename T>
+void append_number(T value, std::string& out) {
+    char text[32];
+    auto const end = std::to_chars(text, text + sizeof(text), value).ptr;
+    out.append(text, end);
+}
+
+/// Writes strings in one CSV dialect: knows which bytes force quotes.
+class StringWriter {
+  public:
+    explicit StringWriter(CsvOptions const& options) : options_(options) {
+        for (char const special : {options.delimiter, '\n', '\r', options.quote.value_or(options.delimiter)}) {
+            needs_quotes_[static_cast<unsigned char>(special)] = true;
+        }
+    }
+
+    void append(std::string_view value, std::string& out) const {
+        bool const needs_quotes = value.empty() || std::ranges::any_of(value, [&](char character) {
+            return needs_quotes_[static_cast<unsigned char>(character)];
+        });
+        if (!needs_quotes || (value.empty() && !options_.quote)) {
+            out += value;
+            return;
+        }
+        SPILLWAY_EXPECTS(options_.quote.has_value(),
+                         "the string '" << value.substr(0, 40) << "' holds the delimiter or a line break and cannot "
+                                                                   "be written without quoting (csv_quote)",
+                         InvalidArgument);
+        char const quote = *options_.quote;
+        out += quote;
+        for (auto rest = value;;) {
+            auto const at = rest.find(quote);
+            out.append(rest.substr(0, at));
+            if (at == std::string_view::npos) {
+                break;
+            }
+            out += quote;  // doubled
+            out += quote;
+            rest.remove_prefix(at + 1);
+        }
+        out += quote;
+    }
+
+  private:
+    CsvOptions const& options_;
+    std::array<bool, 256> needs_quotes_{};  ///< bytes that force a string into quotes
+};
+
+/// What formatting a column's values reads, fetched once per table.
+struct ColumnView {
+    Column const* column;
+    DataType type;
+    std::byte const* data;
+    std::span<std::int32_t const> offsets;  ///< string only
+    char const* characters;                 ///< string only
+
+    explicit ColumnView(Column const& source)
+        : column(&source),
+          type(source.type()),
+          data(source.data_buffer().data()),
+          offsets(type == DataType::string ? source.offsets() : std::span<std::int32_t const>()),
+          characters(type == DataType::string ? source.characters().data() : nullptr) {}
+
+    template <typename T>
+    T value(std::size_t row) const noexcept {
+        T result;
+        std::memcpy(&result, data + row * sizeof(T), sizeof(T));
+        return result;
+    }
+
+    void append(std::size_t row, StringWriter const& strings, std::string& out) const {
+        if (column->is_null(row)) {
+            return;
+        }
+        switch (type) {
+            case DataType::int32: append_number(value<std::int32_t>(row), out); break;
+            case DataType::int64: append_number(value<std::int64_t>(row), out); break;
+            case DataType::float64: append_number(value<double>(row), out); break;
+            case DataType::date32: {
+                char text[max_date32_chars];
+                out.append(text, format_date32(value<std::int32_t>(row), text));
+                break;
+            }
+            case DataType::string:
+                strings.append(std::string_view(characters + offsets[row],
+                                                static_cast<std::size_t>(offsets[row + 1] - offsets[row])),
+                               out);
+                break;
+        }
+    }
+};
+
+}  // namespace
+
+void append_csv_rows(Table const& table, CsvOptions const& options, std::string& out) {
+    StringWriter const strings(options);
+    std::vector<ColumnView> const columns(table.columns().begin(), table.columns().end());
+    for (std::size_t row = 0; row < table.num_rows(); ++row) {
+        for (std::size_t index = 0; index < columns.size(); ++index) {
+            if (index != 0) {
+                out += options.delimiter;
+            }
+            columns[index].append(row, strings, out);
+        }
+        if (options.trailing_delimiter) {
+            out += options.delimiter;
+        }
+        out += '\n';
+    }
+}
+
+void append_csv_header(Schema const& schema, CsvOptions const& options, std::string& out) {
+    StringWriter const strings(options);
+    for (std::size_t index = 0; index < schema.size(); ++index) {
+        if (index != 0) {
+            out += options.delimiter;
+        }
+        strings.append(schema.field(index).name, out);
+    }
+    if (options.trailing_delimiter) {
+        out += options.delimiter;
+    }
+    out += '\n';
+}
+
+CsvWriter::CsvWriter(std::filesystem::path path, CsvOptions options, Schema const& schema)
+    : path_(path.string()), options_(options) {
+    options_.validate();
+    descriptor_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    SPILLWAY_EXPECTS(descriptor_ >= 0, "cannot create CSV file '" << path_ << "': " << std::strerror(errno), IoError);
+    buffer_.reserve(write_buffer_bytes);
+    if (options_.header) {
+        append_csv_header(schema, options_, buffer_);
+        bytes_written_ += buffer_.size();
+    }
+}
+
+CsvWriter::~CsvWriter() {
+    if (descriptor_ >= 0) {
+        try {
+            flush();
+        } catch (IoError const&) {  // documented: call close() to see write errors
+        }
+        ::close(descriptor_);
+    }
+}
+
+void CsvWriter::write(Table const& table) {
+    SPILLWAY_EXPECTS(descriptor_ >= 0, "writing to the closed CSV file '" << path_ << "'", InvalidArgument);
+    auto const before = buffer_.size();
+    append_csv_rows(table, options_, buffer_);
+    bytes_written_ += buffer_.size() - before;
+    if (buffer_.size() >= write_buffer_bytes) {
+        flush();
+    }
+}
+
+void CsvWriter::write_rows(std::string_view rows) {
+    SPILLWAY_EXPECTS(descriptor_ >= 0, "writing to the closed CSV file '" << path_ << "'", InvalidArgument);
+    buffer_ += rows;
+    bytes_written_ += rows.size();
+    if (buffer_.size() >= write_buffer_bytes) {
+        flush();
+    }
+}
+
+void CsvWriter::flush() {
+    std::size_t written = 0;
+    while (written < buffer_.size()) {
+        auto const count = ::write(descriptor_, buffer_.data() + written, buffer_.size() - written);
+        if (count < 0 && errno == EINTR) {
+            continue;
+        }
+        SPILLWAY_EXPECTS(count >= 0, "cannot write CSV file '" << path_ << "': " << std::strerror(errno), IoError);
+        written += static_cast<std::size_t>(count);
+    }
+    buffer_.clear();
+}
+
+void CsvWriter::close() {
+    if (descriptor_ < 0) {
+        return;
+    }
+    flush();
+    auto const descriptor = std::exchange(descriptor_, -1);
+    SPILLWAY_EXPECTS(::close(descriptor) == 0, "cannot close CSV file '" << path_ << "': " << std::strerror(errno),
+                     IoError);
+}
+
+}  // namespace spillway::table

@@ -1,0 +1,40 @@
+#include <spillway/table/data_type.hpp>
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <string>
+
+#include <spillway/core/error.hpp>
+
+namespace spillway::table {
+
+namespace {
+constexpr std::array all_types{DataType::int32, DataType::int64, DataType::float64, DataType::date32,
+                               DataType::string};
+}  // namespace
+
+std::string_view to_string(DataType type) noexcept {
+    switch (type) {
+        case DataType::int32: return "int32";
+        case DataType::int64: return "int64";
+        case DataType::float64: return "float64";
+        case DataType::date32: return "date32";
+        case DataType::string: return "string";
+    }
+    return "unknown";
+}
+
+DataType parse_data_type(std::string_view name) {
+    std::string lower(name);
+    std::ranges::transform(lower, lower.begin(), [](unsigned char c) {
+        return static_cast<char>(std::tolower(c));
+    });
+    auto const found = std::ranges::find(all_types, lower, [](DataType type) { return to_string(type); });
+    SPILLWAY_EXPECTS(found != all_types.end(),
+                     "unknown column type '" << name << "'; the types are int32, int64, float64, date32, string",
+                     InvalidArgument);
+    return *found;
+}
+
+}  // namespace spillway::table

@@ -1,0 +1,83 @@
+#include <spillway/table/date32.hpp>
+
+#include <charconv>
+#include <limits>
+
+namespace spillway::table {
+namespace {
+
+constexpr bool is_leap(std::int64_t year) noexcept {
+    return year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
+}
+
+constexpr std::uint32_t days_in_month(std::int64_t year, std::uint32_t month) noexcept {
+    constexpr std::uint32_t lengths[12]{31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    return month == 2 && is_leap(year) ? 29 : lengths[month - 1];
+}
+
+/// The value of the two digits at `text[0]` and `text[1]`, or -1.
+int two_digits(char const* text) noexcept {
+    auto const high = static_cast<unsigned>(text[0] - '0');
+    auto const low = static_cast<unsigned>(text[1] - '0');
+    return high < 10 && low < 10 ? static_cast<int>(high * 10 + low) : -1;
+}
+
+}  // namespace
+
+std::optional<std::int32_t> parse_date32(std::string_view text) noexcept {
+    // The year runs up to the dash that leaves exactly "MM-DD" after it.
+    if (text.size() == 10 && text[4] == '-' && text[7] == '-') {
+        // The common case, a four-digit year, without from_chars.
+        auto const century = two_digits(text.data());
+        auto const year_of_century = two_digits(text.data() + 2);
+        auto const month = two_digits(text.data() + 5);
+        auto const day = two_digits(text.data() + 8);
+        auto const year = century * 100 + year_of_century;
+        if (century < 0 || year_of_century < 0 || month < 1 || month > 12 || day < 1
+            || static_cast<std::uint32_t>(day) > days_in_month(year, static_cast<std::uint32_t>(month)))
+        {
+            return std::nullopt;
+        }
+        return to_date32({year, static_cast<std::uint32_t>(month), static_cast<std::uint32_t>(day)});
+    }
+    if (text.size() < 10 || text[text.size() - 3] != '-' || text[text.size() - 6] != '-') {
+        return std::nullopt;
+    }
+    auto const year_text = text.substr(0, text.size() - 6);
+    auto const digits = year_text.substr(year_text.front() == '-' ? 1 : 0);
+    if (digits.size() < 4) {
+        return std::nullopt;
+    }
+    std::int64_t year = 0;
+    auto const [end, error] = std::from_chars(year_text.data(), year_text.data() + year_text.size(), year);
+    auto const month = two_digits(text.data() + text.size() - 5);
+    auto const day = two_digits(text.data() + text.size() - 2);
+    if (error != std::errc{} || end != year_text.data() + year_text.size() || month < 1 || month > 12 || day < 1
+        || static_cast<std::uint32_t>(day) > days_in_month(year, static_cast<std::uint32_t>(month))
+        || year > 5'000'000 || year < -5'000'000)
+    {
+        return std::nullopt;
+    }
+    return to_date32({static_cast<std::int32_t>(year), static_cast<std::uint32_t>(month), static_cast<std::uint32_t>(day)});
+}
+
+std::size_t format_date32(std::int32_t days, char* out) noexcept {
+    auto const date = to_civil(days);
+    auto const magnitude = static_cast<std::uint32_t>(date.year < 0 ? -static_cast<std::int64_t>(date.year) : date.year);
+    char* cursor = out;
+    if (date.year < 0) {
+        *cursor++ = '-';
+    }
+    for (std::uint32_t power = 1000; power > 1 && magnitude < power; power /= 10) {
+        *cursor++ = '0';
+    }
+    cursor = std::to_chars(cursor, out + max_date32_chars, magnitude).ptr;
+    for (auto const part : {date.month, date.day}) {
+        *cursor++ = '-';
+        *cursor++ = static_cast<char>('0' + part / 10);
+        *cursor++ = static_cast<char>('0' + part % 10);
+    }
+    return static_cast<std::size_t>(cursor - out);
+}
+
+}  // namespace spillway::table

@@ -1,0 +1,276 @@
+#include <spillway/table/packed_table.hpp>
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cstring>
+#include <set>
+#include <string>
+
+#include <spillway/core/error.hpp>
+
+#include "bitmap.hpp"
+#include "column_access.hpp"
+#include "xxhash.hpp"
+
+namespace spillway::table {
+namespace {
+
+static_assert(std::endian::native == std::endian::little,
+              "the packed format is little-endian, and this build reads and writes it natively");
+
+constexpr std::array<std::byte, 4> magic{std::byte{'S'}, std::byte{'P'}, std::byte{'W'}, std::byte{'T'}};
+constexpr std::size_t header_bytes = 40;
+constexpr std::size_t column_header_bytes = 12;
+constexpr std::size_t trailer_bytes = 8;
+constexpr std::uint8_t has_validity_flag = 1;
+constexpr std::size_t max_name_bytes = 0xffff;
+
+constexpr std::size_t padded(std::size_t bytes) noexcept { return (bytes + 7) & ~std::size_t{7}; }
+
+/// The three buffers of a column as they are laid out in the payload.
+struct BufferSizes {
+    std::size_t validity;
+    std::size_t data;
+    std::size_t characters;
+
+    [[nodiscard]] std::size_t padded_total() const noexcept {
+        return padded(validity) + padded(data) + padded(characters);
+    }
+};
+
+BufferSizes buffer_sizes(DataType type, std::size_t rows, bool has_validity, std::size_t characters) noexcept {
+    return {has_validity ? detail::bitmap_bytes(rows) : 0,
+            type == DataType::string ? (rows + 1) * sizeof(std::int32_t) : rows * data_width(type), characters};
+}
+
+BufferSizes buffer_sizes(Column const& column) noexcept {
+    return buffer_sizes(column.type(), column.size(), column.null_count() != 0, column.character_buffer().size());
+}
+
+/// Writes little-endian fields into metadata of a size known in advance.
+class MetadataWriter {
+  public:
+    explicit MetadataWriter(std::size_t size) : bytes_(size) {}
+
+    template <typename T>
+    void put(T value) {
+        put_bytes(std::as_bytes(std::span(&value, 1)));
+    }
+    void put_bytes(std::span<std::byte const> bytes) {
+        SPILLWAY_ASSERT(bytes.size() <= bytes_.size() - position_, "packed table metadata overflows its size");
+        std::ranges::copy(bytes, bytes_.begin() + static_cast<std::ptrdiff_t>(position_));
+        position_ += bytes.size();
+    }
+    [[nodiscard]] std::span<std::byte const> written() const noexcept { return std::span(bytes_).first(position_); }
+    [[nodiscard]] std::vector<std::byte> finish() && {
+        SPILLWAY_ASSERT(position_ == bytes_.size(), "packed table metadata of " << position_ << " bytes, expected "
+                                                                                << bytes_.size());
+        return std::move(bytes_);
+    }
+
+  private:
+    std::vector<std::byte> bytes_;
+    std::size_t position_ = 0;
+};
+
+/// Reads little-endian fields from the metadata, never past its end.
+class MetadataReader {
+  public:
+    explicit MetadataReader(std::span<std::byte const> bytes) : bytes_(bytes) {}
+
+    template <typename T>
+    T get() {
+        T value;
+        std::memcpy(&value, get_bytes(sizeof(T)).data(), sizeof(T));
+        return value;
+    }
+    std::span<std::byte const> get_bytes(std::size_t count) {
+        SPILLWAY_EXPECTS(count <= bytes_.size() - position_,
+                         "packed table metadata is truncated: " << count << " bytes needed at byte " << position_
+                                                                << " of " << bytes_.size(),
+                         CorruptData);
+        auto const bytes = bytes_.subspan(position_, count);
+        position_ += count;
+        return bytes;
+    }
+    [[nodiscard]] std::size_t position() const noexcept { return position_; }
+
+  private:
+    std::span<std::byte const> bytes_;
+    std::size_t position_ = 0;
+};
+
+/// Copies `source` to `destination` at `position` and zeroes the padding
+/// after it; returns the position after the padding.
+std::size_t write_buffer(std::span<std::byte const> source, std::span<std::byte> destination, std::size_t position) {
+    std::ranges::copy(source, destination.begin() + static_cast<std::ptrdiff_t>(position));
+    auto const end = position + source.size();
+    std::fill(destination.begin() + static_cast<std::ptrdiff_t>(end),
+              destination.begin() + static_cast<std::ptrdiff_t>(padded(end)), std::byte{0});
+    return padded(end);
+}
+
+/// A column's description in the metadata.
+struct ColumnHeader {
+    Field field;
+    bool has_validity;
+    std::size_t characters;
+};
+
+ColumnHeader read_column_header(MetadataReader& reader, std::size_t index) {
+    auto const type = reader.get<std::uint8_t>();
+    auto const flags = reader.get<std::uint8_t>();
+    auto const name_bytes = reader.get<std::uint16_t>();
+    auto const characters = reader.get<std::uint64_t>();
+    auto const name = reader.get_bytes(name_bytes);
+    SPILLWAY_EXPECTS(is_data_type(type), "packed table column " << index << " has unknown type code " << int{type},
+                     CorruptData);
+    SPILLWAY_EXPECTS((flags & ~has_validity_flag) == 0,
+                     "packed table column " << index << " has unknown flags " << int{flags}, CorruptData);
+    auto const data_type = static_cast<DataType>(type);
+    SPILLWAY_EXPECTS(characters <= Column::max_characters && (data_type == DataType::string || characters == 0),
+                     "packed table column " << index << " of type " << to_string(data_type) << " claims " << characters
+                                            << " bytes of characters",
+                     CorruptData);
+    return {{std::string(reinterpret_cast<char const*>(name.data()), name.size()), data_type},
+            (flags & has_validity_flag) != 0,
+            static_cast<std::size_t>(characters)};
+}
+
+ColumnBuffer copy_buffer(std::span<std::byte const> payload, std::size_t& position, std::size_t size) {
+    ColumnBuffer buffer(payload.begin() + static_cast<std::ptrdiff_t>(position),
+                        payload.begin() + static_cast<std::ptrdiff_t>(position + size));
+    position += padded(size);
+    return buffer;
+}
+
+}  // namespace
+
+std::size_t packed_size(Table const& table) noexcept {
+    std::size_t size = 0;
+    for (auto const& column : table.columns()) {
+        size += buffer_sizes(column).padded_total();
+    }
+    return size;
+}
+
+std::vector<std::byte> pack_into(Table const& table, std::span<std::byte> destination) {
+    auto const size = packed_size(table);
+    SPILLWAY_EXPECTS(destination.size() >= size,
+                     "packing a table of " << size << " bytes into a buffer of " << destination.size(), InvalidArgument);
+    std::size_t position = 0;
+    for (auto const& column : table.columns()) {
+        position = write_buffer(column.validity_buffer(), destination, position);
+        position = write_buffer(column.data_buffer(), destination, position);
+        position = write_buffer(column.character_buffer(), destination, position);
+    }
+    SPILLWAY_ASSERT(position == size, "packed " << position << " bytes, expected " << size);
+
+    auto metadata_size = header_bytes + trailer_bytes;
+    for (auto const& field : table.schema().fields()) {
+        metadata_size += column_header_bytes + field.name.size();
+    }
+    MetadataWriter metadata(metadata_size);
+    metadata.put_bytes(magic);
+    metadata.put(packed_format_version);
+    metadata.put(std::uint16_t{0});
+    metadata.put(std::uint64_t{table.num_rows()});
+    metadata.put(static_cast<std::uint32_t>(table.num_columns()));
+    metadata.put(std::uint32_t{0});
+    metadata.put(std::uint64_t{size});
+    metadata.put(std::uint64_t{XXH3_64bits(destination.data(), size)});
+    for (std::size_t index = 0; index < table.num_columns(); ++index) {
+        auto const& column = table.column(index);
+        auto const& name = table.schema().field(index).name;
+        SPILLWAY_EXPECTS(name.size() <= max_name_bytes,
+                         "column name of " << name.size() << " bytes; the packed format allows " << max_name_bytes,
+                         InvalidArgument);
+        metadata.put(static_cast<std::uint8_t>(column.type()));
+        metadata.put(static_cast<std::uint8_t>(column.null_count() != 0 ? has_validity_flag : 0));
+        metadata.put(static_cast<std::uint16_t>(name.size()));
+        metadata.put(std::uint64_t{column.character_buffer().size()});
+        metadata.put_bytes(std::as_bytes(std::span(name)));
+    }
+    metadata.put(std::uint64_t{XXH3_64bits(metadata.written().data(), metadata.written().size())});
+    return std::move(metadata).finish();
+}
+
+PackedTable pack(Table const& table) {
+    PackedTable packed;
+    packed.payload.resize(packed_size(table));
+    packed.metadata = pack_into(table, packed.payload);
+    return packed;
+}
+
+Table unpack(std::span<std::byte const> metadata, std::span<std::byte const> payload) {
+    SPILLWAY_EXPECTS(metadata.size() >= header_bytes + trailer_bytes,
+                     "packed table metadata is " << metadata.size() << " bytes; the smallest valid is "
+                                                 << header_bytes + trailer_bytes,
+                     CorruptData);
+    MetadataReader reader(metadata);
+    SPILLWAY_EXPECTS(std::ranges::equal(reader.get_bytes(magic.size()), magic),
+                     "not a packed spillway table: the metadata does not start with 'SPWT'", CorruptData);
+    auto const version = reader.get<std::uint16_t>();
+    SPILLWAY_EXPECTS(version == packed_format_version,
+                     "packed table format version " << version << "; this build reads version " << packed_format_version,
+                     CorruptData);
+    auto const body = metadata.first(metadata.size() - trailer_bytes);
+    std::uint64_t stored_metadata_checksum;
+    std::memcpy(&stored_metadata_checksum, metadata.data() + body.size(), sizeof(stored_metadata_checksum));
+    SPILLWAY_EXPECTS(XXH3_64bits(body.data(), body.size()) == stored_metadata_checksum,
+                     "packed table metadata fails its checksum", CorruptData);
+
+    auto const flags = reader.get<std::uint16_t>();
+    auto const rows = reader.get<std::uint64_t>();
+    auto const column_count = reader.get<std::uint32_t>();
+    static_cast<void>(reader.get<std::uint32_t>());  // reserved
+    auto const payload_size = reader.get<std::uint64_t>();
+    auto const payload_checksum = reader.get<std::uint64_t>();
+    SPILLWAY_EXPECTS(flags == 0, "packed table has unknown flags " << flags, CorruptData);
+    SPILLWAY_EXPECTS(rows <= Column::max_rows && (column_count != 0 || rows == 0),
+                     "packed table claims " << rows << " rows in " << column_count << " columns", CorruptData);
+
+    std::vector<ColumnHeader> headers;
+    std::size_t layout_size = 0;
+    for (std::uint32_t index = 0; index < column_count; ++index) {
+        // Each header read is bounded by the metadata, so a huge count fails
+        // as truncated metadata before it allocates anything large.
+        headers.push_back(read_column_header(reader, index));
+        auto const& header = headers.back();
+        layout_size += buffer_sizes(header.field.type, rows, header.has_validity, header.characters).padded_total();
+    }
+    SPILLWAY_EXPECTS(reader.position() == body.size(),
+                     "packed table metadata has " << body.size() - reader.position() << " unexpected bytes after its columns",
+                     CorruptData);
+    SPILLWAY_EXPECTS(payload.size() == payload_size,
+                     "packed table payload is " << payload.size() << " bytes but its metadata says " << payload_size
+                                                << " (truncated or mismatched)",
+                     CorruptData);
+    SPILLWAY_EXPECTS(layout_size == payload_size,
+                     "packed table columns need " << layout_size << " payload bytes but the metadata says " << payload_size,
+                     CorruptData);
+    SPILLWAY_EXPECTS(XXH3_64bits(payload.data(), payload.size()) == payload_checksum,
+                     "packed table payload fails its checksum", CorruptData);
+
+    std::set<std::string_view> names;
+    std::vector<Field> fields;
+    std::vector<Column> columns;
+    std::size_t position = 0;
+    for (auto const& header : headers) {
+        SPILLWAY_EXPECTS(names.insert(header.field.name).second,
+                         "packed table has two columns named '" << header.field.name << "'", CorruptData);
+        auto const sizes = buffer_sizes(header.field.type, rows, header.has_validity, header.characters);
+        auto validity = copy_buffer(payload, position, sizes.validity);
+        auto data = copy_buffer(payload, position, sizes.data);
+        auto characters = copy_buffer(payload, position, sizes.characters);
+        auto const problem = detail::column_problem(header.field.type, rows, validity, data, characters);
+        SPILLWAY_EXPECTS(problem.empty(), "packed table column '" << header.field.name << "': " << problem, CorruptData);
+        columns.push_back(detail::ColumnAccess::make(header.field.type, rows, std::move(validity), std::move(data),
+                                                     std::move(characters)));
+        fields.push_back(header.field);
+    }
+    return Table(Schema(std::move(fields)), std::move(columns));
+}
+
+}  // namespace spillway::table

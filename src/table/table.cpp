@@ -1,0 +1,151 @@
+#include <spillway/table/table.hpp>
+
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+
+#include <spillway/core/error.hpp>
+
+#include "bitmap.hpp"
+#include "column_access.hpp"
+
+namespace spillway::table {
+namespace {
+
+/// Column `index` of every table in `tables`, back to back.
+Column concatenate_column(std::span<Table const> tables, std::size_t index) {
+    auto const type = tables.front().schema().field(index).type;
+    std::size_t rows = 0;
+    std::size_t characters = 0;
+    bool has_nulls = false;
+    for (auto const& table : tables) {
+        auto const& column = table.column(index);
+        rows += column.size();
+        characters += column.character_buffer().size();
+        has_nulls = has_nulls || column.null_count() != 0;
+    }
+    SPILLWAY_EXPECTS(rows <= Column::max_rows,
+                     "concatenating " << rows << " rows; a column holds at most " << Column::max_rows, InvalidArgument);
+    SPILLWAY_EXPECTS(characters <= Column::max_characters,
+                     "concatenating " << characters << " bytes of characters; a string column holds at most "
+                                      << Column::max_characters,
+                     InvalidArgument);
+
+    ColumnBuffer validity = has_nulls ? detail::all_valid_bitmap(rows) : ColumnBuffer();
+    ColumnBuffer data(type == DataType::string ? (rows + 1) * sizeof(std::int32_t) : rows * data_width(type));
+    ColumnBuffer character_data(characters);
+    std::size_t row = 0;
+    std::size_t character = 0;
+    std::size_t data_end = 0;
+    if (type == DataType::string) {
+        std::memset(data.data(), 0, sizeof(std::int32_t));
+        data_end = sizeof(std::int32_t);
+    }
+    for (auto const& table : tables) {
+        auto const& column = table.column(index);
+        if (!column.validity_buffer().empty()) {
+            detail::copy_bits(column.validity_buffer().data(), 0, validity.data(), row, column.size());
+        }
+        if (type == DataType::string) {
+            auto* out = reinterpret_cast<std::int32_t*>(data.data()) + row;
+            auto const offsets = column.offsets();
+            for (std::size_t at = 1; at <= column.size(); ++at) {
+                out[at] = static_cast<std::int32_t>(character) + offsets[at];
+            }
+            std::ranges::copy(column.character_buffer(), character_data.begin() + static_cast<std::ptrdiff_t>(character));
+        } else {
+            std::ranges::copy(column.data_buffer(), data.begin() + static_cast<std::ptrdiff_t>(data_end));
+            data_end += column.data_buffer().size();
+        }
+        row += column.size();
+        character += column.character_buffer().size();
+    }
+    return detail::ColumnAccess::make(type, rows, std::move(validity), std::move(data), std::move(character_data));
+}
+
+}  // namespace
+
+Table::Table(Schema schema, std::vector<Column> columns) : schema_(std::move(schema)), columns_(std::move(columns)) {
+    SPILLWAY_EXPECTS(columns_.size() == schema_.size(),
+                     columns_.size() << " columns for a schema of " << schema_.size() << " fields", InvalidArgument);
+    num_rows_ = columns_.empty() ? 0 : columns_.front().size();
+    for (std::size_t index = 0; index < columns_.size(); ++index) {
+        auto const& field = schema_.field(index);
+        SPILLWAY_EXPECTS(columns_[index].type() == field.type,
+                         "column '" << field.name << "' is " << to_string(field.type) << " in the schema but the column is "
+                                    << to_string(columns_[index].type()),
+                         InvalidArgument);
+        SPILLWAY_EXPECTS(columns_[index].size() == num_rows_,
+                         "column '" << field.name << "' has " << columns_[index].size() << " rows but column '"
+                                    << schema_.field(0).name << "' has " << num_rows_,
+                         InvalidArgument);
+    }
+}
+
+Column const& Table::column(std::size_t index) const {
+    SPILLWAY_EXPECTS(index < columns_.size(),
+                     "column " << index << " of a table of " << columns_.size() << " columns", InvalidArgument);
+    return columns_[index];
+}
+
+Column const& Table::column(std::string_view name) const { return columns_[schema_.index_of(name)]; }
+
+std::size_t Table::byte_size() const noexcept {
+    return std::accumulate(columns_.begin(), columns_.end(), std::size_t{0},
+                           [](std::size_t total, Column const& column) { return total + column.byte_size(); });
+}
+
+Table Table::slice(std::size_t begin, std::size_t count) const {
+    SPILLWAY_EXPECTS(begin <= num_rows_ && count <= num_rows_ - begin,
+                     "slice of rows [" << begin << ", " << begin + count << ") of a table of " << num_rows_ << " rows",
+                     InvalidArgument);
+    std::vector<Column> columns;
+    columns.reserve(columns_.size());
+    for (auto const& column : columns_) {
+        columns.push_back(column.slice(begin, count));
+    }
+    return Table(schema_, std::move(columns));
+}
+
+Table Table::take(std::span<std::uint32_t const> rows) const {
+    SPILLWAY_EXPECTS(!columns_.empty() || rows.empty(), "taking rows of a table without columns", InvalidArgument);
+    std::vector<Column> columns;
+    columns.reserve(columns_.size());
+    for (auto const& column : columns_) {
+        columns.push_back(column.take(rows));
+    }
+    return Table(schema_, std::move(columns));
+}
+
+Table Table::select(std::span<std::size_t const> indices) const {
+    std::vector<Field> fields;
+    std::vector<Column> columns;
+    for (auto const index : indices) {
+        SPILLWAY_EXPECTS(std::ranges::count(indices, index) == 1, "column " << index << " is selected twice",
+                         InvalidArgument);
+        columns.push_back(column(index));
+        fields.push_back(schema_.field(index));
+    }
+    return Table(Schema(std::move(fields)), std::move(columns));
+}
+
+Table Table::concatenate(std::span<Table const> tables) {
+    if (tables.empty()) {
+        return Table();
+    }
+    auto const& schema = tables.front().schema();
+    for (auto const& table : tables) {
+        SPILLWAY_EXPECTS(table.schema() == schema,
+                         "cannot concatenate a table of (" << table.schema().to_string() << ") to one of ("
+                                                           << schema.to_string() << ")",
+                         InvalidArgument);
+    }
+    std::vector<Column> columns;
+    columns.reserve(schema.size());
+    for (std::size_t index = 0; index < schema.size(); ++index) {
+        columns.push_back(concatenate_column(tables, index));
+    }
+    return Table(schema, std::move(columns));
+}
+
+}  // namespace spillway::table

@@ -1,0 +1,308 @@
+#include <spillway/table/tpch_generator.hpp>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <string_view>
+
+#include <spillway/core/error.hpp>
+#include <spillway/table/date32.hpp>
+#include <spillway/table/table_builder.hpp>
+
+#include "xxhash.hpp"
+
+namespace spillway::table {
+namespace {
+
+constexpr std::int32_t start_date = to_date32({1992, 1, 1});
+constexpr std::int32_t end_date = to_date32({1998, 12, 31});
+constexpr std::int32_t current_date = to_date32({1995, 6, 17});
+constexpr std::int32_t last_order_date = end_date - 151;
+
+/// SplitMix64: small, fast, and good enough for test data.
+class Random {
+  public:
+    explicit Random(std::uint64_t seed) noexcept : state_(seed) {}
+
+    std::uint64_t next() noexcept {
+        state_ += 0x9e3779b97f4a7c15;
+        auto mixed = state_;
+        mixed = (mixed ^ (mixed >> 30)) * 0xbf58476d1ce4e5b9;
+        mixed = (mixed ^ (mixed >> 27)) * 0x94d049bb133111eb;
+        return mixed ^ (mixed >> 31);
+    }
+
+    /// Uniform in [low, high].
+    std::int64_t uniform(std::int64_t low, std::int64_t high) noexcept {
+        auto const range = static_cast<std::uint64_t>(high - low) + 1;
+        auto const offset = range <= 0xffffffff ? ((next() >> 32) * range) >> 32 : next() % range;
+        return low + static_cast<std::int64_t>(offset);
+    }
+
+    template <typename T, std::size_t N>
+    T const& pick(std::array<T, N> const& choices) noexcept {
+        return choices[static_cast<std::size_t>(uniform(0, N - 1))];
+    }
+
+  private:
+    std::uint64_t state_;
+};
+
+// The words and grammar of TPC-H clause 4.2.2.10, from which comments are cut.
+constexpr std::array<std::string_view, 41> nouns{
+    "foxes", "ideas", "theodolites", "pinto beans", "instructions", "dependencies", "excuses", "platelets",
+    "asymptotes", "courts", "dolphins", "multipliers", "sauternes", "warthogs", "frets", "dinos", "attainments",
+    "somas", "Tiresias", "patterns", "forges", "braids", "hockey players", "frays", "warhorses", "dugouts",
+    "notornis", "epitaphs", "pearls", "tithes", "waters", "orbits", "gifts", "sheaves", "depths", "sentiments",
+    "decoys", "realms", "pains", "grouches", "escapades"};
+constexpr std::array<std::string_view, 40> verbs{
+    "sleep", "wake", "are", "cajole", "haggle", "nag", "use", "boost", "affix", "detect", "integrate", "maintain",
+    "nod", "was", "lose", "sublate", "solve", "thrash", "promise", "engage", "hinder", "print", "x-ray", "breach",
+    "eat", "grow", "impress", "mold", "poach", "serve", "run", "dazzle", "snooze", "doze", "unwind", "kindle",
+    "play", "hang", "believe", "doubt"};
+constexpr std::array<std::string_view, 25> adjectives{
+    "furious", "sly", "careful", "blithe", "quick", "fluffy", "slow", "quiet", "ruthless", "thin", "close", "dogged",
+    "daring", "brave", "stealthy", "permanent", "enticing", "idle", "busy", "regular", "final", "ironic", "even",
+    "bold", "silent"};
+constexpr std::array<std::string_view, 28> adverbs{
+    "sometimes", "always", "never", "furiously", "slyly", "carefully", "blithely", "quickly", "fluffily", "slowly",
+    "quietly", "ruthlessly", "thinly", "closely", "doggedly", "daringly", "bravely", "stealthily", "permanently",
+    "enticingly", "idly", "busily", "regularly", "finally", "ironically", "evenly", "boldly", "silently"};
+constexpr std::array<std::string_view, 47> prepositions{
+    "about", "above", "according to", "across", "after", "against", "along", "alongside of", "among", "around",
+    "at", "atop", "before", "behind", "beneath", "beside", "besides", "between", "beyond", "by", "despite",
+    "during", "except", "for", "from", "in place of", "inside", "instead of", "into", "near", "of", "on",
+    "outside", "over", "past", "since", "through", "throughout", "to", "toward", "under", "until", "up", "upon",
+    "without", "with", "within"};
+constexpr std::array<std::string_view, 18> auxiliaries{
+    "do", "may", "might", "shall", "will", "would", "can", "could", "should", "ought to", "must", "will have to",
+    "shall have to", "could have to", "should have to", "must have to", "need to", "try to"};
+constexpr std::array<std::string_view, 6> terminators{".", ";", ":", "?", "!", "--"};
+
+constexpr std::array<std::string_view, 5> priorities{"1-URGENT", "2-HIGH", "3-MEDIUM", "4-NOT SPECIFIED", "5-LOW"};
+constexpr std::array<std::string_view, 4> instructions{"DELIVER IN PERSON", "COLLECT COD", "NONE", "TAKE BACK RETURN"};
+constexpr std::array<std::string_view, 7> modes{"REG AIR", "AIR", "RAIL", "SHIP", "TRUCK", "MAIL", "FOB"};
+
+void append_words(std::string& out, std::initializer_list<std::string_view> words) {
+    for (auto const word : words) {
+        if (!out.empty() && out.back() != ' ') {
+            out += ' ';
+        }
+        out += word;
+    }
+}
+
+void append_noun_phrase(Random& random, std::string& out) {
+    switch (random.uniform(0, 3)) {
+        case 0: append_words(out, {random.pick(nouns)}); break;
+        case 1: append_words(out, {random.pick(adjectives), random.pick(nouns)}); break;
+        case 2:
+            append_words(out, {random.pick(adjectives)});
+            out += ',';
+            append_words(out, {random.pick(adjectives), random.pick(nouns)});
+            break;
+        default: append_words(out, {random.pick(adverbs), random.pick(adjectives), random.pick(nouns)}); break;
+    }
+}
+
+void append_verb_phrase(Random& random, std::string& out) {
+    switch (random.uniform(0, 3)) {
+        case 0: append_words(out, {random.pick(verbs)}); break;
+        case 1: append_words(out, {random.pick(auxiliaries), random.pick(verbs)}); break;
+        case 2: append_words(out, {random.pick(verbs), random.pick(adverbs)}); break;
+        default: append_words(out, {random.pick(auxiliaries), random.pick(verbs), random.pick(adverbs)}); break;
+    }
+}
+
+void append_prepositional_phrase(Random& random, std::string& out) {
+    append_words(out, {random.pick(prepositions), "the"});
+    append_noun_phrase(random, out);
+}
+
+void append_sentence(Random& random, std::string& out) {
+    auto const form = random.uniform(0, 4);
+    append_noun_phrase(random, out);
+    if (form >= 3) {
+        append_prepositional_phrase(random, out);
+    }
+    append_verb_phrase(random, out);
+    if (form == 1 || form == 4) {
+        append_prepositional_phrase(random, out);
+    } else if (form == 2 || form == 3) {
+        append_noun_phrase(random, out);
+    }
+    out += random.pick(terminators);
+}
+
+/// The text that comments are cut from: sentences of the grammar above,
+/// drawn from a fixed seed, so every generator shares it.
+std::string_view text_pool() {
+    static std::string const pool = [] {
+        constexpr std::size_t pool_bytes = 256 << 10;  // fits a core's L2 cache, so cutting a comment rarely misses
+        Random random(0x7470636874657874);  // "tpchtext"
+        std::string text;
+        text.reserve(pool_bytes + 256);
+        while (text.size() < pool_bytes) {
+            append_sentence(random, text);
+        }
+        text.resize(pool_bytes);
+        return text;
+    }();
+    return pool;
+}
+
+/// A comment of `low` to `high` characters cut from the text pool.
+std::string_view comment(Random& random, std::string_view pool, std::int64_t low, std::int64_t high) {
+    auto const length = static_cast<std::size_t>(random.uniform(low, high));
+    auto const offset = static_cast<std::size_t>(random.uniform(0, static_cast<std::int64_t>(pool.size() - length)));
+    return pool.substr(offset, length);
+}
+
+std::int64_t at_least_one(double count) { return std::max<std::int64_t>(1, std::llround(count)); }
+
+}  // namespace
+
+TpchGenerator::TpchGenerator(double scale, std::uint64_t seed, std::size_t orders_per_chunk)
+    : scale_(scale), seed_(seed), orders_per_chunk_(orders_per_chunk) {
+    SPILLWAY_EXPECTS(std::isfinite(scale) && scale > 0 && scale * 1.5e6 <= 4.0e9,
+                     "TPC-H scale factor " << scale << " is out of range; it must be positive and at most 2666",
+                     InvalidArgument);
+    SPILLWAY_EXPECTS(orders_per_chunk > 0, "a TPC-H chunk needs at least one order", InvalidArgument);
+    num_orders_ = static_cast<std::uint64_t>(at_least_one(scale * 1'500'000));
+    customers_ = at_least_one(scale * 150'000);
+    parts_ = at_least_one(scale * 200'000);
+    suppliers_ = at_least_one(scale * 10'000);
+    clerks_ = at_least_one(scale * 1'000);
+}
+
+Schema TpchGenerator::orders_schema() {
+    return Schema({{"o_orderkey", DataType::int64},
+                   {"o_custkey", DataType::int64},
+                   {"o_orderstatus", DataType::string},
+                   {"o_totalprice", DataType::float64},
+                   {"o_orderdate", DataType::date32},
+                   {"o_orderpriority", DataType::string},
+                   {"o_clerk", DataType::string},
+                   {"o_shippriority", DataType::int32},
+                   {"o_comment", DataType::string}});
+}
+
+Schema TpchGenerator::lineitem_schema() {
+    return Schema({{"l_orderkey", DataType::int64},
+                   {"l_partkey", DataType::int64},
+                   {"l_suppkey", DataType::int64},
+                   {"l_linenumber", DataType::int32},
+                   {"l_quantity", DataType::float64},
+                   {"l_extendedprice", DataType::float64},
+                   {"l_discount", DataType::float64},
+                   {"l_tax", DataType::float64},
+                   {"l_returnflag", DataType::string},
+                   {"l_linestatus", DataType::string},
+                   {"l_shipdate", DataType::date32},
+                   {"l_commitdate", DataType::date32},
+                   {"l_receiptdate", DataType::date32},
+                   {"l_shipinstruct", DataType::string},
+                   {"l_shipmode", DataType::string},
+                   {"l_comment", DataType::string}});
+}
+
+std::size_t TpchGenerator::num_chunks() const noexcept {
+    return static_cast<std::size_t>((num_orders_ + orders_per_chunk_ - 1) / orders_per_chunk_);
+}
+
+Table TpchGenerator::orders(std::size_t chunk) const {
+    TableBuilder builder(orders_schema(), orders_per_chunk_);
+    generate(chunk, &builder, nullptr);
+    return builder.finish();
+}
+
+Table TpchGenerator::lineitem(std::size_t chunk) const {
+    constexpr std::size_t average_lines_per_order = 4;
+    TableBuilder builder(lineitem_schema(), orders_per_chunk_ * average_lines_per_order);
+    generate(chunk, nullptr, &builder);
+    return builder.finish();
+}
+
+void TpchGenerator::generate(std::size_t chunk, TableBuilder* orders, TableBuilder* lineitem) const {
+    SPILLWAY_EXPECTS(chunk < num_chunks(),
+                     "TPC-H chunk " << chunk << " of a generator with " << num_chunks() << " chunks", InvalidArgument);
+    auto const pool = text_pool();
+    auto const orders_out = orders != nullptr ? orders->columns() : std::span<ColumnBuilder>();
+    auto const lines_out = lineitem != nullptr ? lineitem->columns() : std::span<ColumnBuilder>();
+    auto const first = static_cast<std::uint64_t>(chunk) * orders_per_chunk_;
+    auto const last = std::min<std::uint64_t>(first + orders_per_chunk_, num_orders_);
+    for (auto index = first; index < last; ++index) {
+        // Every value of an order comes from its own stream, drawn in the
+        // same sequence whichever table is built.
+        Random random(XXH3_64bits_withSeed(&index, sizeof(index), seed_));
+        auto const order_key = static_cast<std::int64_t>(index / 8 * 32 + index % 8 + 1);
+        std::int64_t customer = random.uniform(1, customers_);
+        while (customer % 3 == 0) {  // a third of the customers place no orders
+            customer = random.uniform(1, customers_);
+        }
+        auto const order_date = static_cast<std::int32_t>(random.uniform(start_date, last_order_date));
+        auto const priority = random.pick(priorities);
+        auto const clerk = random.uniform(1, clerks_);
+        auto const order_comment = comment(random, pool, 19, 78);
+        auto const lines = random.uniform(1, 7);
+        std::int64_t total_cents = 0;
+        std::int64_t shipped_lines = 0;
+        for (std::int32_t line = 1; line <= lines; ++line) {
+            auto const part = random.uniform(1, parts_);
+            auto const supplier_choice = random.uniform(0, 3);
+            auto const supplier = (part + supplier_choice * (suppliers_ / 4 + (part - 1) / suppliers_)) % suppliers_ + 1;
+            auto const quantity = random.uniform(1, 50);
+            auto const retail_cents = 90000 + (part / 10) % 20001 + 100 * (part % 1000);
+            auto const extended_cents = quantity * retail_cents;
+            auto const discount_percent = random.uniform(0, 10);
+            auto const tax_percent = random.uniform(0, 8);
+            auto const ship_date = order_date + static_cast<std::int32_t>(random.uniform(1, 121));
+            auto const commit_date = order_date + static_cast<std::int32_t>(random.uniform(30, 90));
+            auto const receipt_date = ship_date + static_cast<std::int32_t>(random.uniform(1, 30));
+            std::string_view const return_flag =
+                receipt_date <= current_date ? (random.uniform(0, 1) == 0 ? "R" : "A") : "N";
+            bool const shipped = ship_date <= current_date;
+            auto const instruction = random.pick(instructions);
+            auto const mode = random.pick(modes);
+            auto const line_comment = comment(random, pool, 10, 43);
+            total_cents += std::llround(static_cast<double>(extended_cents) * static_cast<double>(100 + tax_percent)
+                                        * static_cast<double>(100 - discount_percent) / 10000.0);
+            shipped_lines += shipped ? 1 : 0;
+            if (!lines_out.empty()) {
+                lines_out[0].append(order_key);
+                lines_out[1].append(part);
+                lines_out[2].append(supplier);
+                lines_out[3].append(line);
+                lines_out[4].append(static_cast<double>(quantity));
+                lines_out[5].append(static_cast<double>(extended_cents) / 100);
+                lines_out[6].append(static_cast<double>(discount_percent) / 100);
+                lines_out[7].append(static_cast<double>(tax_percent) / 100);
+                lines_out[8].append(return_flag);
+                lines_out[9].append(std::string_view(shipped ? "F" : "O"));
+                lines_out[10].append(ship_date);
+                lines_out[11].append(commit_date);
+                lines_out[12].append(receipt_date);
+                lines_out[13].append(instruction);
+                lines_out[14].append(mode);
+                lines_out[15].append(line_comment);
+            }
+        }
+        if (!orders_out.empty()) {
+            char clerk_text[32];
+            std::snprintf(clerk_text, sizeof(clerk_text), "Clerk#%09lld", static_cast<long long>(clerk));
+            orders_out[0].append(order_key);
+            orders_out[1].append(customer);
+            orders_out[2].append(std::string_view(shipped_lines == lines ? "F" : shipped_lines == 0 ? "O" : "P"));
+            orders_out[3].append(static_cast<double>(total_cents) / 100);
+            orders_out[4].append(order_date);
+            orders_out[5].append(priority);
+            orders_out[6].append(std::string_view(clerk_text));
+            orders_out[7].append(std::int32_t{0});
+            orders_out[8].append(order_comment);
+        }
+    }
+}
+
+}  // namespace spillway::table

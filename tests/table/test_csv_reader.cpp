@@ -1,0 +1,360 @@
+#include <spillway/table/csv_reader.hpp>
+#include <spillway/table/csv_writer.hpp>
+
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <spillway/table/date32.hpp>
+#include <spillway/table/hash_partition.hpp>
+#include <spillway/table/table_builder.hpp>
+#include <spillway/table/tpch_generator.hpp>
+
+#include <common/error_matchers.hpp>
+#include <common/temporary_directory.hpp>
+
+#include <gtest/gtest.h>
+
+#include "random_table.hpp"
+
+using namespace spillway;
+using namespace spillway::table;
+using spillway::table::test::random_table;
+
+namespace {
+
+class CsvReaderTest : public ::testing::Test {
+  protected:
+    /// Writes `text` to a file named `name` and returns its path.
+    std::filesystem::path file(std::string const& name, std::string_view text) {
+        auto const path = directory_.path() / name;
+        std::ofstream(path, std::ios::binary) << text;
+        return path;
+    }
+
+    /// Every row of the file, parsed.
+    static Table read_all(CsvReader& reader) {
+        std::vector<Table> tables;
+        while (auto table = reader.read()) {
+            tables.push_back(std::move(*table));
+        }
+        return tables.empty() ? TableBuilder(reader.schema()).finish() : Table::concatenate(tables);
+    }
+
+    static Table read_all(std::filesystem::path const& path, CsvOptions const& options,
+                          std::optional<Schema> schema = std::nullopt) {
+        CsvReader reader(path, options, std::move(schema));
+        return read_all(reader);
+    }
+
+    spillway::test::TemporaryDirectory directory_;
+};
+
+}  // namespace
+
+TEST_F(CsvReaderTest, ReadsTheHeaderAndInfersColumnTypes) {
+    auto const path = file("typed.csv",
+                           "id,price,day,name,count\n"
+                           "1,2.5,2024-01-02,apple,7\n"
+                           "2,,2024-02-29,\"banana, ripe\",8.25\n"
+                           "-3,4,1970-01-01,,9\n");
+    CsvReader reader(path, CsvOptions());
+    EXPECT_EQ(reader.schema().to_string(), "id:int64, price:float64, day:date32, name:string, count:float64");
+    auto const table = read_all(reader);
+    ASSERT_EQ(table.num_rows(), 3u);
+    EXPECT_EQ(table.column("id").values<std::int64_t>()[2], -3);
+    EXPECT_TRUE(table.column("price").is_null(1));
+    EXPECT_EQ(table.column("price").values<double>()[2], 4.0);
+    EXPECT_EQ(table.column("day").values<std::int32_t>()[1], to_date32({2024, 2, 29}));
+    EXPECT_EQ(table.column("name").string(1), "banana, ripe");
+    EXPECT_TRUE(table.column("name").is_null(2));
+}
+
+TEST_F(CsvReaderTest, QuotedFieldsHoldDelimitersLineBreaksAndDoubledQuotes) {
+    auto const path = file("quoted.csv",
+                           "a,b,c,d\n"
+                           "\"x,y\",\"line one\nline two\",\"say \"\"hi\"\"\",\"\"\n"
+                           "plain,\"\",\"\"\"\",\n");
+    auto const table = read_all(path, CsvOptions());
+    ASSERT_EQ(table.num_rows(), 2u);
+    EXPECT_EQ(table.column("a").string(0), "x,y");
+    EXPECT_EQ(table.column("b").string(0), "line one\nline two");
+    EXPECT_EQ(table.column("c").string(0), "say \"hi\"");
+    EXPECT_FALSE(table.column("d").is_null(0));
+    EXPECT_EQ(table.column("d").string(0), "");
+    EXPECT_EQ(table.column("b").string(1), "");
+    EXPECT_EQ(table.column("c").string(1), "\"");
+    EXPECT_TRUE(table.column("d").is_null(1));
+}
+
+TEST_F(CsvReaderTest, AcceptsCrlfLineBreaks) {
+    auto const path = file("crlf.csv", "id,name\r\n1,x\r\n2,\"q\"\r\n3,\r\n");
+    CsvReader reader(path, CsvOptions());
+    EXPECT_EQ(reader.schema().to_string(), "id:int64, name:string");
+    auto const table = read_all(reader);
+    ASSERT_EQ(table.num_rows(), 3u);
+    EXPECT_EQ(table.column("name").string(0), "x");
+    EXPECT_EQ(table.column("name").string(1), "q");
+    EXPECT_TRUE(table.column("name").is_null(2));
+    EXPECT_EQ(table.column("id").values<std::int64_t>()[2], 3);
+}
+
+TEST_F(CsvReaderTest, AnEmptyFileHasNoRows) {
+    auto const empty = file("empty.csv", "");
+    CsvReader inferred(empty, CsvOptions());
+    EXPECT_EQ(inferred.schema().size(), 0u);
+    EXPECT_FALSE(inferred.read_block().has_value());
+
+    Schema const schema({{"id", DataType::int64}});
+    CsvReader given(empty, CsvOptions(), schema);
+    EXPECT_EQ(given.schema(), schema);
+    EXPECT_FALSE(given.read().has_value());
+
+    CsvReader header_only(file("header.csv", "id,name\n"), CsvOptions());
+    EXPECT_EQ(header_only.schema().to_string(), "id:string, name:string");
+    EXPECT_FALSE(header_only.read().has_value());
+}
+
+TEST_F(CsvReaderTest, ALastRowWithoutALineBreakGetsOne) {
+    CsvReader reader(file("unterminated.csv", "a\n1\n2"), CsvOptions());
+    auto const block = reader.read_block();
+    ASSERT_TRUE(block.has_value());
+    EXPECT_EQ(block->text(), "1\n2\n");
+    EXPECT_EQ(block->first_line(), 2u);
+    EXPECT_EQ(block->parse().num_rows(), 2u);
+    EXPECT_FALSE(reader.read_block().has_value());
+}
+
+TEST_F(CsvReaderTest, ReadsTpchTblFiles) {
+    auto const path = file("orders.tbl", "1|37|O|131251.81|1996-01-02|\n2|79|F|40183.29|1996-12-01|\n");
+    CsvReader reader(path, CsvOptions::tbl());
+    EXPECT_EQ(reader.schema().to_string(), "column0:int64, column1:int64, column2:string, column3:float64, column4:date32");
+    auto const table = read_all(reader);
+    ASSERT_EQ(table.num_rows(), 2u);
+    EXPECT_EQ(table.column(3).values<double>()[1], 40183.29);
+}
+
+TEST_F(CsvReaderTest, TpchLineitemRoundTripsThroughTbl) {
+    auto const lineitem = TpchGenerator(0.001, 3).lineitem(0);
+    auto const path = directory_.path() / "lineitem.tbl";
+    CsvWriter writer(path, CsvOptions::tbl(), lineitem.schema());
+    writer.write(lineitem);
+    writer.close();
+    EXPECT_EQ(read_all(path, CsvOptions::tbl(), lineitem.schema()), lineitem);
+}
+
+TEST_F(CsvReaderTest, TablesOfAnyBytesRoundTripThroughCsv) {
+    for (char const delimiter : {',', '\t', ';'}) {
+        auto const table = random_table(700, static_cast<std::uint64_t>(delimiter), 0.2);
+        CsvOptions options;
+        options.delimiter = delimiter;
+        options.chunk_bytes = 4096;
+        auto const path = directory_.path() / "random.csv";
+        CsvWriter writer(path, options, table.schema());
+        writer.write(table);
+        writer.close();
+        EXPECT_EQ(read_all(path, options, table.schema()), table) << "delimiter " << int{delimiter};
+    }
+}
+
+TEST_F(CsvReaderTest, StreamsBoundedBlocksOfWholeRows) {
+    std::string text = "n,quoted\n";
+    for (int row = 0; row < 3000; ++row) {
+        text += std::to_string(row) + (row % 7 == 0 ? ",\"multi\nline " + std::to_string(row) + "\"\n" : ",plain\n");
+    }
+    CsvOptions options;
+    options.chunk_bytes = 1000;
+    CsvReader reader(file("stream.csv", text), options);
+    std::uint64_t expected_line = 2;
+    std::int64_t expected_row = 0;
+    std::size_t blocks = 0;
+    while (auto block = reader.read_block()) {
+        ++blocks;
+        EXPECT_LE(block->text().size(), options.chunk_bytes);
+        EXPECT_EQ(block->text().back(), '\n');
+        EXPECT_EQ(block->first_line(), expected_line);
+        expected_line += static_cast<std::uint64_t>(std::ranges::count(block->text(), '\n'));
+        auto const table = block->parse();
+        for (std::size_t row = 0; row < table.num_rows(); ++row, ++expected_row) {
+            ASSERT_EQ(table.column(0).values<std::int64_t>()[row], expected_row);
+            ASSERT_EQ(table.column(1).string(row), expected_row % 7 == 0 ? "multi\nline " + std::to_string(expected_row) : "plain");
+        }
+    }
+    EXPECT_EQ(expected_row, 3000);
+    EXPECT_GT(blocks, 20u);
+}
+
+TEST_F(CsvReaderTest, ParseColumnsGivesTheSelectedColumnsAndEachRowsBytes) {
+    auto const path = file("keys.csv", "a,b,c\n1,x,10\n2,\"y,z\",20\n3,w,30\n");
+    CsvReader reader(path, CsvOptions());
+    auto const block = reader.read_block();
+    ASSERT_TRUE(block.has_value());
+    std::vector<std::size_t> const columns{2, 0};
+    auto const rows = block->parse_columns(columns);
+    EXPECT_EQ(rows.columns.schema().to_string(), "c:int64, a:int64");
+    EXPECT_EQ(rows.columns.column(0).values<std::int64_t>()[1], 20);
+    EXPECT_EQ(rows.columns.column(1).values<std::int64_t>()[2], 3);
+    ASSERT_EQ(rows.size(), 3u);
+    EXPECT_EQ(rows.row(0), "1,x,10\n");
+    EXPECT_EQ(rows.row(1), "2,\"y,z\",20\n");
+    EXPECT_EQ(rows.row(2), "3,w,30\n");
+    EXPECT_EQ(rows.text, block->text());
+
+    std::vector<std::size_t> const first_only{0};
+    EXPECT_EQ(block->parse_columns(first_only).columns.column(0).values<std::int64_t>()[0], 1);
+    std::vector<std::size_t> const repeated{0, 0};
+    std::vector<std::size_t> const missing{3};
+    EXPECT_THROW_WITH(static_cast<void>(block->parse_columns(repeated)), InvalidArgument, "selected twice");
+    EXPECT_THROW_WITH(static_cast<void>(block->parse_columns(missing)), InvalidArgument,
+                      "column 3 of a CSV file with 3 columns");
+}
+
+TEST_F(CsvReaderTest, RowsSplitByKeyHashAndChecksumsVerifyARepartition) {
+    auto const lineitem = TpchGenerator(0.002, 9).lineitem(0);
+    auto const input = directory_.path() / "input.csv";
+    CsvWriter input_writer(input, CsvOptions(), lineitem.schema());
+    input_writer.write(lineitem);
+    input_writer.close();
+
+    constexpr std::uint32_t partitions = 5;
+    std::vector<std::size_t> const key{0};
+    CsvOptions options;
+    options.chunk_bytes = 8192;
+    std::vector<std::unique_ptr<CsvWriter>> outputs;
+    for (std::uint32_t partition = 0; partition < partitions; ++partition) {
+        outputs.push_back(std::make_unique<CsvWriter>(directory_.path() / ("part" + std::to_string(partition) + ".csv"),
+                                                      options, lineitem.schema()));
+    }
+    TableChecksum input_checksum;
+    CsvReader reader(input, options, lineitem.schema());
+    while (auto block = reader.read_block()) {
+        auto const rows = block->parse_columns(key);
+        input_checksum += rows.checksum();
+        auto const parts = rows.split(partition_rows(rows.columns, std::vector<std::size_t>{0}, partitions), partitions);
+        for (std::uint32_t partition = 0; partition < partitions; ++partition) {
+            outputs[partition]->write_rows(parts[partition]);
+        }
+    }
+    EXPECT_EQ(input_checksum.rows, lineitem.num_rows());
+
+    TableChecksum output_checksum;
+    std::vector<Table> output_tables;
+    for (std::uint32_t partition = 0; partition < partitions; ++partition) {
+        outputs[partition]->close();
+        CsvReader part(directory_.path() / ("part" + std::to_string(partition) + ".csv"), options, lineitem.schema());
+        while (auto block = part.read_block()) {
+            auto const rows = block->parse_columns(key);
+            output_checksum += rows.checksum();
+            for (auto const id : partition_rows(rows.columns, std::vector<std::size_t>{0}, partitions)) {
+                ASSERT_EQ(id, partition);
+            }
+            output_tables.push_back(block->parse());
+        }
+    }
+    EXPECT_EQ(output_checksum, input_checksum);
+    EXPECT_EQ(TableChecksum::of(Table::concatenate(output_tables)), TableChecksum::of(lineitem));
+}
+
+TEST_F(CsvReaderTest, RowChecksumsIgnoreTheLineBreakStyle) {
+    CsvReader unix_style(file("lf.csv", "a,b\n1,x\n2,y\n"), CsvOptions());
+    CsvReader windows_style(file("crlf.csv", "a,b\r\n2,y\r\n1,x\r\n"), CsvOptions());
+    std::vector<std::size_t> const key{0};
+    auto const lf = unix_style.read_block();
+    auto const crlf = windows_style.read_block();
+    EXPECT_EQ(lf->parse_columns(key).checksum(), crlf->parse_columns(key).checksum());
+    auto const rows = lf->parse_columns(key);
+    std::vector<std::uint32_t> const bad_ids{0, 3};
+    EXPECT_THROW_WITH(static_cast<void>(rows.split(bad_ids, 3)), InvalidArgument, "partition id 3 is out of range");
+}
+
+TEST_F(CsvReaderTest, ParseColumnsSkipsTheRestOfARowWithoutCheckingIt) {
+    auto const path = file("ragged.csv", "k,v\n1,a\n2,b,extra\n");
+    CsvReader reader(path, CsvOptions(), Schema({{"k", DataType::int64}, {"v", DataType::string}}));
+    auto const block = reader.read_block();
+    std::vector<std::size_t> const key{0};
+    EXPECT_EQ(block->parse_columns(key).columns.num_rows(), 2u);
+    EXPECT_THROW_WITH(static_cast<void>(block->parse()), CorruptData, "ragged.csv:3: expected 2 fields, found 3");
+}
+
+TEST_F(CsvReaderTest, AGivenSchemaWinsOverInferenceAndMustMatchTheHeader) {
+    auto const path = file("given.csv", "id,name\n1,x\n");
+    Schema const schema({{"key", DataType::int32}, {"label", DataType::string}});
+    auto const table = read_all(path, CsvOptions(), schema);
+    EXPECT_EQ(table.schema(), schema);
+    EXPECT_EQ(table.column(0).values<std::int32_t>()[0], 1);
+    EXPECT_THROW_WITH(CsvReader(path, CsvOptions(), Schema({{"id", DataType::int64}})), CorruptData,
+                      "given.csv:1: the header has 2 columns but the schema has 1");
+}
+
+TEST_F(CsvReaderTest, AMalformedLineIsAnErrorNamingTheFileAndLine) {
+    Schema const schema({{"id", DataType::int64}, {"name", DataType::string}});
+    auto const expect_error = [&](std::string const& name, std::string const& text, std::string const& message,
+                                  CsvOptions const& options = CsvOptions()) {
+        auto const path = file(name, text);
+        EXPECT_THROW_WITH(static_cast<void>(read_all(path, options, schema)), CorruptData, message) << name;
+    };
+    expect_error("fields.csv", "id,name\n1,a\n2,b\n3\n", "fields.csv:4: expected 2 fields, found 1");
+    expect_error("extra.csv", "id,name\n1,a,b\n", "extra.csv:2: expected 2 fields, found 3");
+    expect_error("number.csv", "id,name\n1,a\nx1,b\n", "number.csv:3: column 'id': cannot parse 'x1' as int64");
+    expect_error("after_multiline.csv", "id,name\n1,\"two\nlines\"\n2,b\nthree,c\n",
+                 "after_multiline.csv:5: column 'id': cannot parse 'three' as int64");
+    expect_error("unclosed.csv", "id,name\n1,a\n2,\"open\n3,c\n", "unclosed.csv:3: no row ends within");
+    expect_error("stray.csv", "id,name\n1,a\"b\n\"\n", "stray.csv:2: a quote inside an unquoted field");
+    expect_error("after_quote.csv", "id,name\n1,\"a\"b\n", "after_quote.csv:2: unexpected character after a closing quote");
+    expect_error("trailing.tbl", "1|a|\n2|b\n", "trailing.tbl:2: expected 2 fields and a trailing '|', found 2",
+                 CsvOptions::tbl());
+    expect_error("not_trailing.tbl", "1|a|\n2|b|c\n", "not_trailing.tbl:2: expected 2 fields and a trailing '|', found 3",
+                 CsvOptions::tbl());
+}
+
+TEST_F(CsvReaderTest, ARowLongerThanTheChunkSizeNamesTheSetting) {
+    CsvOptions options;
+    options.chunk_bytes = 64;
+    auto const path = file("long.csv", "a\nshort\n" + std::string(100, 'x') + "\n");
+    CsvReader reader(path, options);
+    ASSERT_TRUE(reader.read_block().has_value());
+    EXPECT_THROW_WITH(static_cast<void>(reader.read_block()), CorruptData, "long.csv:3: no row ends within 64 bytes");
+    EXPECT_THROW_WITH(static_cast<void>(reader.read_block()), CorruptData, "csv_chunk_bytes");
+}
+
+TEST_F(CsvReaderTest, InferenceWidensToTheNarrowestTypeThatHoldsEveryValue) {
+    CsvOptions options;
+    options.header = false;
+    auto const path = file("widen.csv",
+                           "1,1,2020-01-01,1,,5\n2,2.5,2020-01-02,2020-01-03,,\"\"\n99999999999,3,2020-01-04,x,,6\n");
+    CsvReader reader(path, options);
+    EXPECT_EQ(reader.schema().to_string(),
+              "column0:int64, column1:float64, column2:date32, column3:string, column4:string, column5:string");
+    EXPECT_EQ(read_all(reader).column(5).string(1), "");
+    options.infer_rows = 1;
+    EXPECT_EQ(CsvReader(path, options).schema().to_string(),
+              "column0:int64, column1:int64, column2:date32, column3:int64, column4:string, column5:int64");
+}
+
+TEST_F(CsvReaderTest, AMissingFileIsAnIoErrorNamingIt) {
+    auto const path = directory_.path() / "nope.csv";
+    EXPECT_THROW_WITH(CsvReader(path, CsvOptions()), IoError, "nope.csv");
+}
+
+TEST_F(CsvReaderTest, ReadsOptionsFromSettings) {
+    Options settings;
+    settings.set("csv_delimiter", "tab").set("csv_quote", "none").set("csv_header", "false");
+    settings.set("csv_chunk_bytes", "1MiB").set("csv_infer_rows", "10").set("csv_trailing_delimiter", "yes");
+    auto const options = CsvOptions::from_options(settings);
+    EXPECT_EQ(options.delimiter, '\t');
+    EXPECT_FALSE(options.quote.has_value());
+    EXPECT_FALSE(options.header);
+    EXPECT_TRUE(options.trailing_delimiter);
+    EXPECT_EQ(options.chunk_bytes, 1u << 20);
+    EXPECT_EQ(options.infer_rows, 10u);
+    EXPECT_EQ(CsvOptions::from_options(Options(), CsvOptions::tbl()).delimiter, '|');
+    EXPECT_THROW_WITH(CsvOptions::from_options(Options().set("csv_delimiter", "ab")), InvalidArgument,
+                      "csv_delimiter must be one character");
+    EXPECT_THROW_WITH(CsvOptions::from_options(Options().set("csv_quote", ",")), InvalidArgument,
+                      "must differ from the delimiter");
+    EXPECT_THROW_WITH(CsvOptions::from_options(Options().set("csv_chunk_bytes", "2GiB")), InvalidArgument,
+                      "csv_chunk_bytes");
+    EXPECT_THROW_WITH(CsvOptions::from_options(Options().set("csv_delimiter", "\n")), InvalidArgument,
+                      "cannot be a line break");
+}

@@ -1,0 +1,93 @@
+#include <spillway/table/csv_writer.hpp>
+
+#include <fstream>
+#include <sstream>
+
+#include <spillway/table/date32.hpp>
+#include <spillway/table/table_builder.hpp>
+
+#include <common/error_matchers.hpp>
+#include <common/temporary_directory.hpp>
+
+#include <gtest/gtest.h>
+
+using namespace spillway;
+using namespace spillway::table;
+
+namespace {
+
+Table sample() {
+    TableBuilder builder(Schema({{"id", DataType::int32},
+                                 {"big", DataType::int64},
+                                 {"price", DataType::float64},
+                                 {"day", DataType::date32},
+                                 {"note", DataType::string}}));
+    builder.column(0).append(std::int32_t{-1});
+    builder.column(1).append(std::int64_t{1} << 40);
+    builder.column(2).append(0.1);
+    builder.column(3).append(to_date32({1998, 12, 1}));
+    builder.column(4).append("a \"quoted\", line\nbreak");
+    builder.column(0).append_null();
+    builder.column(1).append_null();
+    builder.column(2).append(1e300);
+    builder.column(3).append_null();
+    builder.column(4).append("");
+    return builder.finish();
+}
+
+std::string contents(std::filesystem::path const& path) {
+    std::ostringstream text;
+    text << std::ifstream(path, std::ios::binary).rdbuf();
+    return text.str();
+}
+
+}  // namespace
+
+TEST(CsvWriter, FormatsValuesNullsAndQuotesOnlyWhereNeeded) {
+    std::string out;
+    append_csv_header(sample().schema(), CsvOptions(), out);
+    append_csv_rows(sample(), CsvOptions(), out);
+    EXPECT_EQ(out,
+              "id,big,price,day,note\n"
+              "-1,1099511627776,0.1,1998-12-01,\"a \"\"quoted\"\", line\nbreak\"\n"
+              ",,1e+300,,\"\"\n");
+}
+
+TEST(CsvWriter, WritesTblWithATrailingDelimiterAndNoQuotes) {
+    TableBuilder builder(Schema({{"k", DataType::int64}, {"v", DataType::string}}));
+    builder.column(0).append(std::int64_t{7});
+    builder.column(1).append("a, b");
+    std::string out;
+    append_csv_rows(builder.finish(), CsvOptions::tbl(), out);
+    EXPECT_EQ(out, "7|a, b|\n");
+}
+
+TEST(CsvWriter, RefusesAStringThatNeedsQuotesWhenQuotingIsOff) {
+    auto options = CsvOptions::tbl();
+    options.delimiter = ',';
+    std::string out;
+    EXPECT_THROW_WITH(append_csv_rows(sample(), options, out), InvalidArgument,
+                      "cannot be written without quoting (csv_quote)");
+}
+
+TEST(CsvWriter, WritesTheHeaderTablesAndRawRowsToAFile) {
+    spillway::test::TemporaryDirectory directory;
+    auto const path = directory.path() / "out.csv";
+    CsvWriter writer(path, CsvOptions(), sample().schema());
+    writer.write(sample().slice(0, 1));
+    writer.write_rows("9,9,9,2000-01-01,raw\n");
+    writer.close();
+    auto const text = contents(path);
+    EXPECT_EQ(text.substr(0, 22), "id,big,price,day,note\n");
+    EXPECT_TRUE(text.ends_with("\n9,9,9,2000-01-01,raw\n"));
+    EXPECT_EQ(writer.bytes_written(), text.size());
+    EXPECT_THROW_WITH(writer.write_rows("x\n"), InvalidArgument, "closed CSV file");
+}
+
+TEST(CsvWriter, ACreateFailureIsAnIoErrorNamingThePath) {
+    spillway::test::TemporaryDirectory directory;
+    auto const regular_file = directory.path() / "file";
+    std::ofstream(regular_file) << "x";
+    // A path under a regular file fails with ENOTDIR, even for root.
+    EXPECT_THROW_WITH(CsvWriter(regular_file / "out.csv", CsvOptions(), Schema()), IoError, "file/out.csv");
+}

@@ -1,0 +1,173 @@
+#include <spillway/table/hash_partition.hpp>
+#include <spillway/table/row_hash.hpp>
+#include <spillway/table/table_checksum.hpp>
+
+#include <algorithm>
+#include <numeric>
+#include <random>
+#include <vector>
+
+#include <xxhash.h>
+
+#include <common/error_matchers.hpp>
+
+#include <gtest/gtest.h>
+
+#include "random_table.hpp"
+
+using namespace spillway;
+using namespace spillway::table;
+using spillway::table::test::random_table;
+
+namespace {
+
+std::vector<std::size_t> all_columns(Table const& table) {
+    std::vector<std::size_t> columns(table.num_columns());
+    std::iota(columns.begin(), columns.end(), std::size_t{0});
+    return columns;
+}
+
+}  // namespace
+
+TEST(RowHash, IsXxh3ChainedThroughTheSeedAsDocumented) {
+    TableBuilder builder(Schema({{"key", DataType::int64}, {"name", DataType::string}}));
+    builder.column(0).append(std::int64_t{42});
+    builder.column(1).append("spillway");
+    builder.column(0).append_null();
+    builder.column(1).append_null();
+    auto const table = builder.finish();
+    std::vector<std::size_t> const columns{0, 1};
+    auto const hashes = hash_rows(table, columns, 7);
+
+    std::int64_t const key = 42;
+    auto const first = XXH3_64bits_withSeed(&key, sizeof(key), 7);
+    EXPECT_EQ(hashes[0], XXH3_64bits_withSeed("spillway", 8, first));
+    auto const null_key = XXH3_64bits_withSeed(nullptr, 0, ~std::uint64_t{7});
+    EXPECT_EQ(hashes[1], XXH3_64bits_withSeed(nullptr, 0, ~null_key));
+}
+
+TEST(RowHash, DependsOnlyOnTheValuesNotOnTheRowPosition) {
+    auto const table = random_table(300, 11, 0.2);
+    auto const columns = all_columns(table);
+    auto const whole = hash_rows(table, columns);
+    auto const part = hash_rows(table.slice(100, 50), columns);
+    EXPECT_TRUE(std::equal(part.begin(), part.end(), whole.begin() + 100));
+}
+
+TEST(RowHash, TellsANullFromAnEmptyString) {
+    TableBuilder builder(Schema({{"text", DataType::string}}));
+    builder.column(0).append("");
+    builder.column(0).append_null();
+    builder.column(0).append_null();
+    std::vector<std::size_t> const columns{0};
+    auto const hashes = hash_rows(builder.finish(), columns);
+    EXPECT_NE(hashes[0], hashes[1]);
+    EXPECT_EQ(hashes[1], hashes[2]);
+}
+
+TEST(PartitionIndex, SpreadsHashesEvenlyOverTheRange) {
+    constexpr std::uint32_t partitions = 7;
+    std::vector<std::size_t> counts(partitions, 0);
+    constexpr std::uint64_t samples = 70'000;
+    for (std::uint64_t value = 0; value < samples; ++value) {
+        auto const partition = partition_index(XXH3_64bits(&value, sizeof(value)), partitions);
+        ASSERT_LT(partition, partitions);
+        ++counts[partition];
+    }
+    for (auto const count : counts) {
+        EXPECT_NEAR(static_cast<double>(count), samples / partitions, samples / partitions * 0.05);
+    }
+    EXPECT_EQ(partition_index(~std::uint64_t{0}, partitions), partitions - 1);
+    EXPECT_EQ(partition_index(0, partitions), 0u);
+}
+
+TEST(HashPartition, PutsEveryRowInThePartitionItsKeyHashesToAndLosesNone) {
+    auto const table = random_table(2000, 12, 0.2);
+    std::vector<std::size_t> const keys{1, 4};
+    constexpr std::uint32_t partitions = 5;
+    auto const parts = hash_partition(table, keys, partitions);
+    ASSERT_EQ(parts.size(), partitions);
+    TableChecksum combined;
+    std::size_t rows = 0;
+    for (std::uint32_t partition = 0; partition < partitions; ++partition) {
+        for (auto const hash : hash_rows(parts[partition], keys)) {
+            EXPECT_EQ(partition_index(hash, partitions), partition);
+        }
+        combined += TableChecksum::of(parts[partition]);
+        rows += parts[partition].num_rows();
+        EXPECT_GT(parts[partition].num_rows(), 0u);
+    }
+    EXPECT_EQ(rows, table.num_rows());
+    EXPECT_EQ(combined, TableChecksum::of(table));
+}
+
+TEST(HashPartition, SendsEqualKeysFromDifferentTablesToTheSamePartition) {
+    auto const table = random_table(500, 13, 0.3);
+    std::vector<std::size_t> const keys{0};
+    auto const ids = partition_rows(table, keys, 16);
+    std::vector<std::uint32_t> const reversed_rows = [&] {
+        std::vector<std::uint32_t> rows(table.num_rows());
+        std::iota(rows.rbegin(), rows.rend(), 0U);
+        return rows;
+    }();
+    auto const reversed_ids = partition_rows(table.take(reversed_rows), keys, 16);
+    for (std::size_t row = 0; row < ids.size(); ++row) {
+        EXPECT_EQ(ids[row], reversed_ids[ids.size() - 1 - row]);
+    }
+}
+
+TEST(HashPartition, KeepsTheRowOrderWithinEachPartition) {
+    auto const table = random_table(400, 14);
+    std::vector<std::uint32_t> ids(table.num_rows());
+    for (std::size_t row = 0; row < ids.size(); ++row) {
+        ids[row] = row < 150 ? 1 : 0;
+    }
+    auto const parts = split_by_partition(table, ids, 3);
+    EXPECT_EQ(parts[0], table.slice(150, 250));
+    EXPECT_EQ(parts[1], table.slice(0, 150));
+    EXPECT_EQ(parts[2].num_rows(), 0u);
+    EXPECT_EQ(parts[2].schema(), table.schema());
+}
+
+TEST(HashPartition, RejectsBadArguments) {
+    auto const table = random_table(10, 15);
+    std::vector<std::size_t> const no_keys;
+    std::vector<std::size_t> const bad_key{9};
+    std::vector<std::size_t> const key{0};
+    EXPECT_THROW_WITH(static_cast<void>(hash_partition(table, no_keys, 4)), InvalidArgument, "at least one key column");
+    EXPECT_THROW_WITH(static_cast<void>(hash_partition(table, bad_key, 4)), InvalidArgument, "column 9");
+    EXPECT_THROW_WITH(static_cast<void>(hash_partition(table, key, 0)), InvalidArgument, "0 partitions");
+    std::vector<std::uint32_t> const short_ids(9, 0);
+    EXPECT_THROW_WITH(static_cast<void>(split_by_partition(table, short_ids, 2)), InvalidArgument,
+                      "9 partition ids for a table of 10 rows");
+    std::vector<std::uint32_t> const big_ids(10, 2);
+    EXPECT_THROW_WITH(static_cast<void>(split_by_partition(table, big_ids, 2)), InvalidArgument,
+                      "partition id 2 is out of range for 2 partitions");
+}
+
+TEST(TableChecksum, IgnoresRowOrderAndChunking) {
+    auto const table = random_table(700, 16, 0.2);
+    std::vector<std::uint32_t> shuffled(table.num_rows());
+    std::iota(shuffled.begin(), shuffled.end(), 0U);
+    std::shuffle(shuffled.begin(), shuffled.end(), std::mt19937(16));
+    auto const expected = TableChecksum::of(table);
+    EXPECT_EQ(TableChecksum::of(table.take(shuffled)), expected);
+    auto chunks = TableChecksum::of(table.slice(0, 123));
+    chunks += TableChecksum::of(table.slice(123, 577));
+    EXPECT_EQ(chunks, expected);
+    EXPECT_EQ(expected.rows, 700u);
+}
+
+TEST(TableChecksum, ChangesWhenARowIsLostDuplicatedOrChanged) {
+    auto const table = random_table(100, 17);
+    auto const expected = TableChecksum::of(table);
+    EXPECT_NE(TableChecksum::of(table.slice(0, 99)), expected);
+    std::vector<std::uint32_t> duplicated(table.num_rows());
+    std::iota(duplicated.begin(), duplicated.end(), 0U);
+    duplicated.back() = 0;  // row 0 twice, the last row lost: same count
+    auto const swapped = TableChecksum::of(table.take(duplicated));
+    EXPECT_EQ(swapped.rows, expected.rows);
+    EXPECT_NE(swapped, expected);
+    EXPECT_NE(TableChecksum::of(random_table(100, 18)), expected);
+    EXPECT_EQ(TableChecksum().to_string(), "rows=0 sum=0x0000000000000000 xor=0x0000000000000000");
+}

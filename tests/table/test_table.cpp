@@ -1,0 +1,108 @@
+#include <spillway/table/table_builder.hpp>
+
+#include <vector>
+
+#include <common/error_matchers.hpp>
+
+#include <gtest/gtest.h>
+
+#include "random_table.hpp"
+
+using namespace spillway;
+using namespace spillway::table;
+using spillway::table::test::random_table;
+
+TEST(DataType, NamesRoundTripAndUnknownNamesListTheTypes) {
+    for (auto type : {DataType::int32, DataType::int64, DataType::float64, DataType::date32, DataType::string}) {
+        EXPECT_EQ(parse_data_type(to_string(type)), type);
+    }
+    EXPECT_EQ(parse_data_type("INT64"), DataType::int64);
+    EXPECT_THROW_WITH(parse_data_type("decimal"), InvalidArgument,
+                      "unknown column type 'decimal'; the types are int32, int64, float64, date32, string");
+}
+
+TEST(Schema, FindsColumnsByNameAndRejectsDuplicates) {
+    Schema const schema({{"a", DataType::int32}, {"b", DataType::string}});
+    EXPECT_EQ(schema.index_of("b"), 1u);
+    EXPECT_FALSE(schema.find("c").has_value());
+    EXPECT_THROW_WITH(static_cast<void>(schema.index_of("c")), InvalidArgument,
+                      "no column is named 'c'; the columns are a:int32, b:string");
+    EXPECT_THROW_WITH(Schema({{"a", DataType::int32}, {"a", DataType::int64}}), InvalidArgument,
+                      "two columns are named 'a'");
+}
+
+TEST(Table, RejectsColumnsThatDoNotMatchTheSchema) {
+    Schema const schema({{"a", DataType::int32}, {"b", DataType::int64}});
+    ColumnBuilder a(DataType::int32);
+    a.append(std::int32_t{1});
+    ColumnBuilder b(DataType::int64);
+    auto const one_row = a.finish();
+    auto const no_rows = b.finish();
+    EXPECT_THROW_WITH(Table(schema, {one_row}), InvalidArgument, "1 columns for a schema of 2 fields");
+    EXPECT_THROW_WITH(Table(schema, {one_row, one_row}), InvalidArgument,
+                      "column 'b' is int64 in the schema but the column is int32");
+    EXPECT_THROW_WITH(Table(schema, {one_row, no_rows}), InvalidArgument,
+                      "column 'b' has 0 rows but column 'a' has 1");
+}
+
+TEST(Table, FindsColumnsByIndexAndName) {
+    auto const table = random_table(10, 1);
+    EXPECT_EQ(table.num_rows(), 10u);
+    EXPECT_EQ(table.num_columns(), 5u);
+    EXPECT_EQ(&table.column("text"), &table.column(4));
+    EXPECT_THROW_WITH(static_cast<void>(table.column(5)), InvalidArgument, "column 5 of a table of 5 columns");
+    EXPECT_THROW_WITH(static_cast<void>(table.column("nope")), InvalidArgument, "no column is named 'nope'");
+    EXPECT_GT(table.byte_size(), 10u * (4 + 8 + 8 + 4 + 4));
+}
+
+TEST(Table, ConcatenatingSlicesGivesBackTheTable) {
+    auto const table = random_table(1000, 2, 0.3);
+    std::vector<Table> parts;
+    for (std::size_t begin = 0; begin < 1000;) {
+        auto const count = std::min<std::size_t>(1000 - begin, 1 + begin % 97);
+        parts.push_back(table.slice(begin, count));
+        begin += count;
+    }
+    EXPECT_EQ(Table::concatenate(parts), table);
+    EXPECT_EQ(Table::concatenate({}), Table());
+}
+
+TEST(Table, ConcatenateMixesPartsWithAndWithoutNulls) {
+    auto const with_nulls = random_table(21, 3, 0.5);
+    auto const without_nulls = random_table(13, 4, 0.0);
+    std::vector<Table> const parts{without_nulls, with_nulls, without_nulls};
+    auto const joined = Table::concatenate(parts);
+    EXPECT_EQ(joined.slice(0, 13), without_nulls);
+    EXPECT_EQ(joined.slice(13, 21), with_nulls);
+    EXPECT_EQ(joined.slice(34, 13), without_nulls);
+}
+
+TEST(Table, ConcatenateRejectsDifferentSchemas) {
+    std::vector<std::size_t> const first{0};
+    std::vector<Table> const parts{random_table(2, 5), random_table(2, 5).select(first)};
+    EXPECT_THROW_WITH(static_cast<void>(Table::concatenate(parts)), InvalidArgument, "cannot concatenate");
+}
+
+TEST(Table, TakeAndSelectCopyRowsAndColumnsInTheOrderGiven) {
+    auto const table = random_table(50, 6);
+    std::vector<std::uint32_t> const rows{49, 0, 7, 7};
+    auto const taken = table.take(rows);
+    ASSERT_EQ(taken.num_rows(), 4u);
+    EXPECT_EQ(taken.slice(0, 1), table.slice(49, 1));
+    EXPECT_EQ(taken.slice(2, 1), table.slice(7, 1));
+    EXPECT_EQ(taken.slice(3, 1), table.slice(7, 1));
+
+    std::vector<std::size_t> const columns{4, 0};
+    auto const selected = table.select(columns);
+    EXPECT_EQ(selected.schema().to_string(), "text:string, i32:int32");
+    EXPECT_EQ(selected.column(0), table.column(4));
+    std::vector<std::size_t> const repeated{1, 1};
+    EXPECT_THROW_WITH(static_cast<void>(table.select(repeated)), InvalidArgument, "column 1 is selected twice");
+}
+
+TEST(TableBuilder, RejectsColumnsOfDifferentLengths) {
+    TableBuilder builder(Schema({{"a", DataType::int32}, {"b", DataType::int32}}));
+    builder.column(0).append(std::int32_t{1});
+    EXPECT_THROW_WITH(static_cast<void>(builder.column(2)), InvalidArgument, "column 2 of a table of 2 columns");
+    EXPECT_THROW_WITH(static_cast<void>(builder.finish()), InvalidArgument, "column 'b' has 0 rows");
+}
