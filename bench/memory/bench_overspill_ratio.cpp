@@ -45,7 +45,7 @@ struct Setup {
 enum class Scenario { reservations, shared_headroom, naive_shared_headroom };
 
 /// Spilled / needed for one run of `scenario`.
-double overspill(Scenario scenario, Setup const& setup, bench::IncompressibleBytes const& bytes) {
+double overspill(Scenario scenario, Setup const& setup, bench::BenchBytes const& bytes) {
     MemoryConfig config;
     config.host_limit = SizeSpec::bytes(setup.hold);
     config.spill_interval = std::chrono::nanoseconds::zero();
@@ -85,7 +85,7 @@ void run(Setup const& setup, int rounds) {
     std::cout << "overspill_ratio: " << format_bytes(setup.hold) << " held in " << store_count << " stores of "
               << format_bytes(setup.buffer_size) << " buffers, " << setup.threads << " threads, " << rounds
               << " rounds\n";
-    bench::IncompressibleBytes const bytes(setup.buffer_size);
+    bench::BenchBytes const bytes(setup.buffer_size);
     double worst_reservations = 0;
     double worst_headroom = 0;
     double worst_naive = 0;

@@ -3,7 +3,7 @@
 // system, measured side by side.
 //
 // Usage: spillway_bench_spill_write_vs_raw [TOTAL [BUFFER [ROUNDS]]]
-//   defaults: 2GiB of incompressible data in 64MiB buffers, 3 rounds.
+//   defaults: 2GiB of incompressible data in 64MiB buffers, 5 rounds.
 // The spill goes through SpillableStore::spill (victim choice, DISK
 // reservation, frame header, checksum, file per buffer); the baseline writes
 // the buffers one after another into one file. Rounds alternate which goes
@@ -49,7 +49,7 @@ void run(std::uint64_t total, std::uint64_t buffer_size, int rounds) {
     config.host_limit = SizeSpec::bytes(2 * total + buffer_size);
     config.spill_interval = std::chrono::nanoseconds::zero();
     BufferResource resource(config);
-    bench::IncompressibleBytes const bytes(buffer_size);
+    bench::BenchBytes const bytes(buffer_size);
     std::vector<Buffer> buffers;
     for (std::uint64_t offset = 0, index = 0; offset < total; offset += buffer_size, ++index) {
         buffers.push_back(bytes.make_buffer(resource, std::min(buffer_size, total - offset), index));
@@ -87,6 +87,6 @@ void run(std::uint64_t total, std::uint64_t buffer_size, int rounds) {
 int main(int argc, char** argv) {
     return bench::guarded_main("spill_write_vs_raw", [&] {
         run(bench::size_argument(argc, argv, 1, std::uint64_t{2} << 30),
-            bench::size_argument(argc, argv, 2, std::uint64_t{64} << 20), argc > 3 ? std::stoi(argv[3]) : 3);
+            bench::size_argument(argc, argv, 2, std::uint64_t{64} << 20), argc > 3 ? std::stoi(argv[3]) : 5);
     });
 }

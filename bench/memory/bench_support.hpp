@@ -72,12 +72,14 @@ inline double median(std::vector<double> values) {
     return values.size() % 2 == 1 ? values[middle] : (values[middle - 1] + values[middle]) / 2;
 }
 
-/// Random bytes no codec can shrink, made once and copied into buffers.
-class IncompressibleBytes {
+/// Bytes made once and copied into buffers: random words no codec can
+/// shrink, or, if `compressible`, words drawn from 16 values, which the codecs
+/// shrink several times (so spilling them costs CPU more than disk).
+class BenchBytes {
   public:
-    explicit IncompressibleBytes(std::size_t size) : words_((size + 7) / 8) {
+    explicit BenchBytes(std::size_t size, bool compressible = false) : words_((size + 7) / 8) {
         std::mt19937_64 random(42);
-        std::ranges::generate(words_, std::ref(random));
+        std::ranges::generate(words_, [&] { return compressible ? random() % 16 : random(); });
     }
 
     /// A HOST buffer of `size` bytes (at most the construction size) holding
@@ -99,7 +101,7 @@ class IncompressibleBytes {
 /// buffers of `buffer_size` made from `bytes`.
 inline std::list<memory::SpillableStore> filled_stores(
     memory::BufferResource& resource, int count, std::uint64_t total, std::uint64_t buffer_size,
-    IncompressibleBytes const& bytes
+    BenchBytes const& bytes
 ) {
     std::list<memory::SpillableStore> stores;
     for (int s = 0; s < count; ++s) {

@@ -158,7 +158,7 @@ MemoryReservation BufferResource::reserve_and_spill(
     if (memory_available(type) >= 0) {
         return reservation;
     }
-    auto const result = spill_manager_.spill_to_make_headroom(0);
+    auto const result = spill_manager_.make_headroom(0, size);
     if (result.reached || allow_overbooking == AllowOverbooking::yes) {
         return reservation;
     }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <limits>
 #include <tuple>
 #include <vector>
 
@@ -130,6 +131,10 @@ std::size_t SpillManager::spill(std::size_t amount) {
 }
 
 SpillManager::HeadroomResult SpillManager::spill_to_make_headroom(std::size_t headroom) {
+    return make_headroom(headroom, std::numeric_limits<std::size_t>::max());
+}
+
+SpillManager::HeadroomResult SpillManager::make_headroom(std::size_t headroom, std::size_t max_claim) {
     reject_reentry("spill_to_make_headroom");
     auto const target = static_cast<std::int64_t>(headroom);
     HeadroomResult result;
@@ -151,7 +156,7 @@ SpillManager::HeadroomResult SpillManager::spill_to_make_headroom(std::size_t he
             if (exhausted) {
                 return result;  // nobody is spilling and this caller found nothing
             }
-            claim = static_cast<std::size_t>(missing) - in_flight_;
+            claim = std::min(static_cast<std::size_t>(missing) - in_flight_, max_claim);
             in_flight_ += claim;
         }
         std::size_t spilled = 0;

@@ -1,11 +1,14 @@
 #include <spillway/memory/buffer_resource.hpp>
 
 #include <common/error_matchers.hpp>
+#include <common/event.hpp>
+#include <common/rendezvous.hpp>
 
 #include <spillway/core/error.hpp>
 #include <common/temporary_directory.hpp>
 #include <common/watchdog.hpp>
 
+#include <atomic>
 #include <cstdint>
 #include <thread>
 #include <vector>
@@ -20,6 +23,8 @@ using namespace spillway;
 using namespace spillway::memory;
 
 using spillway::test::BufferPile;
+using spillway::test::Event;
+using spillway::test::Rendezvous;
 using spillway::test::expect_all_tiers_at_zero;
 using spillway::test::ScopedSpillFunction;
 using spillway::test::mebibyte;
@@ -287,6 +292,39 @@ TEST(BufferResource, ConcurrentReserveAndSpillCallersNeverUnderSpill) {
         thread.join();
     }
     EXPECT_EQ(pile.count(), 16U - 3 * callers) << "spilled more or less than the callers needed";
+    EXPECT_EQ(resource.memory_available(MemoryType::HOST), 0);
+}
+
+TEST(BufferResource, AReserveAndSpillCallerClaimsOnlyItsOwnRequestSoOthersSpillBesideIt) {
+    // HOST is 2 MiB over its limit by someone else's reservation when a caller
+    // asks for 2 MiB more. It claims its own 2 MiB, not all 4, so a second
+    // spiller takes the other half at the same time instead of waiting.
+    TemporaryDirectory root;
+    BufferResource resource(test_config(root, 4 * mebibyte));
+    BufferPile first_pile(resource, 2, mebibyte);
+    BufferPile second_pile(resource, 2, mebibyte);
+    auto const overbooked = resource.reserve(MemoryType::HOST, 2 * mebibyte, AllowOverbooking::yes);
+    Event first_inside;
+    Rendezvous both_spilling(2);
+    std::atomic<int> met{0};
+    auto const meeting = [&](BufferPile& pile) {
+        return [&](std::size_t amount) {
+            first_inside.set();
+            met += both_spilling.arrive_and_wait(std::chrono::seconds(2)) ? 1 : 0;
+            return pile.spill(amount);
+        };
+    };
+    ScopedSpillFunction const first(resource, meeting(first_pile), 1);
+    ScopedSpillFunction const second(resource, meeting(second_pile), 0);
+    MemoryReservation reservation;
+    std::thread requester([&] {
+        reservation = resource.reserve_and_spill(MemoryType::HOST, 2 * mebibyte, AllowOverbooking::no);
+    });
+    ASSERT_TRUE(first_inside.wait());
+    auto const helped = resource.spill_manager().spill_to_make_headroom(0);
+    requester.join();
+    EXPECT_EQ(met, 2) << "the second spiller waited for the first, which had claimed the whole shortfall";
+    EXPECT_EQ(helped.spilled, 2 * mebibyte);
     EXPECT_EQ(resource.memory_available(MemoryType::HOST), 0);
 }
 

@@ -103,7 +103,9 @@ class BufferResource {
     ///
     /// The bytes are reserved first (overbooking if need be), so that
     /// concurrent callers see each other's needs; then, if HOST is over its
-    /// limit, `spill_manager().spill_to_make_headroom(0)` spills the excess.
+    /// limit, the spill manager spills the excess as
+    /// `spill_to_make_headroom(0)` does, this caller claiming at most `size`
+    /// bytes of it at a time so that concurrent callers spill in parallel.
     /// If HOST is still over its limit after that, the reservation is kept
     /// only with `AllowOverbooking::yes`. Spilling frees HOST memory only, so
     /// for another tier this is `reserve`.

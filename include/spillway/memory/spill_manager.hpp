@@ -49,7 +49,8 @@ enum class SpillMode {
 /// threads that find HOST short at once spill the shortfall once, not N
 /// times; and it returns only once the headroom is really there (or nothing
 /// more can be spilled), so no caller relies on a promise another caller
-/// failed to keep.
+/// failed to keep. `BufferResource::reserve_and_spill` callers claim at most
+/// their own request at a time, so several of them spill in parallel.
 ///
 /// **Registry changes drain.** `add_spill_function` and
 /// `remove_spill_function` take the registry exclusively, waiting for every
@@ -165,6 +166,11 @@ class SpillManager {
         }
     };
 
+    /// `spill_to_make_headroom(headroom)`, claiming at most `max_claim` bytes
+    /// at a time: `BufferResource::reserve_and_spill` passes its request size,
+    /// so that concurrent requesters each spill about their own need, in
+    /// parallel, instead of the first one claiming all of it.
+    HeadroomResult make_headroom(std::size_t headroom, std::size_t max_claim);
     /// @throws InvalidArgument naming `what` if this thread is inside a spill
     ///         function of this manager.
     void reject_reentry(char const* what) const;
