@@ -180,7 +180,6 @@ Exchange::Exchange(
     : communicator_(communicator),
       resource_(communicator.buffer_resource()),
       statistics_(resource_.statistics()),
-      op_id_(op_id),
       collective_(collective),
       tag_(tag_of(op_id, collective)),
       config_(config),

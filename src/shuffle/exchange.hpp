@@ -243,7 +243,6 @@ class Exchange {
     comm::Communicator& communicator_;
     memory::BufferResource& resource_;
     Statistics& statistics_;
-    OpId const op_id_;
     Collective const collective_;
     comm::Tag const tag_;
     ShuffleConfig const config_;
