@@ -1,0 +1,189 @@
+// A shuffle of 4 times more data than HOST may hold, against the time the
+// disk needs for the bytes it spilled and read back, measured in the same run.
+//
+// Usage: spillway_bench_shuffle_out_of_core [PER_RANK [CHUNK [RANKS [ROUNDS]]]]
+//
+// RANKS (4) in-process ranks, each with a HOST limit of PER_RANK / 4 (PER_RANK
+// is 256 MiB by default), each make PER_RANK bytes of incompressible chunks of
+// CHUNK bytes (4 MiB), one at a time (`reserve_and_spill`), insert them round
+// 4 * RANKS partitions, and extract their partitions chunk by chunk. The time
+// runs from the first chunk made to the last extracted. The bound is
+//
+//   spilled bytes / raw write rate + read-back bytes / raw read rate,
+//
+// the bytes as the resources counted them (`memory.copy.host_to_disk.bytes`,
+// `memory.copy.disk_to_host.bytes`) and the rates of O_DIRECT writes and reads
+// of CHUNK-sized blocks into the spill directory, by one thread and by RANKS
+// threads at once, whichever is faster, measured just before. The figure is
+// the median over ROUNDS (3) rounds of both:
+//
+//   METRIC shuffle_out_of_core_vs_io_bound <time / bound> ratio
+//
+// 1.0 means the shuffle takes no longer than its disk traffic; lower is better.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <spillway/comm/local_communicator.hpp>
+#include <spillway/memory/buffer_resource.hpp>
+#include <spillway/shuffle/shuffler.hpp>
+
+#include "shuffle_bench_support.hpp"
+
+using namespace spillway;
+
+namespace {
+
+/// Bytes per second of raw O_DIRECT writes and reads.
+struct DiskRates {
+    double write = 0;
+    double read = 0;
+};
+
+/// Writes `bytes` (a multiple of `block`'s size) from `block` into a new file
+/// at `path` with O_DIRECT, reads them back, and removes the file; returns the
+/// seconds of each.
+std::pair<double, double> write_and_read(std::filesystem::path const& path, memory::Buffer& block, std::uint64_t bytes) {
+    auto const io = [&](int flags, auto transfer) {
+        int const fd = ::open(path.c_str(), flags | O_DIRECT, 0600);
+        SPILLWAY_EXPECTS(fd >= 0, "cannot open " << path.string() << " with O_DIRECT", IoError);
+        bench::Stopwatch const clock;
+        for (std::uint64_t offset = 0; offset < bytes; offset += block.size()) {
+            auto const done = transfer(fd, block.data().data(), block.size(), static_cast<off_t>(offset));
+            SPILLWAY_EXPECTS(done == static_cast<ssize_t>(block.size()), "raw I/O on " << path.string() << " failed", IoError);
+        }
+        SPILLWAY_EXPECTS(::close(fd) == 0, "closing " << path.string() << " failed", IoError);
+        return clock.seconds();
+    };
+    auto const write = io(O_WRONLY | O_CREAT | O_TRUNC, ::pwrite);
+    auto const read = io(O_RDONLY, ::pread);
+    std::filesystem::remove(path);
+    return {write, read};
+}
+
+/// The raw rates of `threads` threads each moving `bytes` through a file of
+/// its own in `directory`, blocks of `block_size`.
+DiskRates disk_rates(
+    memory::BufferResource& resource, std::filesystem::path const& directory, int threads, std::uint64_t bytes,
+    std::uint64_t block_size, bench::BenchBytes const& data
+) {
+    std::vector<memory::Buffer> blocks;
+    for (int thread = 0; thread < threads; ++thread) {
+        blocks.push_back(data.make_buffer(resource, block_size, static_cast<std::uint64_t>(thread)));
+    }
+    std::vector<std::pair<double, double>> seconds(static_cast<std::size_t>(threads));
+    bench::run_ranks(threads, [&](comm::Rank thread) {
+        seconds[thread] = write_and_read(directory / ("raw-" + std::to_string(thread)), blocks[thread], bytes);
+    });
+    double write = 0;
+    double read = 0;
+    for (auto const& [w, r] : seconds) {
+        write = std::max(write, w);
+        read = std::max(read, r);
+    }
+    auto const moved = static_cast<double>(bytes) * threads;
+    return {moved / write, moved / read};
+}
+
+double total_of(std::vector<std::unique_ptr<memory::BufferResource>> const& resources, std::string_view name) {
+    double total = 0;
+    for (auto const& resource : resources) {
+        if (auto const entry = resource->statistics().get(name)) {
+            total += entry->total;
+        }
+    }
+    return total;
+}
+
+/// What one shuffle took.
+struct Run {
+    double seconds = 0;
+    double spilled = 0;    ///< bytes the resources moved HOST to DISK
+    double read_back = 0;  ///< bytes they moved DISK to HOST
+    double peak = 0;       ///< the largest HOST use of any rank, in bytes
+};
+
+/// Shuffles `per_rank` bytes per rank on `ranks` in-process ranks with a
+/// HOST limit of a quarter of that each, as the file comment says.
+Run shuffle_once(comm::Rank ranks, std::uint64_t per_rank, std::uint64_t chunk, bench::BenchBytes const& bytes) {
+    auto const chunks_per_rank = per_rank / chunk;
+    auto const partitions = static_cast<shuffle::PartitionId>(4 * ranks);
+    std::vector<std::unique_ptr<memory::BufferResource>> resources;
+    std::vector<memory::BufferResource*> pointers;
+    for (comm::Rank rank = 0; rank < ranks; ++rank) {
+        memory::MemoryConfig config;
+        config.host_limit = SizeSpec::bytes(per_rank / 4);
+        resources.push_back(std::make_unique<memory::BufferResource>(config));
+        pointers.push_back(resources.back().get());
+    }
+    Run run;
+    {
+        auto group = comm::LocalCommunicator::make_group(pointers);
+        std::vector<std::uint64_t> extracted(static_cast<std::size_t>(ranks), 0);
+        run.seconds = bench::run_ranks(ranks, [&](comm::Rank rank) {
+            auto& resource = *resources[rank];
+            shuffle::Shuffler shuffler(*group[rank], 0, partitions, resource);
+            for (std::uint64_t index = 0; index < chunks_per_rank; ++index) {
+                auto reservation =
+                    resource.reserve_and_spill(memory::MemoryType::HOST, chunk, memory::AllowOverbooking::yes);
+                auto buffer = resource.make_buffer(chunk, reservation);
+                bytes.fill(buffer, bench::salt_of(rank, index));
+                std::unordered_map<shuffle::PartitionId, shuffle::PackedData> one;
+                one.emplace(bench::partition_of(rank, index, partitions), shuffle::PackedData{{}, std::move(buffer)});
+                shuffler.insert(std::move(one));
+            }
+            shuffler.insert_finished();
+            extracted[rank] = bench::extract_all(shuffler);
+        });
+        std::uint64_t moved = 0;
+        for (auto const bytes_of_rank : extracted) {
+            moved += bytes_of_rank;
+        }
+        SPILLWAY_EXPECTS(
+            moved == static_cast<std::uint64_t>(ranks) * chunks_per_rank * chunk, "the shuffle lost bytes", CorruptData
+        );
+    }
+    run.spilled = total_of(resources, "memory.copy.host_to_disk.bytes");
+    run.read_back = total_of(resources, "memory.copy.disk_to_host.bytes");
+    for (auto const& resource : resources) {
+        run.peak = std::max(run.peak, static_cast<double>(resource->peak_memory_used(memory::MemoryType::HOST)));
+    }
+    return run;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    return bench::guarded_main("spillway_bench_shuffle_out_of_core", [&] {
+        auto const per_rank = bench::size_argument(argc, argv, 1, std::uint64_t{256} << 20);
+        auto const chunk = bench::size_argument(argc, argv, 2, std::uint64_t{4} << 20);
+        comm::Rank const ranks = argc > 3 ? std::stoi(argv[3]) : 4;
+        int const rounds = argc > 4 ? std::stoi(argv[4]) : 3;
+        bench::BenchBytes const bytes(chunk);
+        double const mib = 1 << 20;
+
+        std::vector<double> ratios;
+        for (int round = 0; round < rounds; ++round) {
+            memory::BufferResource scratch;
+            auto const directory = scratch.spill_directory();
+            auto const single = disk_rates(scratch, directory, 1, per_rank, chunk, bytes);
+            auto const parallel = disk_rates(scratch, directory, ranks, per_rank / static_cast<std::uint64_t>(ranks), chunk, bytes);
+            DiskRates const rates{std::max(single.write, parallel.write), std::max(single.read, parallel.read)};
+            auto const run = shuffle_once(ranks, per_rank, chunk, bytes);
+            auto const bound = run.spilled / rates.write + run.read_back / rates.read;
+            ratios.push_back(run.seconds / bound);
+            std::cout << "round " << round << ": " << ranks << " ranks x " << per_rank / mib << " MiB, HOST limit "
+                      << per_rank / 4 / mib << " MiB each (peak " << run.peak / mib << " MiB): " << run.seconds << " s; spilled " << run.spilled / mib
+                      << " MiB (raw write " << rates.write / mib << " MiB/s), read back " << run.read_back / mib
+                      << " MiB (raw read " << rates.read / mib << " MiB/s): bound " << bound << " s, ratio "
+                      << ratios.back() << "\n";
+        }
+        bench::metric("shuffle_out_of_core_vs_io_bound", bench::median(ratios), "ratio");
+    });
+}
