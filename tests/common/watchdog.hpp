@@ -13,15 +13,15 @@
 
 namespace spillway::test {
 
-/// Aborts the process, naming `what`, unless destroyed within `deadline`.
+/// Aborts the process, naming `what`, unless destroyed within `limit`.
 /// Use it around code whose bug would be a deadlock, so the test fails with a
 /// message instead of waiting for ctest's timeout.
 ///
 /// Thread safety: one owner; not movable.
 class Watchdog {
   public:
-    explicit Watchdog(std::string what, std::chrono::seconds deadline = std::chrono::seconds(60))
-        : what_(std::move(what)), thread_([this, deadline] { watch(deadline); }) {}
+    explicit Watchdog(std::string what, std::chrono::seconds limit = std::chrono::seconds(60))
+        : what_(std::move(what)), thread_([this, limit] { watch(limit); }) {}
     ~Watchdog() {
         {
             MutexLock lock(mutex_);
@@ -34,11 +34,11 @@ class Watchdog {
     Watchdog& operator=(Watchdog const&) = delete;
 
   private:
-    void watch(std::chrono::seconds deadline) {
+    void watch(std::chrono::seconds limit) {
         MutexLock lock(mutex_);
-        if (!changed_.wait_for(lock, deadline, [&]() SPILLWAY_REQUIRES(mutex_) { return done_; })) {
+        if (!changed_.wait_for(lock, limit, [&]() SPILLWAY_REQUIRES(mutex_) { return done_; })) {
             std::fprintf(stderr, "watchdog: %s did not finish within %lld s (deadlock?)\n", what_.c_str(),
-                         static_cast<long long>(deadline.count()));
+                         static_cast<long long>(limit.count()));
             std::abort();
         }
     }
