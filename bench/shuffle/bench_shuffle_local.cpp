@@ -21,7 +21,6 @@
 #include <string>
 #include <vector>
 
-#include <spillway/comm/local_communicator.hpp>
 #include <spillway/memory/buffer_resource.hpp>
 #include <spillway/shuffle/shuffler.hpp>
 
@@ -77,23 +76,17 @@ int main(int argc, char** argv) {
         int const iterations = argc > 3 ? std::stoi(argv[3]) : 3;
         auto const per_rank = total / ranks;
 
-        std::vector<std::unique_ptr<memory::BufferResource>> resources;
-        std::vector<memory::BufferResource*> pointers;
-        for (comm::Rank rank = 0; rank < ranks; ++rank) {
-            resources.push_back(std::make_unique<memory::BufferResource>());
-            pointers.push_back(resources.back().get());
-        }
-        auto group = comm::LocalCommunicator::make_group(pointers);
+        bench::LocalGroup group(ranks);
         bench::BenchBytes const bytes(chunk);
 
         std::vector<double> shuffle_seconds;
         std::vector<double> baseline_seconds;
         for (int iteration = 0; iteration < iterations; ++iteration) {
-            auto chunks = make_chunks(resources, per_rank, chunk, bytes);
-            baseline_seconds.push_back(memcpy_seconds(chunks, *resources[0]));
+            auto chunks = make_chunks(group.resources, per_rank, chunk, bytes);
+            baseline_seconds.push_back(memcpy_seconds(chunks, *group.resources[0]));
             std::vector<std::uint64_t> extracted(ranks, 0);
             shuffle_seconds.push_back(bench::run_ranks(ranks, [&](comm::Rank rank) {
-                shuffle::Shuffler shuffler(*group[rank], 0, partitions, *resources[rank]);
+                shuffle::Shuffler shuffler(*group.communicators[rank], 0, partitions, *group.resources[rank]);
                 bench::insert_all(shuffler, rank, chunks[rank]);
                 extracted[rank] = bench::extract_all(shuffler);
             }));

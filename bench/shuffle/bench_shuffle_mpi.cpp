@@ -17,11 +17,8 @@
 //
 // 1.0 means the shuffle is as fast as MPI_Alltoallv; higher is faster.
 #include <mpi.h>
-#include <unistd.h>
 
-#include <cstdio>
 #include <cstdlib>
-#include <filesystem>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -31,48 +28,16 @@
 #include <spillway/memory/buffer_resource.hpp>
 #include <spillway/shuffle/shuffler.hpp>
 
+#include <comm/mpi_bench_support.hpp>
+
 #include "shuffle_bench_support.hpp"
 
 using namespace spillway;
 
-namespace {
-
-/// Re-runs this program as `ranks` MPI processes and returns their status.
-int relaunch_under_mpirun(int argc, char** argv, std::string const& ranks) {
-    std::vector<std::string> arguments{
-        SPILLWAY_MPIEXEC, "--allow-run-as-root", "--oversubscribe", "-np", ranks,
-        std::filesystem::read_symlink("/proc/self/exe").string()
-    };
-    for (int i = 1; i < argc; ++i) {
-        arguments.emplace_back(argv[i]);
-    }
-    std::vector<char*> pointers;
-    for (auto& argument : arguments) {
-        pointers.push_back(argument.data());
-    }
-    pointers.push_back(nullptr);
-    execv(SPILLWAY_MPIEXEC, pointers.data());
-    std::perror("spillway_bench_shuffle_mpi: cannot run " SPILLWAY_MPIEXEC);
-    return 1;
-}
-
-/// The slowest rank's time for `exchange`, in seconds.
-template <typename Exchange>
-double timed(Exchange exchange) {
-    MPI_Barrier(MPI_COMM_WORLD);
-    bench::Stopwatch const clock;
-    exchange();
-    double const mine = clock.seconds();
-    double slowest = 0;
-    MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    return slowest;
-}
-
-}  // namespace
 
 int main(int argc, char** argv) {
     if (std::getenv("OMPI_COMM_WORLD_SIZE") == nullptr) {
-        return relaunch_under_mpirun(argc, argv, argc > 4 ? argv[4] : "4");
+        return bench::relaunch_under_mpirun(argc, argv, argc > 4 ? argv[4] : "4");
     }
     comm::MpiEnvironment mpi(&argc, &argv);
     return bench::guarded_main("spillway_bench_shuffle_mpi", [&] {
@@ -119,12 +84,12 @@ int main(int argc, char** argv) {
                 for (std::uint64_t index = 0; index < chunks_per_rank; ++index) {
                     chunks.push_back(bytes.make_buffer(resource, chunk, bench::salt_of(rank, index)));
                 }
-                shuffle_seconds.push_back(timed([&] {
+                shuffle_seconds.push_back(bench::slowest_seconds([&] {
                     shuffle::Shuffler shuffler(communicator, 0, partitions, resource);
                     bench::insert_all(shuffler, rank, chunks);
                     extracted = bench::extract_all(shuffler);
                 }));
-                alltoallv_seconds.push_back(timed([&] {
+                alltoallv_seconds.push_back(bench::slowest_seconds([&] {
                     MPI_Alltoallv(send_matrix.data(), send_counts.data(), send_offsets.data(), MPI_BYTE,
                                   receive_matrix.data(), receive_counts.data(), receive_offsets.data(), MPI_BYTE,
                                   MPI_COMM_WORLD);

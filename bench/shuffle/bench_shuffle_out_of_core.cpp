@@ -30,7 +30,6 @@
 #include <string>
 #include <vector>
 
-#include <spillway/comm/local_communicator.hpp>
 #include <spillway/memory/buffer_resource.hpp>
 #include <spillway/shuffle/shuffler.hpp>
 
@@ -114,44 +113,36 @@ struct Run {
 Run shuffle_once(comm::Rank ranks, std::uint64_t per_rank, std::uint64_t chunk, bench::BenchBytes const& bytes) {
     auto const chunks_per_rank = per_rank / chunk;
     auto const partitions = static_cast<shuffle::PartitionId>(4 * ranks);
-    std::vector<std::unique_ptr<memory::BufferResource>> resources;
-    std::vector<memory::BufferResource*> pointers;
-    for (comm::Rank rank = 0; rank < ranks; ++rank) {
-        memory::MemoryConfig config;
-        config.host_limit = SizeSpec::bytes(per_rank / 4);
-        resources.push_back(std::make_unique<memory::BufferResource>(config));
-        pointers.push_back(resources.back().get());
-    }
+    memory::MemoryConfig config;
+    config.host_limit = SizeSpec::bytes(per_rank / 4);
+    bench::LocalGroup group(ranks, config);
     Run run;
-    {
-        auto group = comm::LocalCommunicator::make_group(pointers);
-        std::vector<std::uint64_t> extracted(static_cast<std::size_t>(ranks), 0);
-        run.seconds = bench::run_ranks(ranks, [&](comm::Rank rank) {
-            auto& resource = *resources[rank];
-            shuffle::Shuffler shuffler(*group[rank], 0, partitions, resource);
-            for (std::uint64_t index = 0; index < chunks_per_rank; ++index) {
-                auto reservation =
-                    resource.reserve_and_spill(memory::MemoryType::HOST, chunk, memory::AllowOverbooking::yes);
-                auto buffer = resource.make_buffer(chunk, reservation);
-                bytes.fill(buffer, bench::salt_of(rank, index));
-                std::unordered_map<shuffle::PartitionId, shuffle::PackedData> one;
-                one.emplace(bench::partition_of(rank, index, partitions), shuffle::PackedData{{}, std::move(buffer)});
-                shuffler.insert(std::move(one));
-            }
-            shuffler.insert_finished();
-            extracted[rank] = bench::extract_all(shuffler);
-        });
-        std::uint64_t moved = 0;
-        for (auto const bytes_of_rank : extracted) {
-            moved += bytes_of_rank;
+    std::vector<std::uint64_t> extracted(static_cast<std::size_t>(ranks), 0);
+    run.seconds = bench::run_ranks(ranks, [&](comm::Rank rank) {
+        auto& resource = *group.resources[rank];
+        shuffle::Shuffler shuffler(*group.communicators[rank], 0, partitions, resource);
+        for (std::uint64_t index = 0; index < chunks_per_rank; ++index) {
+            auto reservation =
+                resource.reserve_and_spill(memory::MemoryType::HOST, chunk, memory::AllowOverbooking::yes);
+            auto buffer = resource.make_buffer(chunk, reservation);
+            bytes.fill(buffer, bench::salt_of(rank, index));
+            std::unordered_map<shuffle::PartitionId, shuffle::PackedData> one;
+            one.emplace(bench::partition_of(rank, index, partitions), shuffle::PackedData{{}, std::move(buffer)});
+            shuffler.insert(std::move(one));
         }
-        SPILLWAY_EXPECTS(
-            moved == static_cast<std::uint64_t>(ranks) * chunks_per_rank * chunk, "the shuffle lost bytes", CorruptData
-        );
+        shuffler.insert_finished();
+        extracted[rank] = bench::extract_all(shuffler);
+    });
+    std::uint64_t moved = 0;
+    for (auto const bytes_of_rank : extracted) {
+        moved += bytes_of_rank;
     }
-    run.spilled = total_of(resources, "memory.copy.host_to_disk.bytes");
-    run.read_back = total_of(resources, "memory.copy.disk_to_host.bytes");
-    for (auto const& resource : resources) {
+    SPILLWAY_EXPECTS(
+        moved == static_cast<std::uint64_t>(ranks) * chunks_per_rank * chunk, "the shuffle lost bytes", CorruptData
+    );
+    run.spilled = total_of(group.resources, "memory.copy.host_to_disk.bytes");
+    run.read_back = total_of(group.resources, "memory.copy.disk_to_host.bytes");
+    for (auto const& resource : group.resources) {
         run.peak = std::max(run.peak, static_cast<double>(resource->peak_memory_used(memory::MemoryType::HOST)));
     }
     return run;

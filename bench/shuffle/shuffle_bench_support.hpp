@@ -8,16 +8,36 @@
 #include <cstdint>
 #include <cstring>
 #include <exception>
+#include <memory>
 #include <unordered_map>
 #include <thread>
 #include <vector>
 
 #include <spillway/comm/communicator.hpp>
+#include <spillway/comm/local_communicator.hpp>
+#include <spillway/memory/buffer_resource.hpp>
 #include <spillway/shuffle/shuffler.hpp>
 
 #include <memory/bench_support.hpp>
 
 namespace spillway::bench {
+
+/// `ranks` in-process ranks (a `LocalCommunicator` group), each with a
+/// `BufferResource` of its own made from `config`.
+struct LocalGroup {
+    LocalGroup(comm::Rank ranks, memory::MemoryConfig const& config = {}) {
+        std::vector<memory::BufferResource*> pointers;
+        for (comm::Rank rank = 0; rank < ranks; ++rank) {
+            resources.push_back(std::make_unique<memory::BufferResource>(config));
+            pointers.push_back(resources.back().get());
+        }
+        communicators = comm::LocalCommunicator::make_group(pointers);
+    }
+
+    std::vector<std::unique_ptr<memory::BufferResource>> resources;
+    /// Declared last: destroyed before the resources they use.
+    std::vector<std::unique_ptr<comm::Communicator>> communicators;
+};
 
 /// The partition of a rank's `index`-th chunk: chunks go round the
 /// partitions, starting at a different one on each rank.

@@ -1,19 +1,34 @@
 #pragma once
 /// @file
-/// What the shuffle tests share: chunks that name their origin and carry a
-/// checkable pattern, and statistics lookups.
+/// What the shuffle tests share: a suite that runs on every communicator
+/// backend, chunks that name their origin and carry a checkable pattern, and
+/// statistics lookups.
 
+#include <chrono>
 #include <cstdint>
 #include <string_view>
 
 #include <spillway/memory/buffer_resource.hpp>
 #include <spillway/shuffle/packed_data.hpp>
 
+#include <common/watchdog.hpp>
+
 #include <gtest/gtest.h>
 
 #include <comm/communicator_testing.hpp>
 
 namespace spillway::test {
+
+/// A suite parameterised by the communicator backend, whose `run` fails
+/// (aborting with a message) rather than hangs if a collective deadlocks.
+class CollectiveTest : public ::testing::TestWithParam<CommunicatorBackend> {
+  protected:
+    /// Runs `body` on every rank of the backend (see `run_on_every_rank`).
+    void run(RankBody const& body) {
+        Watchdog watchdog("a collective test", std::chrono::seconds(240));
+        run_on_every_rank(GetParam(), body);
+    }
+};
 
 /// Where a test chunk comes from: enough to recompute its bytes.
 struct ChunkOrigin {

@@ -3,7 +3,6 @@
 #include <spillway/shuffle/all_gather.hpp>
 
 #include <common/error_matchers.hpp>
-#include <common/watchdog.hpp>
 
 #include <algorithm>
 #include <cstring>
@@ -27,13 +26,7 @@ using test::ChunkOrigin;
 
 namespace {
 
-class AllGatherContract : public ::testing::TestWithParam<test::CommunicatorBackend> {
-  protected:
-    void run(test::RankBody const& body) {
-        test::Watchdog watchdog("an all-gather test", std::chrono::seconds(120));
-        test::run_on_every_rank(GetParam(), body);
-    }
-};
+class AllGatherContract : public test::CollectiveTest {};
 
 /// Rank `rank`'s chunks: `count` of them, some empty, some spanning several
 /// MPI parts; `index` is the sequence number.

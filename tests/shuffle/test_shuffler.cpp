@@ -3,7 +3,6 @@
 #include <spillway/shuffle/shuffler.hpp>
 
 #include <common/error_matchers.hpp>
-#include <common/watchdog.hpp>
 
 #include <algorithm>
 #include <map>
@@ -31,14 +30,7 @@ namespace {
 
 constexpr std::size_t kibibyte = 1024;
 
-class ShufflerContract : public ::testing::TestWithParam<test::CommunicatorBackend> {
-  protected:
-    /// Runs `body` on every rank, failing (not hanging) if it deadlocks.
-    void run(test::RankBody const& body) {
-        test::Watchdog watchdog("a shuffle test", std::chrono::seconds(240));
-        test::run_on_every_rank(GetParam(), body);
-    }
-};
+class ShufflerContract : public test::CollectiveTest {};
 
 /// What every rank inserts, the same on every rank (and process) for a seed:
 /// `calls[rank][thread]` are the insert calls of one inserting thread, each
