@@ -208,10 +208,12 @@ Exchange::Exchange(
 }
 
 Exchange::~Exchange() {
+    bool finished_at_close = false;
     {
         MutexLock lock(mutex_);
         closing_ = true;
-        if (!error_ && !(insert_finished_ && extracted_ == partitions_.size())) {
+        finished_at_close = !error_ && insert_finished_ && extracted_ == partitions_.size();
+        if (!error_ && !finished_at_close) {
             SPILLWAY_LOG(warn, operation_ << " is destroyed before it finished; abandoning it");
             fail_locked(std::make_exception_ptr(InvalidArgument(
                 operation_ + " was destroyed before it finished (insert_finished "
@@ -222,6 +224,14 @@ Exchange::~Exchange() {
     }
     progress_wanted_.notify_all();
     progress_thread_.join();
+    MutexLock lock(mutex_);
+    if (error_ && finished_at_close) {
+        try {
+            std::rethrow_exception(error_);
+        } catch (std::exception const& error) {
+            SPILLWAY_LOG(warn, operation_ << " failed after it finished, while sending its last chunks: " << error.what());
+        }
+    }
 }
 
 // --- Callers' side. ---
@@ -312,8 +322,10 @@ std::optional<PartitionId> Exchange::wait_any() {
     ScopedTimer timer(statistics_, statistic_names_.wait_seconds);
     MutexLock lock(mutex_);
     require_insert_finished_locked("wait_any");
+    // At the end, wait for this rank's last messages to be posted too, so
+    // that a failure to send them reaches the caller.
     partitions_changed_.wait(lock, [this]() SPILLWAY_REQUIRES(mutex_) {
-        return error_ || !ready_.empty() || returned_ == partitions_.size();
+        return error_ || !ready_.empty() || (returned_ == partitions_.size() && open_destinations_ == 0);
     });
     rethrow_locked();
     if (ready_.empty()) {
@@ -428,8 +440,17 @@ void Exchange::run() {
         bool progressed = true;
         try {
             progressed = step();
-        } catch (...) {
-            fail(std::current_exception());
+        } catch (std::exception const& error) {
+            bool failed = false;
+            {
+                MutexLock lock(mutex_);
+                failed = error_ != nullptr;
+            }
+            if (failed) {
+                give_up(error);
+            } else {
+                fail(std::current_exception());
+            }
         }
         MutexLock lock(mutex_);
         if (done()) {
@@ -447,6 +468,20 @@ void Exchange::run() {
             idle = std::min(idle * 2, max_idle);
         }
     }
+}
+
+void Exchange::give_up(std::exception const& error) {
+    SPILLWAY_LOG(
+        warn, operation_ << " stops talking to its peers after a second error while abandoning: " << error.what()
+    );
+    deferred_.clear();
+    receiving_.clear();  // the communicator completes or drops them on its own
+    std::fill(source_closed_.begin(), source_closed_.end(), true);
+    MutexLock lock(mutex_);
+    for (auto& destination : destinations_) {
+        destination.closed = true;
+    }
+    open_destinations_ = 0;
 }
 
 bool Exchange::step() {
@@ -605,6 +640,9 @@ bool Exchange::post_closing_messages() {
             }
             destination.closed = true;
             --open_destinations_;
+        }
+        if (!messages.empty()) {
+            partitions_changed_.notify_all();  // wait_any may wait for the last of them
         }
     }
     for (auto& [rank, metadata] : messages) {

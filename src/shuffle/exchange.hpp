@@ -97,7 +97,8 @@ class Exchange {
 
     /// The lowest local partition that is complete and that neither this nor
     /// `wait` has returned yet, waiting for one; nothing once every local
-    /// partition has been returned.
+    /// partition has been returned and every destination has been sent its
+    /// finish message.
     /// @throws InvalidArgument before `insert_finished`; the exchange's error.
     std::optional<PartitionId> wait_any();
     /// Waits until the local partition `partition` is complete.
@@ -197,6 +198,10 @@ class Exchange {
     bool probe(bool failed);
     bool post_receives();
     bool prefetch();
+    /// After an error while the exchange was abandoned already: stops
+    /// sending, receiving and draining, so that the destructor returns. Peers
+    /// may then wait for this rank's messages until their own errors.
+    void give_up(std::exception const& error);
     /// Queues a probed chunk message to be received when memory allows.
     void defer(comm::Incoming incoming, PartitionId partition, std::uint64_t sequence, comm::Rank source);
     /// Whether the progress thread may stop: the exchange is closing and has

@@ -3,14 +3,18 @@
 #include <spillway/shuffle/shuffler.hpp>
 
 #include <common/error_matchers.hpp>
+#include <common/fault_injecting_file_operations.hpp>
 
 #include <algorithm>
+#include <cerrno>
+#include <memory>
 #include <map>
 #include <random>
 #include <set>
 #include <thread>
 #include <vector>
 
+#include <spillway/comm/local_communicator.hpp>
 #include <spillway/core/error.hpp>
 #include <spillway/memory/memory_type.hpp>
 
@@ -454,3 +458,55 @@ TEST_P(ShufflerContract, ExtractingAnIncompletePartitionIsAnError) {
 INSTANTIATE_TEST_SUITE_P(Local, ShufflerContract, ::testing::ValuesIn(test::local_backends()), test::BackendName());
 INSTANTIATE_TEST_SUITE_P(Mpi, ShufflerContract, ::testing::ValuesIn(test::mpi_backends()), test::BackendName());
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(ShufflerContract);
+
+TEST(Shuffler, AnIoErrorOnOneRanksProgressThreadFailsTheRankWaitingForItWithTheSameType) {
+    // Two ranks: rank 0's chunk for rank 1 cannot be read back to be sent.
+    constexpr Rank ranks = 2;
+    test::Watchdog watchdog("a failing shuffle", std::chrono::seconds(120));
+    auto const faults = std::make_shared<test::FaultInjectingFileOperations>();
+    std::vector<std::unique_ptr<memory::BufferResource>> resources;
+    std::vector<memory::BufferResource*> pointers;
+    for (Rank rank = 0; rank < ranks; ++rank) {
+        memory::MemoryConfig config;
+        if (rank == 0) {
+            config.file_operations = faults;
+        }
+        resources.push_back(std::make_unique<memory::BufferResource>(config));
+        pointers.push_back(resources.back().get());
+    }
+    {
+        auto group = comm::LocalCommunicator::make_group(pointers);
+        std::vector<std::thread> threads;
+        for (Rank rank = 0; rank < ranks; ++rank) {
+            threads.emplace_back([&, rank] {
+                auto& comm = *group[static_cast<std::size_t>(rank)];
+                auto& resource = comm.buffer_resource();
+                Shuffler shuffler(comm, 1, ranks, resource);
+                auto chunk = test::make_chunk(resource, {static_cast<std::uint64_t>(rank), 0, 0, 1, 4096});
+                if (rank == 0) {
+                    // Its chunk for rank 1 waits on DISK and cannot be read back.
+                    auto reservation = resource.reserve(memory::MemoryType::DISK, 4096, memory::AllowOverbooking::no);
+                    chunk.data = resource.move(std::move(chunk.data), reservation);
+                    faults->fail_reads(EIO, 1000);
+                }
+                auto const shuffle = [&] {
+                    std::unordered_map<PartitionId, PackedData> chunks;
+                    chunks.emplace(1, std::move(chunk));
+                    shuffler.insert(std::move(chunks));
+                    shuffler.insert_finished();
+                    while (auto const partition = shuffler.wait_any()) {
+                        static_cast<void>(shuffler.extract(*partition));
+                    }
+                };
+                EXPECT_THROW_WITH(shuffle(), IoError, rank == 0 ? "spill file" : "rank 0 gave up");
+            });
+        }
+        for (auto& thread : threads) {
+            thread.join();
+        }
+    }
+    for (auto const& resource : resources) {
+        EXPECT_EQ(resource->memory_used(memory::MemoryType::HOST), 0U);
+        EXPECT_EQ(resource->memory_used(memory::MemoryType::DISK), 0U);
+    }
+}

@@ -118,7 +118,8 @@ class Shuffler {
 
     /// If `finished()`: waits until every chunk and finish message of this
     /// rank has been posted (not received: other ranks may still be
-    /// receiving), then stops. Otherwise abandons the shuffle: logs a warning,
+    /// receiving), then stops; an error while posting them is logged, and
+    /// the ranks waiting for them fail. Otherwise abandons the shuffle: logs a warning,
     /// tells the ranks still waiting for this rank's chunks (their shufflers
     /// fail with `InvalidArgument` naming this rank), and receives and drops
     /// what other ranks still send it until each has sent its last message
@@ -149,8 +150,10 @@ class Shuffler {
 
     /// Blocks until one of this rank's partitions is complete that neither
     /// `wait_any` nor `wait` has returned yet, and returns it (the lowest
-    /// such); returns nothing once every partition of this rank has been
-    /// returned (or extracted).
+    /// such). Returns nothing once every partition of this rank has been
+    /// returned (or extracted) and every chunk this rank inserted for others
+    /// has been sent, so that a failure to send one is reported here rather
+    /// than only logged by the destructor.
     /// @throws InvalidArgument if `insert_finished` has not been called (no
     ///         partition could ever complete); the shuffle's error.
     std::optional<PartitionId> wait_any();
