@@ -208,13 +208,14 @@ Exchange::Exchange(
 }
 
 Exchange::~Exchange() {
-    bool finished_at_close = false;
+    bool finished = false;
+    bool abandoned = false;
     {
         MutexLock lock(mutex_);
         closing_ = true;
-        finished_at_close = !error_ && insert_finished_ && extracted_ == partitions_.size();
-        if (!error_ && !finished_at_close) {
-            SPILLWAY_LOG(warn, operation_ << " is destroyed before it finished; abandoning it");
+        finished = !error_ && insert_finished_ && extracted_ == partitions_.size();
+        if (!error_ && !finished) {
+            abandoned = true;
             fail_locked(std::make_exception_ptr(InvalidArgument(
                 operation_ + " was destroyed before it finished (insert_finished "
                 + (insert_finished_ ? "was called, but not every partition was extracted)" : "was not called)")
@@ -222,14 +223,22 @@ Exchange::~Exchange() {
         }
         wake_ = true;
     }
+    // Logged with no lock held: the logger's lock comes first in the lock order.
+    if (abandoned) {
+        SPILLWAY_LOG(warn, operation_ << " is destroyed before it finished; abandoning it");
+    }
     progress_wanted_.notify_all();
     progress_thread_.join();
-    MutexLock lock(mutex_);
-    if (error_ && finished_at_close) {
+    std::exception_ptr error;
+    {
+        MutexLock lock(mutex_);
+        error = error_;
+    }
+    if (finished && error) {
         try {
-            std::rethrow_exception(error_);
-        } catch (std::exception const& error) {
-            SPILLWAY_LOG(warn, operation_ << " failed after it finished, while sending its last chunks: " << error.what());
+            std::rethrow_exception(error);
+        } catch (std::exception const& failure) {
+            SPILLWAY_LOG(warn, operation_ << " failed after it finished, while sending its last chunks: " << failure.what());
         }
     }
 }

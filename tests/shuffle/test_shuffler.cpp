@@ -249,6 +249,9 @@ TEST_P(ShufflerContract, ASmallHostLimitSendsEveryChunkThroughTheDiskWithinOneCh
             }
         }
         EXPECT_TRUE(shuffler.finished());
+        // Returns once this rank's own chunks are all sent, so the
+        // statistics below are complete.
+        EXPECT_FALSE(shuffler.wait_any().has_value());
         std::set<ChunkOrigin> expected;
         for (Rank rank = 0; rank < comm.nranks(); ++rank) {
             for (auto const& origin : chunks_of(rank)) {
