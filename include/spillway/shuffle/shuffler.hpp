@@ -30,9 +30,11 @@ class Exchange;
 /// **Use.** Every rank of the communicator constructs a `Shuffler` with the
 /// same op id, partition count and owner; then
 /// ```cpp
-/// shuffler.insert({{p, PackedData{...}}, ...});   // any number of times, from any threads
-/// shuffler.insert_finished();                      // once, when this rank has no more input
-/// while (auto p = shuffler.wait_any()) {           // this rank's partitions, as they complete
+/// std::unordered_map<PartitionId, PackedData> chunks;  // any number of times, from any threads:
+/// chunks.emplace(partition, PackedData{std::move(metadata), std::move(buffer)});
+/// shuffler.insert(std::move(chunks));
+/// shuffler.insert_finished();                          // once, when this rank has no more input
+/// while (auto const p = shuffler.wait_any()) {         // this rank's partitions, as they complete
 ///     for (auto& chunk : shuffler.extract(*p)) { ... }
 /// }
 /// ```
@@ -68,8 +70,8 @@ class Exchange;
 ///   limit if need be.
 /// Chunks in flight are limited by `ShuffleConfig::send_window`. So while the
 /// caller holds at most L - C of HOST (C: the largest chunk), the send-side
-/// exception never applies, and HOST use stays at most L + C, plus what
-/// `extract` returned and the caller still holds. Every overbooked chunk is
+/// exception never applies, and the rank's HOST use stays at most L + C plus
+/// the chunks `extract` returned that the caller still holds. Every overbooked chunk is
 /// recorded in `shuffle.overbooked.bytes`.
 ///
 /// **Statistics** (in the resource's `statistics()`, summed over shuffles):
