@@ -14,15 +14,11 @@
 //
 // 1.0 means spillway moves the matrix as fast as MPI_Alltoallv; higher is faster.
 #include <mpi.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdint>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
 #include <iostream>
 #include <string>
 #include <thread>
@@ -32,30 +28,13 @@
 #include <spillway/comm/mpi_environment.hpp>
 #include <spillway/memory/buffer_resource.hpp>
 
+#include "mpi_bench_support.hpp"
+
 using namespace spillway;
 
 namespace {
 
 constexpr comm::Tag tag = 0;
-
-/// Re-runs this program as `ranks` MPI processes and returns their status.
-int relaunch_under_mpirun(int argc, char** argv, std::string const& ranks) {
-    std::vector<std::string> arguments{
-        SPILLWAY_MPIEXEC, "--allow-run-as-root", "--oversubscribe", "-np", ranks,
-        std::filesystem::read_symlink("/proc/self/exe").string()
-    };
-    for (int i = 1; i < argc; ++i) {
-        arguments.emplace_back(argv[i]);
-    }
-    std::vector<char*> pointers;
-    for (auto& argument : arguments) {
-        pointers.push_back(argument.data());
-    }
-    pointers.push_back(nullptr);
-    execv(SPILLWAY_MPIEXEC, pointers.data());
-    std::perror("spillway_bench_mpi_alltoall: cannot run " SPILLWAY_MPIEXEC);
-    return 1;
-}
 
 /// The bytes rank `from` sends rank `to`: 0.5 to 2 times `per_pair`.
 std::size_t pair_bytes(int from, int to, std::size_t per_pair) {
@@ -64,18 +43,6 @@ std::size_t pair_bytes(int from, int to, std::size_t per_pair) {
 
 std::byte fill_byte(int from, int to) {
     return static_cast<std::byte>(from * 16 + to + 1);
-}
-
-/// The slowest rank's time for `exchange`, in seconds.
-template <typename Exchange>
-double timed(Exchange exchange) {
-    MPI_Barrier(MPI_COMM_WORLD);
-    auto const start = std::chrono::steady_clock::now();
-    exchange();
-    double const mine = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    double slowest = 0;
-    MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    return slowest;
 }
 
 double median(std::vector<double> values) {
@@ -87,7 +54,7 @@ double median(std::vector<double> values) {
 
 int main(int argc, char** argv) {
     if (std::getenv("OMPI_COMM_WORLD_SIZE") == nullptr) {
-        return relaunch_under_mpirun(argc, argv, argc > 3 ? argv[3] : "4");
+        return bench::relaunch_under_mpirun(argc, argv, argc > 3 ? argv[3] : "4");
     }
     std::size_t const per_pair = (argc > 1 ? std::stoul(argv[1]) : 8) << 20;
     int const iterations = argc > 2 ? std::stoi(argv[2]) : 5;
@@ -132,7 +99,7 @@ int main(int argc, char** argv) {
                 std::fill_n(payloads.back().data().begin(), size, fill_byte(rank, peer));
             }
             std::vector<comm::Message> received;
-            spillway_seconds.push_back(timed([&] {
+            spillway_seconds.push_back(bench::slowest_seconds([&] {
                 std::vector<comm::Future<void>> sends;
                 for (int offset = 0; offset < nranks; ++offset) {
                     auto const peer = (rank + offset) % nranks;
@@ -164,7 +131,7 @@ int main(int argc, char** argv) {
                                  return b == fill_byte(message.source, rank);
                              });
             }
-            alltoallv_seconds.push_back(timed([&] {
+            alltoallv_seconds.push_back(bench::slowest_seconds([&] {
                 MPI_Alltoallv(send_matrix.data(), send_counts.data(), send_offsets.data(), MPI_BYTE,
                               receive_matrix.data(), receive_counts.data(), receive_offsets.data(), MPI_BYTE,
                               MPI_COMM_WORLD);

@@ -87,10 +87,16 @@ class BenchBytes {
     memory::Buffer make_buffer(memory::BufferResource& resource, std::size_t size, std::uint64_t salt) const {
         auto reservation = resource.reserve(memory::MemoryType::HOST, size, memory::AllowOverbooking::yes);
         auto buffer = resource.make_buffer(size, reservation);
-        auto const data = buffer.data();
-        std::memcpy(data.data(), words_.data(), size);
-        std::memcpy(data.data(), &salt, std::min(size, sizeof salt));
+        fill(buffer, salt);
         return buffer;
+    }
+
+    /// Copies these bytes into `buffer`, a HOST buffer of at most the
+    /// construction size, with `salt` in its first word.
+    void fill(memory::Buffer& buffer, std::uint64_t salt) const {
+        auto const data = buffer.data();
+        std::memcpy(data.data(), words_.data(), data.size());
+        std::memcpy(data.data(), &salt, std::min(data.size(), sizeof salt));
     }
 
   private:

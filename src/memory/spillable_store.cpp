@@ -4,6 +4,7 @@
 #include <limits>
 
 #include <spillway/core/error.hpp>
+#include <spillway/core/trace.hpp>
 
 namespace spillway::memory {
 namespace {
@@ -50,7 +51,7 @@ void SpillableStore::insert(Key key, Buffer buffer) {
     }
 }
 
-std::optional<Buffer> SpillableStore::extract(Key key) {
+std::optional<Buffer> SpillableStore::extract(Key key, AllowOverbooking allow_overbooking) {
     std::size_t size = 0;
     {
         MutexLock lock(mutex_);
@@ -65,7 +66,7 @@ std::optional<Buffer> SpillableStore::extract(Key key) {
     }
     // Reserve before taking the buffer out, so that the spilling this may
     // cause never waits on this entry.
-    auto reservation = resource_.reserve_and_spill(MemoryType::HOST, size, AllowOverbooking::no);
+    auto reservation = resource_.reserve_and_spill(MemoryType::HOST, size, allow_overbooking);
     std::optional<Buffer> spilled;
     {
         MutexLock lock(mutex_);
@@ -80,6 +81,9 @@ std::optional<Buffer> SpillableStore::extract(Key key) {
     }
     std::optional<Buffer> host;
     try {
+        trace::Span span("spill", "unspill");
+        span.set_bytes(size);
+        span.set_id(key);
         host = resource_.move(std::move(*spilled), reservation);
     } catch (...) {
         put_back(key, std::move(*spilled));
@@ -129,6 +133,9 @@ std::size_t SpillableStore::prefetch(std::span<Key const> keys) {
             spilled = take(entry);
         }
         try {
+            trace::Span span("spill", "prefetch");
+            span.set_bytes(spilled->size());
+            span.set_id(key);
             auto host = resource_.move(std::move(*spilled), reservation);
             fetched += host.size();
             put_back(key, std::move(host));
@@ -152,6 +159,9 @@ std::size_t SpillableStore::spill(std::size_t amount) {
     try {
         for (; victim != victims.end(); ++victim) {
             auto& [key, buffer] = *victim;
+            trace::Span span("spill", "spill");
+            span.set_bytes(buffer.size());
+            span.set_id(key);
             auto reservation = resource_.reserve(MemoryType::DISK, buffer.size(), AllowOverbooking::no);
             buffer = resource_.move(std::move(buffer), reservation);
             spilled += buffer.size();

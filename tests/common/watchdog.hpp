@@ -14,15 +14,15 @@
 namespace spillway::test {
 
 /// Aborts the process, naming `what`, unless it is destroyed within
-/// `deadline`. Use it where a bug would show up as a hang: a deadlock cannot
+/// `limit`. Use it where a bug would show up as a hang: a deadlock cannot
 /// be turned into an ordinary failure, because the stuck threads cannot be
 /// joined.
 ///
 /// Thread safety: owned by one thread.
 class Watchdog {
   public:
-    explicit Watchdog(std::string what, std::chrono::seconds deadline = std::chrono::seconds(120))
-        : what_(std::move(what)), thread_([this, deadline] { watch(deadline); }) {}
+    explicit Watchdog(std::string what, std::chrono::seconds limit = std::chrono::seconds(120))
+        : what_(std::move(what)), thread_([this, limit] { watch(limit); }) {}
     ~Watchdog() {
         {
             MutexLock lock(mutex_);
@@ -35,11 +35,11 @@ class Watchdog {
     Watchdog& operator=(Watchdog const&) = delete;
 
   private:
-    void watch(std::chrono::seconds deadline) {
+    void watch(std::chrono::seconds limit) {
         MutexLock lock(mutex_);
-        if (!changed_.wait_for(lock, deadline, [&]() SPILLWAY_REQUIRES(mutex_) { return done_; })) {
-            std::fprintf(stderr, "watchdog: %s did not finish within %lld s; likely a deadlock\n",
-                         what_.c_str(), static_cast<long long>(deadline.count()));
+        if (!changed_.wait_for(lock, limit, [&]() SPILLWAY_REQUIRES(mutex_) { return done_; })) {
+            std::fprintf(stderr, "watchdog: %s did not finish within %lld s (deadlock?)\n", what_.c_str(),
+                         static_cast<long long>(limit.count()));
             std::fflush(stderr);
             std::abort();
         }

@@ -7,12 +7,15 @@
 #include <common/watchdog.hpp>
 
 #include <cerrno>
+#include <fstream>
+#include <iterator>
 #include <future>
 #include <map>
 #include <random>
 #include <thread>
 
 #include <spillway/core/error.hpp>
+#include <spillway/core/trace.hpp>
 
 #include <gtest/gtest.h>
 
@@ -166,6 +169,45 @@ TEST(SpillableStore, PrefetchReadsSpilledBuffersBackWhileHostHasRoomWithoutSpill
     held = MemoryReservation();
     EXPECT_EQ(contents(*store.extract(1)), test_bytes(mebibyte, 1));
     EXPECT_EQ(store.prefetch(order), 2 * mebibyte);
+}
+
+TEST(SpillableStore, ExtractWithOverbookingReadsBackPastTheHostLimit) {
+    TemporaryDirectory root;
+    BufferResource resource(test_config(root, mebibyte));
+    SpillableStore store(resource, "test");
+    auto const bytes = test_bytes(mebibyte, 1);
+    store.insert(1, make_host_buffer(resource, bytes));
+    store.spill(mebibyte);
+    auto const held = resource.reserve(MemoryType::HOST, mebibyte, AllowOverbooking::no);
+    EXPECT_THROW_WITH(store.extract(1), OutOfMemory, "memory_limit_host");
+    EXPECT_EQ(store.bytes(MemoryType::DISK), mebibyte);
+    auto buffer = store.extract(1, AllowOverbooking::yes);
+    ASSERT_TRUE(buffer.has_value());
+    EXPECT_EQ(contents(*buffer), bytes);
+    EXPECT_EQ(resource.memory_used(MemoryType::HOST), mebibyte);
+    EXPECT_EQ(resource.memory_available(MemoryType::HOST), -static_cast<std::int64_t>(mebibyte));
+}
+
+TEST(SpillableStore, SpillsAndReadBacksAreTraceSpans) {
+    TemporaryDirectory root;
+    BufferResource resource(test_config(root));
+    SpillableStore store(resource, "test");
+    for (SpillableStore::Key key = 0; key < 2; ++key) {
+        store.insert(key, make_host_buffer(resource, test_bytes(1000, key)));
+    }
+    trace::start();
+    store.spill(2000);
+    std::vector<SpillableStore::Key> const first{0};
+    store.prefetch(first);
+    store.extract(1);
+    trace::stop();
+    auto const path = root.path() / "trace.json";
+    trace::write(path);
+    std::ifstream file(path);
+    std::string const json((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+    for (auto const* name : {R"("name":"spill")", R"("name":"prefetch")", R"("name":"unspill")"}) {
+        EXPECT_NE(json.find(name), std::string::npos) << name << " in " << json;
+    }
 }
 
 TEST(SpillableStore, RejectsDuplicateKeysForeignBuffersAndAnEmptyName) {

@@ -41,6 +41,10 @@ namespace spillway::memory {
 /// A buffer being moved between tiers (by a spill, an extract or a prefetch)
 /// stays in the store; an `extract` of its key waits for the move to finish.
 ///
+/// Each buffer written out, read back by `extract` and read back by
+/// `prefetch` is a trace span (`core/trace.hpp`) in category `spill`, named
+/// `spill`, `unspill` and `prefetch`, with its bytes and key.
+///
 /// Statistics, named after the store (`<name>` as given to the constructor):
 /// `<name>.spill.bytes` (written out by the spill function),
 /// `<name>.unspill.bytes` (read back by `extract`) and
@@ -78,14 +82,17 @@ class SpillableStore {
 
     /// Removes the buffer under `key` and returns it in HOST memory, reading
     /// it back from DISK if it was spilled: the HOST bytes are reserved with
-    /// `reserve_and_spill`, so this may spill other buffers (of this store
-    /// too). Returns nothing if `key` is not held. Waits while the buffer is
-    /// being moved by another call.
-    /// @throws OutOfMemory if HOST has no room even after spilling.
+    /// `reserve_and_spill(HOST, size, allow_overbooking)`, so this may spill
+    /// other buffers (of this store too), and with `AllowOverbooking::yes`
+    /// reads the buffer back even past the HOST limit. Returns nothing if
+    /// `key` is not held. Waits while the buffer is being moved by another
+    /// call.
+    /// @throws OutOfMemory if HOST has no room even after spilling and
+    ///         overbooking is not allowed; the buffer stays in the store.
     /// @throws IoError / CorruptData naming the spill file if it cannot be
     ///         read back; the buffer stays in the store, on DISK.
     /// @throws InvalidArgument if called from inside a spill function.
-    std::optional<Buffer> extract(Key key);
+    std::optional<Buffer> extract(Key key, AllowOverbooking allow_overbooking = AllowOverbooking::no);
 
     /// Removes the buffer with the smallest key and returns it with its key,
     /// as `extract` does; returns nothing when the store is empty.

@@ -1,0 +1,252 @@
+// A shuffle of 4 times more data than HOST may hold, against the time the
+// disk needs for the bytes it spilled and read back, measured in the same run.
+//
+// Usage: spillway_bench_shuffle_out_of_core [PER_RANK [CHUNK [RANKS [ROUNDS]]]]
+//
+// RANKS (4) in-process ranks, each with a HOST limit of PER_RANK / 4 (PER_RANK
+// is 256 MiB by default), each make PER_RANK bytes of incompressible chunks of
+// CHUNK bytes (4 MiB), one at a time (`reserve_and_spill`), insert them round
+// 4 * RANKS partitions, and extract their partitions chunk by chunk. The time
+// runs from the first chunk made to the last extracted. The bound is
+//
+//   spilled bytes / raw write rate + read-back bytes / raw read rate,
+//
+// the bytes as the resources counted them (`memory.copy.host_to_disk.bytes`,
+// `memory.copy.disk_to_host.bytes`) and the rates of O_DIRECT writes and reads
+// of CHUNK-sized blocks into the spill directory, by one thread and by RANKS
+// threads at once, whichever is faster, measured just before. The figure is
+// the median over ROUNDS (3) rounds of both:
+//
+//   METRIC shuffle_out_of_core_vs_io_bound <time / bound> ratio
+//
+// 1.0 means the shuffle takes no longer than its disk traffic; lower is better.
+// The same with the rates of raw I/O laid out as the disk tier lays out spill
+// files (one file per chunk, a header block, removed once read) separates
+// the shuffle's own overhead from that layout's cost on the disk:
+//
+//   METRIC shuffle_out_of_core_vs_file_per_chunk_bound <time / that bound> ratio
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <spillway/memory/buffer_resource.hpp>
+#include <spillway/shuffle/shuffler.hpp>
+
+#include "shuffle_bench_support.hpp"
+
+using namespace spillway;
+
+namespace {
+
+/// Bytes per second of raw O_DIRECT writes and reads.
+struct DiskRates {
+    double write = 0;
+    double read = 0;
+};
+
+/// How raw I/O lays its blocks out on disk.
+enum class Layout {
+    /// One file per thread, block after block: the disk at its best.
+    one_file,
+    /// One file per block, as the disk tier keeps spilled buffers: created,
+    /// written (payload, then a 4 KiB header before it) and closed; later
+    /// opened, read (header, then payload), closed and removed.
+    file_per_block,
+};
+
+/// A descriptor of `path` opened with O_DIRECT and `flags`.
+int open_direct(std::filesystem::path const& path, int flags) {
+    int const fd = ::open(path.c_str(), flags | O_DIRECT, 0600);
+    SPILLWAY_EXPECTS(fd >= 0, "cannot open " << path.string() << " with O_DIRECT", IoError);
+    return fd;
+}
+
+/// Checks that a transfer of `size` bytes on `path` moved them all.
+void check_transfer(ssize_t done, std::size_t size, std::filesystem::path const& path) {
+    SPILLWAY_EXPECTS(done == static_cast<ssize_t>(size), "raw I/O on " << path.string() << " failed", IoError);
+}
+
+/// Writes `count` copies of `block` in `layout` under the name `base`, then
+/// reads them back and removes the files; returns the seconds of each.
+std::pair<double, double> write_and_read(
+    std::filesystem::path const& base, memory::Buffer& block, std::uint64_t count, Layout layout
+) {
+    auto const data = block.data();
+    auto const header = data.first(memory::host_buffer_alignment);
+    auto const path_of = [&](std::uint64_t index) {
+        return layout == Layout::one_file ? base : std::filesystem::path(base.string() + "-" + std::to_string(index));
+    };
+    auto const pass = [&](bool write) {
+        bench::Stopwatch const clock;
+        int fd = -1;
+        for (std::uint64_t index = 0; index < count; ++index) {
+            auto const path = path_of(index);
+            if (layout == Layout::file_per_block) {
+                fd = open_direct(path, write ? O_WRONLY | O_CREAT | O_TRUNC : O_RDONLY);
+                if (write) {
+                    check_transfer(::pwrite(fd, data.data(), data.size(), header.size()), data.size(), path);
+                    check_transfer(::pwrite(fd, header.data(), header.size(), 0), header.size(), path);
+                } else {
+                    check_transfer(::pread(fd, header.data(), header.size(), 0), header.size(), path);
+                    check_transfer(::pread(fd, data.data(), data.size(), header.size()), data.size(), path);
+                }
+                ::close(fd);
+                if (!write) {
+                    std::filesystem::remove(path);
+                }
+                continue;
+            }
+            if (index == 0) {
+                fd = open_direct(path, write ? O_WRONLY | O_CREAT | O_TRUNC : O_RDONLY);
+            }
+            auto const offset = static_cast<off_t>(index * data.size());
+            check_transfer(write ? ::pwrite(fd, data.data(), data.size(), offset) : ::pread(fd, data.data(), data.size(), offset), data.size(), path);
+        }
+        if (layout == Layout::one_file) {
+            ::close(fd);
+            if (!write) {
+                std::filesystem::remove(base);
+            }
+        }
+        return clock.seconds();
+    };
+    auto const write = pass(true);
+    auto const read = pass(false);
+    return {write, read};
+}
+
+/// The raw rates of `threads` threads each moving `bytes` in blocks of
+/// `block_size` through files of its own in `directory`, laid out as `layout`.
+DiskRates disk_rates(
+    memory::BufferResource& resource, std::filesystem::path const& directory, int threads, std::uint64_t bytes,
+    std::uint64_t block_size, bench::BenchBytes const& data, Layout layout
+) {
+    std::vector<memory::Buffer> blocks;
+    for (int thread = 0; thread < threads; ++thread) {
+        blocks.push_back(data.make_buffer(resource, block_size, static_cast<std::uint64_t>(thread)));
+    }
+    std::vector<std::pair<double, double>> seconds(static_cast<std::size_t>(threads));
+    bench::run_ranks(threads, [&](comm::Rank thread) {
+        seconds[thread] =
+            write_and_read(directory / ("raw-" + std::to_string(thread)), blocks[thread], bytes / block_size, layout);
+    });
+    double write = 0;
+    double read = 0;
+    for (auto const& [w, r] : seconds) {
+        write = std::max(write, w);
+        read = std::max(read, r);
+    }
+    auto const moved = static_cast<double>(bytes / block_size * block_size) * threads;
+    return {moved / write, moved / read};
+}
+
+/// The faster of one thread moving `bytes` and `threads` threads moving
+/// their share each, for reads and writes separately.
+DiskRates best_rates(
+    std::uint64_t bytes, int threads, std::uint64_t block_size, bench::BenchBytes const& data, Layout layout
+) {
+    memory::BufferResource scratch;
+    auto const single = disk_rates(scratch, scratch.spill_directory(), 1, bytes, block_size, data, layout);
+    auto const parallel = disk_rates(
+        scratch, scratch.spill_directory(), threads, bytes / static_cast<std::uint64_t>(threads), block_size, data,
+        layout
+    );
+    return {std::max(single.write, parallel.write), std::max(single.read, parallel.read)};
+}
+
+double total_of(std::vector<std::unique_ptr<memory::BufferResource>> const& resources, std::string_view name) {
+    double total = 0;
+    for (auto const& resource : resources) {
+        if (auto const entry = resource->statistics().get(name)) {
+            total += entry->total;
+        }
+    }
+    return total;
+}
+
+/// What one shuffle took.
+struct Run {
+    double seconds = 0;
+    double spilled = 0;    ///< bytes the resources moved HOST to DISK
+    double read_back = 0;  ///< bytes they moved DISK to HOST
+    double peak = 0;       ///< the largest HOST use of any rank, in bytes
+};
+
+/// Shuffles `per_rank` bytes per rank on `ranks` in-process ranks with a
+/// HOST limit of a quarter of that each, as the file comment says.
+Run shuffle_once(comm::Rank ranks, std::uint64_t per_rank, std::uint64_t chunk, bench::BenchBytes const& bytes) {
+    auto const chunks_per_rank = per_rank / chunk;
+    auto const partitions = static_cast<shuffle::PartitionId>(4 * ranks);
+    memory::MemoryConfig config;
+    config.host_limit = SizeSpec::bytes(per_rank / 4);
+    bench::LocalGroup group(ranks, config);
+    Run run;
+    std::vector<std::uint64_t> extracted(static_cast<std::size_t>(ranks), 0);
+    run.seconds = bench::run_ranks(ranks, [&](comm::Rank rank) {
+        auto& resource = *group.resources[rank];
+        shuffle::Shuffler shuffler(*group.communicators[rank], 0, partitions, resource);
+        for (std::uint64_t index = 0; index < chunks_per_rank; ++index) {
+            auto reservation =
+                resource.reserve_and_spill(memory::MemoryType::HOST, chunk, memory::AllowOverbooking::yes);
+            auto buffer = resource.make_buffer(chunk, reservation);
+            bytes.fill(buffer, bench::salt_of(rank, index));
+            std::unordered_map<shuffle::PartitionId, shuffle::PackedData> one;
+            one.emplace(bench::partition_of(rank, index, partitions), shuffle::PackedData{{}, std::move(buffer)});
+            shuffler.insert(std::move(one));
+        }
+        shuffler.insert_finished();
+        extracted[rank] = bench::extract_all(shuffler);
+    });
+    std::uint64_t moved = 0;
+    for (auto const bytes_of_rank : extracted) {
+        moved += bytes_of_rank;
+    }
+    SPILLWAY_EXPECTS(
+        moved == static_cast<std::uint64_t>(ranks) * chunks_per_rank * chunk, "the shuffle lost bytes", CorruptData
+    );
+    run.spilled = total_of(group.resources, "memory.copy.host_to_disk.bytes");
+    run.read_back = total_of(group.resources, "memory.copy.disk_to_host.bytes");
+    for (auto const& resource : group.resources) {
+        run.peak = std::max(run.peak, static_cast<double>(resource->peak_memory_used(memory::MemoryType::HOST)));
+    }
+    return run;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    return bench::guarded_main("spillway_bench_shuffle_out_of_core", [&] {
+        auto const per_rank = bench::size_argument(argc, argv, 1, std::uint64_t{256} << 20);
+        auto const chunk = bench::size_argument(argc, argv, 2, std::uint64_t{4} << 20);
+        comm::Rank const ranks = argc > 3 ? std::stoi(argv[3]) : 4;
+        int const rounds = argc > 4 ? std::stoi(argv[4]) : 3;
+        bench::BenchBytes const bytes(chunk);
+        double const mib = 1 << 20;
+
+        std::vector<double> ratios;
+        std::vector<double> layout_ratios;
+        for (int round = 0; round < rounds; ++round) {
+            auto const rates = best_rates(per_rank, ranks, chunk, bytes, Layout::one_file);
+            auto const file_rates = best_rates(per_rank, ranks, chunk, bytes, Layout::file_per_block);
+            auto const run = shuffle_once(ranks, per_rank, chunk, bytes);
+            auto const bound = run.spilled / rates.write + run.read_back / rates.read;
+            auto const layout_bound = run.spilled / file_rates.write + run.read_back / file_rates.read;
+            ratios.push_back(run.seconds / bound);
+            layout_ratios.push_back(run.seconds / layout_bound);
+            std::cout << "round " << round << ": " << ranks << " ranks x " << per_rank / mib << " MiB, HOST limit "
+                      << per_rank / 4 / mib << " MiB each (peak " << run.peak / mib << " MiB): " << run.seconds
+                      << " s; spilled " << run.spilled / mib << " MiB, read back " << run.read_back / mib
+                      << " MiB; raw write/read " << rates.write / mib << "/" << rates.read / mib
+                      << " MiB/s (file per chunk " << file_rates.write / mib << "/" << file_rates.read / mib
+                      << "): bound " << bound << " s (file per chunk " << layout_bound << " s)\n";
+        }
+        bench::metric("shuffle_out_of_core_vs_file_per_chunk_bound", bench::median(layout_ratios), "ratio");
+        bench::metric("shuffle_out_of_core_vs_io_bound", bench::median(ratios), "ratio");
+    });
+}

@@ -1,0 +1,38 @@
+#pragma once
+/// @file
+/// The unit the collectives move between ranks: metadata bytes and one buffer.
+
+#include <cstddef>
+#include <vector>
+
+#include <spillway/comm/message.hpp>
+#include <spillway/memory/buffer.hpp>
+
+namespace spillway::shuffle {
+
+/// The most metadata bytes one chunk may carry: the communicator's limit less
+/// the 16-byte header the collectives put in front of it.
+inline constexpr std::size_t max_packed_metadata_size = comm::max_metadata_size - 16;
+
+/// One chunk of data as the collectives move it: a small description
+/// (`metadata`) and the bulk bytes (`data`), which may have 0 bytes.
+///
+/// The collectives never look inside either part. The table layer produces
+/// them: `table::pack_into(table, data.data())` writes a packed table into a
+/// buffer of `table::packed_size(table)` bytes and returns its metadata, and
+/// `table::unpack(metadata, data.data())` reads it back.
+///
+/// `data` is a buffer of the collective's `BufferResource`, in any tier when
+/// inserted; the collectives hold it spillable while it waits and hand it back
+/// in HOST memory. `metadata` lives outside every resource (it travels as
+/// message metadata, at most `max_packed_metadata_size` bytes), so keep it
+/// small and put bulk bytes in `data`.
+///
+/// Thread safety: a value owned by one thread at a time; move-only, because
+/// the buffer is.
+struct PackedData {
+    std::vector<std::byte> metadata;
+    memory::Buffer data;
+};
+
+}  // namespace spillway::shuffle

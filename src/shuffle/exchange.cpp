@@ -1,0 +1,913 @@
+#include "shuffle/exchange.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <set>
+#include <span>
+#include <tuple>
+#include <utility>
+
+#include <spillway/core/error.hpp>
+#include <spillway/core/logging.hpp>
+#include <spillway/core/trace.hpp>
+
+namespace spillway::shuffle::detail {
+namespace {
+
+// --- Wire format (docs/architecture.md, "shuffle/"). ---
+
+enum class MessageKind : std::uint8_t { chunk = 1, finish = 2, abandon = 3 };
+
+/// The exception type an abandon message carries, so that every rank raises
+/// the type the failing rank raised.
+enum class ErrorKind : std::uint8_t { error, invalid_argument, out_of_memory, reservation, io, corrupt };
+
+/// The first bytes of every message's metadata, in native byte order (every
+/// rank runs the same build). A chunk message's metadata continues with the
+/// chunk's own metadata, an abandon message's with the error text.
+struct WireHeader {
+    MessageKind kind;
+    ErrorKind error;       ///< abandon: the type of the error
+    std::uint16_t unused;  ///< zero
+    PartitionId partition;  ///< chunk: its partition
+    std::uint64_t value;    ///< chunk: its sequence number; finish: the chunks sent
+};
+static_assert(sizeof(WireHeader) == wire_header_size);
+
+std::vector<std::byte> encode(WireHeader const& header, std::span<std::byte const> body = {}) {
+    std::vector<std::byte> metadata(sizeof header + body.size());
+    std::memcpy(metadata.data(), &header, sizeof header);
+    if (!body.empty()) {
+        std::memcpy(metadata.data() + sizeof header, body.data(), body.size());
+    }
+    return metadata;
+}
+
+WireHeader decode(std::span<std::byte const> metadata, comm::Rank source, std::string const& operation) {
+    WireHeader header{};
+    SPILLWAY_EXPECTS(
+        metadata.size() >= sizeof header,
+        operation << ": rank " << source << " sent a message of " << metadata.size()
+                  << " metadata bytes, shorter than its header",
+        CorruptData
+    );
+    std::memcpy(&header, metadata.data(), sizeof header);
+    SPILLWAY_EXPECTS(
+        header.kind == MessageKind::chunk || header.kind == MessageKind::finish
+            || header.kind == MessageKind::abandon,
+        operation << ": rank " << source << " sent a message of unknown kind "
+                  << static_cast<int>(header.kind),
+        CorruptData
+    );
+    return header;
+}
+
+std::vector<std::byte> body_of(std::vector<std::byte> const& metadata) {
+    return {metadata.begin() + static_cast<std::ptrdiff_t>(sizeof(WireHeader)), metadata.end()};
+}
+
+/// The abandon message that tells a peer why this rank gave up.
+std::vector<std::byte> abandon_message(std::exception_ptr const& error) {
+    auto kind = ErrorKind::error;
+    std::string text = "unknown error";
+    try {
+        std::rethrow_exception(error);
+    } catch (InvalidArgument const& e) {
+        std::tie(kind, text) = std::pair{ErrorKind::invalid_argument, e.what()};
+    } catch (OutOfMemory const& e) {
+        std::tie(kind, text) = std::pair{ErrorKind::out_of_memory, e.what()};
+    } catch (ReservationError const& e) {
+        std::tie(kind, text) = std::pair{ErrorKind::reservation, e.what()};
+    } catch (IoError const& e) {
+        std::tie(kind, text) = std::pair{ErrorKind::io, e.what()};
+    } catch (CorruptData const& e) {
+        std::tie(kind, text) = std::pair{ErrorKind::corrupt, e.what()};
+    } catch (std::exception const& e) {
+        text = e.what();
+    } catch (...) {
+    }
+    auto const bytes = std::as_bytes(std::span(text));
+    return encode(WireHeader{MessageKind::abandon, kind, 0, 0, 0}, bytes);
+}
+
+/// The error an abandon message reports, of the type the peer raised.
+std::exception_ptr remote_error(WireHeader const& header, std::span<std::byte const> metadata, std::string prefix) {
+    auto const body = metadata.subspan(sizeof(WireHeader));
+    auto message = std::move(prefix) + std::string(reinterpret_cast<char const*>(body.data()), body.size());
+    switch (header.error) {
+        case ErrorKind::invalid_argument: return std::make_exception_ptr(InvalidArgument(message));
+        case ErrorKind::out_of_memory: return std::make_exception_ptr(OutOfMemory(message));
+        case ErrorKind::reservation: return std::make_exception_ptr(ReservationError(message));
+        case ErrorKind::io: return std::make_exception_ptr(IoError(message));
+        case ErrorKind::corrupt: return std::make_exception_ptr(CorruptData(message));
+        case ErrorKind::error: break;
+    }
+    return std::make_exception_ptr(Error(message));
+}
+
+// --- Tag registry. ---
+
+Mutex& lease_mutex() {
+    static Mutex mutex;
+    return mutex;
+}
+
+/// The (communicator, tag) pairs held by live exchanges.
+std::set<std::pair<comm::Communicator const*, comm::Tag>>& leases() SPILLWAY_REQUIRES(lease_mutex()) {
+    static std::set<std::pair<comm::Communicator const*, comm::Tag>> held;
+    return held;
+}
+
+// --- Policy constants. ---
+
+/// The most messages one step posts, probes or receives per kind, so that
+/// sending, probing and receiving interleave under load.
+constexpr int max_per_step = 64;
+
+/// Messages show up only when probed (the communicator cannot notify), so an
+/// idle progress thread polls. The interval doubles from `min_idle` to
+/// `max_idle`: a busy exchange reacts within microseconds, an idle one costs
+/// about a thousand cheap wake-ups a second. Inserts, extracts and the
+/// destructor wake it at once.
+constexpr std::chrono::microseconds min_idle{10};
+constexpr std::chrono::microseconds max_idle{1000};
+
+/// Received chunks are needed last (at extraction), outgoing ones next (to
+/// be sent): spill received ones first.
+constexpr int outgoing_spill_priority = 0;
+constexpr int received_spill_priority = 1;
+
+std::string describe(Collective collective, OpId op_id) {
+    return std::string(collective == Collective::shuffler ? "shuffle" : "allgather") + " op "
+           + std::to_string(op_id);
+}
+
+comm::Tag tag_of(OpId op_id, Collective collective) {
+    SPILLWAY_EXPECTS(
+        op_id <= max_op_id, describe(collective, op_id) << ": the op id exceeds shuffle::max_op_id (" << max_op_id << ")",
+        InvalidArgument
+    );
+    return static_cast<comm::Tag>(op_id) * 2 + static_cast<comm::Tag>(collective);
+}
+
+/// Orders chunks by source rank, then sequence, then arrival.
+constexpr auto in_rank_order = [](auto const& a, auto const& b) {
+    return std::tie(a.source, a.sequence, a.key) < std::tie(b.source, b.sequence, b.key);
+};
+
+}  // namespace
+
+TagLease::TagLease(comm::Communicator const& communicator, comm::Tag tag, std::string const& what)
+    : communicator_(communicator), tag_(tag) {
+    MutexLock lock(lease_mutex());
+    SPILLWAY_EXPECTS(
+        leases().emplace(&communicator, tag).second,
+        what << " is already running on this communicator; op ids can be reused only once the collective "
+                "that had it is destroyed",
+        InvalidArgument
+    );
+}
+
+TagLease::~TagLease() {
+    MutexLock lock(lease_mutex());
+    leases().erase({&communicator_, tag_});
+}
+
+Exchange::Exchange(
+    comm::Communicator& communicator, OpId op_id, Collective collective, std::vector<PartitionId> local_partitions,
+    ShuffleConfig const& config
+)
+    : communicator_(communicator),
+      resource_(communicator.buffer_resource()),
+      statistics_(resource_.statistics()),
+      collective_(collective),
+      tag_(tag_of(op_id, collective)),
+      config_(config),
+      local_partitions_(std::move(local_partitions)),
+      name_(collective == Collective::shuffler ? "shuffle" : "allgather"),
+      statistic_names_{
+          name_ + ".insert.seconds", name_ + ".wait.seconds", name_ + ".extract.seconds",
+          name_ + ".exchange.seconds", name_ + ".send.bytes", name_ + ".receive.bytes", name_ + ".local.bytes",
+          name_ + ".overbooked.bytes"
+      },
+      operation_(describe(collective, op_id) + " on rank " + std::to_string(communicator.rank())),
+      started_(std::chrono::steady_clock::now()),
+      lease_(communicator, tag_, describe(collective, op_id)),
+      outgoing_(resource_, name_ + ".outgoing", outgoing_spill_priority),
+      received_(resource_, name_ + ".received", received_spill_priority),
+      destinations_(static_cast<std::size_t>(communicator.nranks())),
+      open_destinations_(static_cast<std::size_t>(communicator.nranks()) - 1),
+      partitions_(local_partitions_.size()),
+      sources_pending_(communicator.nranks()),
+      probed_(static_cast<std::size_t>(communicator.nranks()), 0),
+      source_closed_(static_cast<std::size_t>(communicator.nranks()), false) {
+    auto const self = static_cast<std::size_t>(communicator.rank());
+    destinations_[self].closed = true;  // this rank's own chunks never travel
+    source_closed_[self] = true;
+    progress_thread_ = std::thread([this] { run(); });
+}
+
+Exchange::~Exchange() {
+    bool finished = false;
+    bool abandoned = false;
+    {
+        MutexLock lock(mutex_);
+        closing_ = true;
+        finished = !error_ && insert_finished_ && extracted_ == partitions_.size();
+        if (!error_ && !finished) {
+            abandoned = true;
+            fail_locked(std::make_exception_ptr(InvalidArgument(
+                operation_ + " was destroyed before it finished (insert_finished "
+                + (insert_finished_ ? "was called, but not every partition was extracted)" : "was not called)")
+            )));
+        }
+        wake_ = true;
+    }
+    // Logged with no lock held: the logger's lock comes first in the lock order.
+    if (abandoned) {
+        SPILLWAY_LOG(warn, operation_ << " is destroyed before it finished; abandoning it");
+    }
+    progress_wanted_.notify_all();
+    progress_thread_.join();
+    std::exception_ptr error;
+    {
+        MutexLock lock(mutex_);
+        error = error_;
+    }
+    if (finished && error) {
+        try {
+            std::rethrow_exception(error);
+        } catch (std::exception const& failure) {
+            SPILLWAY_LOG(warn, operation_ << " failed after it finished, while sending its last chunks: " << failure.what());
+        }
+    }
+}
+
+// --- Callers' side. ---
+
+void Exchange::insert(std::vector<Item> items) {
+    ScopedTimer timer(statistics_, statistic_names_.insert_seconds);
+    for (auto const& item : items) {
+        SPILLWAY_EXPECTS(
+            item.data.data.resource() == &resource_,
+            operation_ << ": insert needs buffers of the collective's BufferResource (this one is of another, "
+                          "or moved from)",
+            InvalidArgument
+        );
+        SPILLWAY_EXPECTS(
+            item.data.metadata.size() <= max_packed_metadata_size,
+            operation_ << ": a chunk's metadata has " << item.data.metadata.size()
+                       << " bytes, more than shuffle::max_packed_metadata_size (" << max_packed_metadata_size
+                       << "); put bulk bytes in the data buffer",
+            InvalidArgument
+        );
+    }
+    {
+        MutexLock lock(mutex_);
+        rethrow_locked();
+        SPILLWAY_EXPECTS(!insert_finished_, operation_ << ": insert after insert_finished", InvalidArgument);
+        ++active_inserts_;
+    }
+    try {
+        for (auto& item : items) {
+            store(item);
+        }
+    } catch (...) {
+        // Some chunks are in, others are lost: the exchange cannot be right.
+        fail(std::current_exception());
+        end_insert();
+        throw;
+    }
+    end_insert();
+}
+
+void Exchange::store(Item& item) {
+    auto const key = next_key_.fetch_add(1, std::memory_order_relaxed);
+    auto const size = item.data.data.size();
+    if (item.destination == communicator_.rank()) {
+        auto const index = index_of(item.partition);
+        received_.insert(key, std::move(item.data.data));
+        statistics_.add_bytes(statistic_names_.local_bytes, size);
+        MutexLock lock(mutex_);
+        partitions_[index].chunks.push_back(
+            ChunkRef{communicator_.rank(), item.sequence, key, size, std::move(item.data.metadata)}
+        );
+        return;
+    }
+    outgoing_.insert(key, std::move(item.data.data));
+    MutexLock lock(mutex_);
+    destinations_[static_cast<std::size_t>(item.destination)].queue.push_back(
+        OutgoingChunk{key, size, item.partition, item.sequence, std::move(item.data.metadata)}
+    );
+}
+
+void Exchange::end_insert() {
+    {
+        MutexLock lock(mutex_);
+        --active_inserts_;
+        if (insert_finished_ && active_inserts_ == 0) {
+            finish_inserting_locked();
+        }
+        wake_ = true;
+    }
+    progress_wanted_.notify_one();
+}
+
+void Exchange::insert_finished() {
+    {
+        MutexLock lock(mutex_);
+        rethrow_locked();
+        SPILLWAY_EXPECTS(!insert_finished_, operation_ << ": insert_finished called twice", InvalidArgument);
+        insert_finished_ = true;
+        if (active_inserts_ == 0) {
+            finish_inserting_locked();
+        }
+        wake_ = true;
+    }
+    progress_wanted_.notify_one();
+}
+
+std::optional<PartitionId> Exchange::wait_any() {
+    ScopedTimer timer(statistics_, statistic_names_.wait_seconds);
+    MutexLock lock(mutex_);
+    require_insert_finished_locked("wait_any");
+    // At the end, wait for this rank's last messages to be posted too, so
+    // that a failure to send them reaches the caller.
+    partitions_changed_.wait(lock, [this]() SPILLWAY_REQUIRES(mutex_) {
+        return error_ || !ready_.empty() || (returned_ == partitions_.size() && open_destinations_ == 0);
+    });
+    rethrow_locked();
+    if (ready_.empty()) {
+        return std::nullopt;
+    }
+    auto const index = *ready_.begin();
+    mark_returned_locked(index);
+    return local_partitions_[index];
+}
+
+void Exchange::wait(PartitionId partition) {
+    ScopedTimer timer(statistics_, statistic_names_.wait_seconds);
+    auto const index = index_of(partition);
+    MutexLock lock(mutex_);
+    require_insert_finished_locked("wait");
+    partitions_changed_.wait(lock, [&]() SPILLWAY_REQUIRES(mutex_) {
+        return error_ || partitions_[index].complete;
+    });
+    rethrow_locked();
+    mark_returned_locked(index);
+}
+
+std::vector<PackedData> Exchange::extract(PartitionId partition, bool ordered) {
+    ScopedTimer timer(statistics_, statistic_names_.extract_seconds);
+    auto const index = index_of(partition);
+    std::deque<ChunkRef> chunks;
+    {
+        MutexLock lock(mutex_);
+        auto& state = extractable_locked(index, "extract");
+        SPILLWAY_EXPECTS(
+            !state.extracted, operation_ << ": partition " << partition << " was extracted already",
+            InvalidArgument
+        );
+        chunks.swap(state.chunks);
+        mark_extracted_locked(index);
+    }
+    progress_wanted_.notify_one();
+    if (!ordered) {
+        std::ranges::sort(chunks, {}, &ChunkRef::key);
+    }
+    return read_back(index, std::move(chunks));
+}
+
+std::optional<PackedData> Exchange::extract_chunk(PartitionId partition) {
+    ScopedTimer timer(statistics_, statistic_names_.extract_seconds);
+    auto const index = index_of(partition);
+    std::deque<ChunkRef> chunk;
+    {
+        MutexLock lock(mutex_);
+        auto& state = extractable_locked(index, "extract_chunk");
+        if (state.extracted) {
+            return std::nullopt;
+        }
+        if (!state.chunks.empty()) {
+            chunk.push_back(std::move(state.chunks.front()));
+            state.chunks.pop_front();
+        }
+        if (state.chunks.empty()) {
+            mark_extracted_locked(index);
+        } else {
+            extraction_cursor_ = index;
+            wake_ = true;
+        }
+    }
+    progress_wanted_.notify_one();
+    if (chunk.empty()) {
+        return std::nullopt;
+    }
+    return std::move(read_back(index, std::move(chunk)).front());
+}
+
+bool Exchange::finished() const {
+    MutexLock lock(mutex_);
+    return !error_ && insert_finished_ && extracted_ == partitions_.size();
+}
+
+std::vector<PackedData> Exchange::read_back(std::size_t index, std::deque<ChunkRef> chunks) {
+    std::vector<PackedData> result;
+    result.reserve(chunks.size());
+    try {
+        for (auto& chunk : chunks) {
+            // The caller asked for these bytes: they are its memory now, read
+            // back past the HOST limit if need be (see the memory bound).
+            auto buffer = received_.extract(chunk.key, memory::AllowOverbooking::yes);
+            SPILLWAY_ASSERT(buffer.has_value(), operation_ << ": chunk " << chunk.key << " left the received store");
+            result.push_back(PackedData{std::move(chunk.metadata), std::move(*buffer)});
+        }
+    } catch (...) {
+        for (std::size_t i = 0; i < result.size(); ++i) {
+            received_.insert(chunks[i].key, std::move(result[i].data));
+            chunks[i].metadata = std::move(result[i].metadata);
+        }
+        MutexLock lock(mutex_);
+        auto& state = partitions_[index];
+        state.chunks.insert(state.chunks.begin(), std::make_move_iterator(chunks.begin()), std::make_move_iterator(chunks.end()));
+        std::ranges::sort(state.chunks, in_rank_order);
+        if (state.extracted) {
+            state.extracted = false;
+            --extracted_;
+        }
+        throw;
+    }
+    return result;
+}
+
+// --- Progress thread. ---
+
+void Exchange::run() {
+    trace::name_this_thread(operation_);
+    auto idle = min_idle;
+    while (true) {
+        bool progressed = true;
+        try {
+            progressed = step();
+        } catch (std::exception const& error) {
+            bool failed = false;
+            {
+                MutexLock lock(mutex_);
+                failed = error_ != nullptr;
+            }
+            if (failed) {
+                give_up(error);
+            } else {
+                fail(std::current_exception());
+            }
+        }
+        MutexLock lock(mutex_);
+        if (done()) {
+            return;
+        }
+        if (progressed) {
+            idle = min_idle;
+            continue;
+        }
+        auto const woken = [this]() SPILLWAY_REQUIRES(mutex_) { return std::exchange(wake_, false); };
+        if (quiet()) {
+            progress_wanted_.wait(lock, woken);  // nothing can arrive: only callers can give work
+        } else {
+            progress_wanted_.wait_for(lock, idle, woken);
+            idle = std::min(idle * 2, max_idle);
+        }
+    }
+}
+
+void Exchange::give_up(std::exception const& error) {
+    SPILLWAY_LOG(
+        warn, operation_ << " stops talking to its peers after a second error while abandoning: " << error.what()
+    );
+    deferred_.clear();
+    receiving_.clear();  // the communicator completes or drops them on its own
+    std::fill(source_closed_.begin(), source_closed_.end(), true);
+    MutexLock lock(mutex_);
+    for (auto& destination : destinations_) {
+        destination.closed = true;
+    }
+    open_destinations_ = 0;
+}
+
+bool Exchange::step() {
+    bool failed = false;
+    {
+        MutexLock lock(mutex_);
+        failed = error_ != nullptr;
+    }
+    bool progressed = false;
+    if (failed && !deferred_.empty()) {
+        deferred_.clear();  // dropping them completes their senders' sends
+        progressed = true;
+    }
+    progressed |= complete_sends();
+    progressed |= complete_receives(failed);
+    progressed |= post_sends();
+    progressed |= post_closing_messages();
+    progressed |= probe(failed);
+    if (!failed) {
+        progressed |= post_receives();
+        progressed |= prefetch();
+    }
+    return progressed;
+}
+
+bool Exchange::done() {
+    return closing_ && open_destinations_ == 0 && deferred_.empty() && receiving_.empty()
+           && std::ranges::all_of(source_closed_, std::identity{});
+}
+
+bool Exchange::quiet() {
+    return open_destinations_ == 0 && in_flight_.empty() && receiving_.empty() && deferred_.empty()
+           && std::ranges::all_of(source_closed_, std::identity{});
+}
+
+bool Exchange::complete_sends() {
+    bool progressed = false;
+    for (std::size_t i = 0; i < in_flight_.size();) {
+        if (!in_flight_[i].sent.test()) {
+            ++i;
+            continue;
+        }
+        auto send = std::move(in_flight_[i]);
+        in_flight_[i] = std::move(in_flight_.back());
+        in_flight_.pop_back();
+        in_flight_bytes_ -= send.size;
+        progressed = true;
+        send.sent.get();  // rethrows a failed send
+    }
+    return progressed;
+}
+
+bool Exchange::complete_receives(bool failed) {
+    bool progressed = false;
+    for (std::size_t i = 0; i < receiving_.size();) {
+        if (!receiving_[i].message.test()) {
+            ++i;
+            continue;
+        }
+        auto receiving = std::move(receiving_[i]);
+        receiving_[i] = std::move(receiving_.back());
+        receiving_.pop_back();
+        progressed = true;
+        auto message = receiving.message.get();
+        if (failed) {
+            continue;  // dropped with `message`
+        }
+        auto const key = next_key_.fetch_add(1, std::memory_order_relaxed);
+        auto const size = message.payload->size();
+        received_.insert(key, std::move(*message.payload));
+        statistics_.add_bytes(statistic_names_.receive_bytes, size);
+        MutexLock lock(mutex_);
+        auto& partition = partitions_[receiving.partition];
+        partition.chunks.push_back(
+            ChunkRef{message.source, receiving.sequence, key, size, body_of(message.metadata)}
+        );
+        --partition.receiving;
+        try_complete_locked(receiving.partition);
+    }
+    return progressed;
+}
+
+bool Exchange::post_sends() {
+    bool progressed = false;
+    auto const nranks = communicator_.nranks();
+    for (int posted = 0; posted < max_per_step;) {
+        bool sent_any = false;
+        for (comm::Rank offset = 0; offset < nranks && posted < max_per_step; ++offset) {
+            auto const destination = static_cast<std::size_t>((next_destination_ + offset) % nranks);
+            Key key = 0;
+            std::size_t size = 0;
+            {
+                MutexLock lock(mutex_);
+                auto const& queue = destinations_[destination].queue;
+                if (error_ || queue.empty()) {
+                    continue;
+                }
+                auto const window = config_.send_window.resolve(resource_.memory_limit(memory::MemoryType::HOST));
+                if (!in_flight_.empty() && in_flight_bytes_ + queue.front().size > window) {
+                    return progressed;
+                }
+                key = queue.front().key;
+                size = queue.front().size;
+            }
+            auto buffer = take_outgoing(key, size);
+            if (!buffer) {
+                return progressed;  // HOST is full; in-flight sends and receives will free some
+            }
+            OutgoingChunk chunk;
+            {
+                MutexLock lock(mutex_);
+                auto& state = destinations_[destination];
+                chunk = std::move(state.queue.front());
+                state.queue.pop_front();
+                ++state.sent;
+            }
+            trace::Span span(category(), "send");
+            span.set_bytes(size);
+            span.set_id(chunk.sequence);
+            auto metadata = encode(WireHeader{MessageKind::chunk, ErrorKind::error, 0, chunk.partition, chunk.sequence}, chunk.metadata);
+            in_flight_.push_back(InFlight{
+                communicator_.send(static_cast<comm::Rank>(destination), tag_, std::move(metadata), std::move(*buffer)),
+                size
+            });
+            in_flight_bytes_ += size;
+            statistics_.add_bytes(statistic_names_.send_bytes, size);
+            next_destination_ = static_cast<comm::Rank>((destination + 1) % static_cast<std::size_t>(nranks));
+            ++posted;
+            sent_any = progressed = true;
+        }
+        if (!sent_any) {
+            break;
+        }
+    }
+    return progressed;
+}
+
+bool Exchange::post_closing_messages() {
+    std::vector<std::pair<comm::Rank, std::vector<std::byte>>> messages;
+    {
+        MutexLock lock(mutex_);
+        for (std::size_t rank = 0; rank < destinations_.size(); ++rank) {
+            auto& destination = destinations_[rank];
+            if (destination.closed) {
+                continue;
+            }
+            if (error_) {
+                messages.emplace_back(static_cast<comm::Rank>(rank), abandon_message(error_));
+            } else if (inserts_done_ && destination.queue.empty()) {
+                messages.emplace_back(
+                    static_cast<comm::Rank>(rank),
+                    encode(WireHeader{MessageKind::finish, ErrorKind::error, 0, 0, destination.sent})
+                );
+            } else {
+                continue;
+            }
+            destination.closed = true;
+            --open_destinations_;
+        }
+        if (!messages.empty()) {
+            partitions_changed_.notify_all();  // wait_any may wait for the last of them
+        }
+    }
+    for (auto& [rank, metadata] : messages) {
+        in_flight_.push_back(InFlight{communicator_.send(rank, tag_, std::move(metadata)), 0});
+    }
+    return !messages.empty();
+}
+
+bool Exchange::probe(bool failed) {
+    bool progressed = false;
+    for (comm::Rank source = 0; source < communicator_.nranks(); ++source) {
+        auto const from = static_cast<std::size_t>(source);
+        for (int i = 0; i < max_per_step && !source_closed_[from]; ++i) {
+            auto incoming = communicator_.probe(tag_, source);
+            if (!incoming) {
+                break;
+            }
+            progressed = true;
+            auto const header = decode(incoming->metadata(), source, operation_);
+            if (header.kind == MessageKind::abandon) {
+                source_closed_[from] = true;
+                fail(remote_error(
+                    header, incoming->metadata(),
+                    operation_ + " failed because rank " + std::to_string(source) + " gave up: "
+                ));
+            } else if (header.kind == MessageKind::finish) {
+                source_closed_[from] = true;
+                SPILLWAY_EXPECTS(
+                    header.value == probed_[from],
+                    operation_ << ": rank " << source << " announced " << header.value << " chunks but "
+                               << probed_[from] << " arrived",
+                    CorruptData
+                );
+                MutexLock lock(mutex_);
+                source_done_locked();
+            } else {
+                ++probed_[from];
+                if (!failed) {
+                    defer(std::move(*incoming), header.partition, header.value, source);
+                }
+            }
+        }
+    }
+    return progressed;
+}
+
+void Exchange::defer(comm::Incoming incoming, PartitionId partition, std::uint64_t sequence, comm::Rank source) {
+    auto const local = std::ranges::lower_bound(local_partitions_, partition);
+    SPILLWAY_EXPECTS(
+        local != local_partitions_.end() && *local == partition,
+        operation_ << ": rank " << source << " sent a chunk of partition " << partition
+                   << ", which this rank does not own",
+        CorruptData
+    );
+    SPILLWAY_EXPECTS(
+        incoming.payload_size().has_value(),
+        operation_ << ": rank " << source << " sent a chunk without a payload", CorruptData
+    );
+    auto const index = static_cast<std::size_t>(local - local_partitions_.begin());
+    {
+        MutexLock lock(mutex_);
+        ++partitions_[index].receiving;
+    }
+    deferred_.push_back(Deferred{std::move(incoming), index, sequence});
+}
+
+bool Exchange::post_receives() {
+    bool progressed = false;
+    for (int i = 0; i < max_per_step && !deferred_.empty(); ++i) {
+        auto& next = deferred_.front();
+        auto const size = *next.incoming.payload_size();
+        comm::Future<comm::Message> message;
+        if (size == 0) {
+            message = communicator_.receive(std::move(next.incoming));
+        } else {
+            auto reservation = reserve_for_receive(size);
+            if (reservation.size() < size) {
+                break;  // deferred: HOST is full and receives in progress will free some
+            }
+            trace::Span span(category(), "receive");
+            span.set_bytes(size);
+            span.set_id(next.sequence);
+            message = communicator_.receive(std::move(next.incoming), reservation);
+        }
+        receiving_.push_back(Receiving{std::move(message), next.partition, next.sequence});
+        deferred_.pop_front();
+        progressed = true;
+    }
+    return progressed;
+}
+
+bool Exchange::prefetch() {
+    if (!deferred_.empty()) {
+        return false;  // receives need the memory more
+    }
+    auto const budget = config_.prefetch.resolve(resource_.memory_limit(memory::MemoryType::HOST));
+    auto planned = received_.bytes(memory::MemoryType::HOST);
+    std::vector<Key> keys;
+    {
+        MutexLock lock(mutex_);
+        for (std::size_t offset = 0; offset < partitions_.size() && planned < budget; ++offset) {
+            auto const& partition = partitions_[(extraction_cursor_ + offset) % partitions_.size()];
+            if (!partition.complete || partition.extracted) {
+                continue;
+            }
+            for (auto const& chunk : partition.chunks) {
+                if (planned + chunk.size > budget || keys.size() == max_per_step) {
+                    planned = budget;
+                    break;
+                }
+                planned += chunk.size;
+                keys.push_back(chunk.key);
+            }
+        }
+    }
+    return !keys.empty() && received_.prefetch(keys) > 0;
+}
+
+std::optional<memory::Buffer> Exchange::take_outgoing(Key key, std::size_t size) {
+    std::optional<memory::Buffer> buffer;
+    try {
+        buffer = outgoing_.extract(key);
+    } catch (OutOfMemory const&) {
+        if (!in_flight_.empty() || !receiving_.empty()) {
+            return std::nullopt;
+        }
+        // Nothing of this exchange will free HOST: the caller's own data
+        // fills it. Overbook rather than wait for it forever.
+        record_overbooking(size);
+        buffer = outgoing_.extract(key, memory::AllowOverbooking::yes);
+    }
+    SPILLWAY_ASSERT(buffer.has_value(), operation_ << ": chunk " << key << " left the outgoing store");
+    return buffer;
+}
+
+memory::MemoryReservation Exchange::reserve_for_receive(std::size_t size) {
+    try {
+        return resource_.reserve_and_spill(memory::MemoryType::HOST, size, memory::AllowOverbooking::no);
+    } catch (OutOfMemory const&) {
+        if (!receiving_.empty()) {
+            return {};
+        }
+    }
+    // No receive is in progress: what holds HOST are the caller's data and
+    // this rank's sends, which wait for other ranks to receive. Overbook this
+    // one chunk so that receiving always progresses.
+    record_overbooking(size);
+    return resource_.reserve(memory::MemoryType::HOST, size, memory::AllowOverbooking::yes);
+}
+
+void Exchange::record_overbooking(std::size_t size) {
+    statistics_.add_bytes(statistic_names_.overbooked_bytes, size);
+}
+
+char const* Exchange::category() const noexcept {
+    return collective_ == Collective::shuffler ? "shuffle" : "allgather";
+}
+
+// --- State transitions (under `mutex_`). ---
+
+void Exchange::fail(std::exception_ptr error) {
+    {
+        MutexLock lock(mutex_);
+        fail_locked(std::move(error));
+    }
+    progress_wanted_.notify_one();
+}
+
+void Exchange::fail_locked(std::exception_ptr error) {
+    if (!error_) {
+        error_ = std::move(error);
+    }
+    wake_ = true;
+    partitions_changed_.notify_all();
+}
+
+void Exchange::rethrow_locked() const {
+    if (error_) {
+        std::rethrow_exception(error_);
+    }
+}
+
+void Exchange::require_insert_finished_locked(char const* what) const {
+    SPILLWAY_EXPECTS(
+        insert_finished_,
+        operation_ << ": " << what << " before insert_finished; no partition can complete until this rank's "
+                                      "input has ended",
+        InvalidArgument
+    );
+}
+
+void Exchange::finish_inserting_locked() {
+    if (!inserts_done_) {
+        inserts_done_ = true;
+        source_done_locked();
+    }
+}
+
+void Exchange::source_done_locked() {
+    --sources_pending_;
+    if (sources_pending_ == 0) {
+        for (std::size_t index = 0; index < partitions_.size(); ++index) {
+            try_complete_locked(index);
+        }
+    }
+}
+
+void Exchange::try_complete_locked(std::size_t index) {
+    auto& partition = partitions_[index];
+    if (partition.complete || sources_pending_ > 0 || partition.receiving > 0) {
+        return;
+    }
+    partition.complete = true;
+    std::ranges::sort(partition.chunks, in_rank_order);
+    ready_.insert(index);
+    if (++completed_ == partitions_.size()) {
+        statistics_.add_duration(statistic_names_.exchange_seconds, std::chrono::steady_clock::now() - started_);
+    }
+    partitions_changed_.notify_all();
+}
+
+void Exchange::mark_returned_locked(std::size_t index) {
+    auto& state = partitions_[index];
+    if (!state.returned) {
+        state.returned = true;
+        ready_.erase(index);
+        ++returned_;
+    }
+}
+
+void Exchange::mark_extracted_locked(std::size_t index) {
+    mark_returned_locked(index);
+    partitions_[index].extracted = true;
+    ++extracted_;
+    extraction_cursor_ = index;
+    wake_ = true;
+    partitions_changed_.notify_all();
+}
+
+Exchange::Partition& Exchange::extractable_locked(std::size_t index, char const* what) {
+    rethrow_locked();
+    require_insert_finished_locked(what);
+    auto& state = partitions_[index];
+    SPILLWAY_EXPECTS(
+        state.complete,
+        operation_ << ": " << what << " of partition " << local_partitions_[index]
+                   << ", which is not complete yet; wait for it with wait or wait_any first",
+        InvalidArgument
+    );
+    return state;
+}
+
+std::size_t Exchange::index_of(PartitionId partition) const {
+    auto const local = std::ranges::lower_bound(local_partitions_, partition);
+    SPILLWAY_ASSERT(local != local_partitions_.end() && *local == partition, operation_ << ": partition " << partition << " is not local");
+    return static_cast<std::size_t>(local - local_partitions_.begin());
+}
+
+}  // namespace spillway::shuffle::detail

@@ -1,0 +1,515 @@
+// The Shuffler, run against every backend: in-process groups of 1 to 8 ranks,
+// and (under mpirun) the MPI job.
+#include <spillway/shuffle/shuffler.hpp>
+
+#include <common/error_matchers.hpp>
+#include <common/fault_injecting_file_operations.hpp>
+
+#include <algorithm>
+#include <cerrno>
+#include <memory>
+#include <map>
+#include <random>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include <spillway/comm/local_communicator.hpp>
+#include <spillway/core/error.hpp>
+#include <spillway/memory/memory_type.hpp>
+
+#include <gtest/gtest.h>
+
+#include <comm/communicator_testing.hpp>
+
+#include "shuffle_test_support.hpp"
+
+using namespace spillway;
+using namespace spillway::shuffle;
+using comm::Communicator;
+using comm::Rank;
+using test::ChunkOrigin;
+
+namespace {
+
+constexpr std::size_t kibibyte = 1024;
+
+class ShufflerContract : public test::CollectiveTest {};
+
+/// What every rank inserts, the same on every rank (and process) for a seed:
+/// `calls[rank][thread]` are the insert calls of one inserting thread, each
+/// a set of chunks for distinct partitions.
+struct Plan {
+    PartitionId partitions = 1;
+    PartitionOwner owner = PartitionOwner::round_robin;
+    std::vector<std::vector<std::vector<std::vector<ChunkOrigin>>>> calls;
+
+    /// Every chunk inserted for `partition`, by any rank.
+    [[nodiscard]] std::set<ChunkOrigin> chunks_of(PartitionId partition) const {
+        std::set<ChunkOrigin> chunks;
+        for (auto const& rank : calls) {
+            for (auto const& thread : rank) {
+                for (auto const& call : thread) {
+                    for (auto const& chunk : call) {
+                        if (chunk.partition == partition) {
+                            chunks.insert(chunk);
+                        }
+                    }
+                }
+            }
+        }
+        return chunks;
+    }
+};
+
+constexpr std::size_t inserting_threads = 2;
+
+/// A payload size for a chunk of `partition`: many small or empty chunks, a
+/// few large ones, and partition 0 (the hot one) much larger than the rest.
+std::size_t skewed_size(std::mt19937_64& random, PartitionId partition) {
+    auto const draw = random() % 100;
+    std::size_t size = 0;
+    if (draw < 10) {
+        size = 0;
+    } else if (draw < 75) {
+        size = 1 + random() % 2000;
+    } else if (draw < 95) {
+        size = 2000 + random() % 30000;
+    } else {
+        size = 100 * kibibyte + random() % (200 * kibibyte);
+    }
+    return partition == 0 ? size * 4 + 1 : size;
+}
+
+/// A random plan: between 1 and 3 * nranks + 2 partitions (so both fewer and
+/// more than ranks), every third partition left empty when there are more
+/// than three, sizes from `skewed_size`.
+Plan random_plan(std::uint64_t seed, Rank nranks) {
+    std::mt19937_64 random(seed);
+    Plan plan;
+    plan.partitions = static_cast<PartitionId>(1 + random() % (3 * static_cast<std::uint64_t>(nranks) + 2));
+    plan.owner = random() % 2 == 0 ? PartitionOwner::round_robin : PartitionOwner::contiguous;
+    std::vector<PartitionId> used;
+    for (PartitionId partition = 0; partition < plan.partitions; ++partition) {
+        if (plan.partitions <= 3 || partition % 3 != 2) {
+            used.push_back(partition);
+        }
+    }
+    plan.calls.resize(static_cast<std::size_t>(nranks));
+    for (Rank rank = 0; rank < nranks; ++rank) {
+        auto& threads = plan.calls[static_cast<std::size_t>(rank)];
+        threads.resize(inserting_threads);
+        for (std::size_t thread = 0; thread < inserting_threads; ++thread) {
+            auto const call_count = 2 + random() % 5;
+            for (std::uint64_t index = 0; index < call_count; ++index) {
+                std::ranges::shuffle(used, random);
+                auto const width = 1 + random() % std::min<std::size_t>(used.size(), 4);
+                std::vector<ChunkOrigin> call;
+                for (std::size_t i = 0; i < width; ++i) {
+                    call.push_back({static_cast<std::uint64_t>(rank), thread, index, used[i], skewed_size(random, used[i])});
+                }
+                threads[thread].push_back(std::move(call));
+            }
+        }
+    }
+    return plan;
+}
+
+/// Inserts this rank's part of `plan` from `inserting_threads` threads, then
+/// ends the input.
+void insert_plan(Shuffler& shuffler, Communicator& comm, Plan const& plan) {
+    auto const& mine = plan.calls[static_cast<std::size_t>(comm.rank())];
+    std::vector<std::thread> threads;
+    for (auto const& calls : mine) {
+        threads.emplace_back([&] {
+            for (auto const& call : calls) {
+                std::unordered_map<PartitionId, PackedData> chunks;
+                for (auto const& origin : call) {
+                    chunks.emplace(static_cast<PartitionId>(origin.partition), test::make_chunk(comm.buffer_resource(), origin));
+                }
+                shuffler.insert(std::move(chunks));
+            }
+        });
+    }
+    for (auto& thread : threads) {
+        thread.join();
+    }
+    shuffler.insert_finished();
+}
+
+/// Checks the extracted `chunks` of `partition` against `plan`: byte-exact,
+/// nothing missing, nothing twice, ordered by rank and then insertion order
+/// (within each inserting thread).
+void check_partition(Plan const& plan, PartitionId partition, std::vector<ChunkOrigin> const& chunks) {
+    std::set<ChunkOrigin> const extracted(chunks.begin(), chunks.end());
+    EXPECT_EQ(extracted.size(), chunks.size()) << "a chunk of partition " << partition << " came out twice";
+    EXPECT_EQ(extracted, plan.chunks_of(partition)) << "partition " << partition;
+    for (std::size_t i = 1; i < chunks.size(); ++i) {
+        auto const& before = chunks[i - 1];
+        auto const& after = chunks[i];
+        EXPECT_LE(before.source, after.source) << "partition " << partition << " is not ordered by rank";
+        if (before.source == after.source && before.stream == after.stream) {
+            EXPECT_LT(before.index, after.index) << "partition " << partition << " is not in insertion order";
+        }
+    }
+}
+
+/// Extracts every partition of this rank as `wait_any` hands them out (odd
+/// ones chunk by chunk) and checks each against `plan`.
+void extract_and_check(Shuffler& shuffler, Plan const& plan) {
+    std::set<PartitionId> seen;
+    while (auto const partition = shuffler.wait_any()) {
+        EXPECT_TRUE(seen.insert(*partition).second) << "wait_any returned " << *partition << " twice";
+        std::vector<ChunkOrigin> origins;
+        if (*partition % 2 == 0) {
+            for (auto const& chunk : shuffler.extract(*partition)) {
+                origins.push_back(test::check_chunk(chunk));
+            }
+        } else {
+            while (auto const chunk = shuffler.extract_chunk(*partition)) {
+                origins.push_back(test::check_chunk(*chunk));
+            }
+        }
+        check_partition(plan, *partition, origins);
+    }
+    auto const& local = shuffler.local_partitions();
+    EXPECT_EQ(seen, std::set<PartitionId>(local.begin(), local.end()));
+    EXPECT_TRUE(shuffler.finished());
+}
+
+}  // namespace
+
+TEST_P(ShufflerContract, EveryChunkArrivesByteExactAtItsOwnerWhateverThePartitionCountAndSizes) {
+    run([](Communicator& comm) {
+        for (std::uint64_t seed = 1; seed <= 3; ++seed) {
+            auto const plan = random_plan(seed * 7919 + static_cast<std::uint64_t>(comm.nranks()), comm.nranks());
+            Shuffler shuffler(comm, static_cast<OpId>(seed), plan.partitions, comm.buffer_resource(), plan.owner);
+            EXPECT_EQ(shuffler.local_partitions(), owned_partitions(plan.owner, plan.partitions, comm.nranks(), comm.rank()));
+            insert_plan(shuffler, comm, plan);
+            extract_and_check(shuffler, plan);
+        }
+        auto const& resource = comm.buffer_resource();
+        auto const sent = test::statistic(resource, "shuffle.send.bytes");
+        auto const kept = test::statistic(resource, "shuffle.local.bytes");
+        EXPECT_GT(sent + kept + test::statistic(resource, "shuffle.receive.bytes"), 0.0);
+        if (comm.nranks() == 1) {
+            EXPECT_EQ(sent, 0.0);
+        }
+    });
+}
+
+TEST_P(ShufflerContract, ASmallHostLimitSendsEveryChunkThroughTheDiskWithinOneChunkOfTheLimit) {
+    // HOST holds one chunk at most: every other chunk waits on DISK, and
+    // receives overbook while sends are in flight.
+    constexpr std::size_t largest = 16 * kibibyte;
+    constexpr std::size_t limit = largest;
+    constexpr std::uint64_t chunks_per_rank = 24;
+    run([](Communicator& comm) {
+        auto const partitions = static_cast<PartitionId>(2 * comm.nranks() + 1);
+        // Each rank's chunks, the same on every rank; the first is the largest.
+        auto const chunks_of = [&](Rank rank) {
+            std::mt19937_64 random(static_cast<std::uint64_t>(rank) + 17);
+            std::vector<ChunkOrigin> chunks;
+            for (std::uint64_t index = 0; index < chunks_per_rank; ++index) {
+                auto const partition = random() % partitions;
+                chunks.push_back({static_cast<std::uint64_t>(rank), 0, index, partition, index == 0 ? largest : 1 + random() % largest});
+            }
+            return chunks;
+        };
+        auto& resource = comm.buffer_resource();
+        resource.set_memory_limit(memory::MemoryType::HOST, SizeSpec::bytes(limit));
+        // Made one at a time within the limit and moved to DISK before the
+        // shuffle starts, so that the caller holds no HOST memory while it runs.
+        std::vector<std::pair<PartitionId, PackedData>> prepared;
+        for (auto const& origin : chunks_of(comm.rank())) {
+            auto chunk = test::make_chunk(resource, origin);
+            auto reservation = resource.reserve(memory::MemoryType::DISK, origin.size, memory::AllowOverbooking::no);
+            chunk.data = resource.move(std::move(chunk.data), reservation);
+            prepared.emplace_back(static_cast<PartitionId>(origin.partition), std::move(chunk));
+        }
+        Shuffler shuffler(comm, 1, partitions, resource);
+        for (auto& [partition, chunk] : prepared) {
+            std::unordered_map<PartitionId, PackedData> one;
+            one.emplace(partition, std::move(chunk));
+            shuffler.insert(std::move(one));
+        }
+        shuffler.insert_finished();
+        for (auto const partition : shuffler.local_partitions()) {
+            shuffler.wait(partition);
+        }
+        // Extracted one chunk at a time: the caller holds at most one.
+        std::set<ChunkOrigin> arrived;
+        std::uint64_t arrived_bytes = 0;
+        for (auto const partition : shuffler.local_partitions()) {
+            while (auto const chunk = shuffler.extract_chunk(partition)) {
+                auto const origin = test::check_chunk(*chunk);
+                EXPECT_EQ(origin.partition, partition);
+                EXPECT_TRUE(arrived.insert(origin).second);
+                arrived_bytes += origin.size;
+            }
+        }
+        EXPECT_TRUE(shuffler.finished());
+        // Returns once this rank's own chunks are all sent, so the
+        // statistics below are complete.
+        EXPECT_FALSE(shuffler.wait_any().has_value());
+        std::set<ChunkOrigin> expected;
+        for (Rank rank = 0; rank < comm.nranks(); ++rank) {
+            for (auto const& origin : chunks_of(rank)) {
+                if (shuffler.owner_of(static_cast<PartitionId>(origin.partition)) == comm.rank()) {
+                    expected.insert(origin);
+                }
+            }
+        }
+        EXPECT_EQ(arrived, expected);
+
+        EXPECT_LE(resource.peak_memory_used(memory::MemoryType::HOST), limit + largest);
+        if (auto const overbooked = resource.statistics().get("shuffle.overbooked.bytes")) {
+            EXPECT_LE(overbooked->max, static_cast<double>(largest));
+        }
+        // Every chunk sent was read back from DISK, and of those that
+        // arrived, all but what fits in HOST came back from DISK.
+        EXPECT_EQ(
+            test::statistic(resource, "shuffle.outgoing.unspill.bytes"), test::statistic(resource, "shuffle.send.bytes")
+        );
+        auto const from_disk = test::statistic(resource, "shuffle.received.unspill.bytes")
+                               + test::statistic(resource, "shuffle.received.prefetch.bytes");
+        EXPECT_GE(from_disk + static_cast<double>(limit + largest), static_cast<double>(arrived_bytes));
+    });
+}
+
+TEST_P(ShufflerContract, ConcurrentShufflesWithDifferentOpIdsProgressIndependently) {
+    run([](Communicator& comm) {
+        auto const first_plan = random_plan(101 + static_cast<std::uint64_t>(comm.nranks()), comm.nranks());
+        auto const second_plan = random_plan(202 + static_cast<std::uint64_t>(comm.nranks()), comm.nranks());
+        Shuffler first(comm, 10, first_plan.partitions, comm.buffer_resource(), first_plan.owner);
+        Shuffler second(comm, 11, second_plan.partitions, comm.buffer_resource(), second_plan.owner);
+        // The first shuffle's input stays open until the second is fully
+        // drained: one shuffle at a time per communicator would hang here.
+        std::thread first_inserter([&] {
+            auto const& mine = first_plan.calls[static_cast<std::size_t>(comm.rank())];
+            for (auto const& calls : mine) {
+                for (auto const& call : calls) {
+                    std::unordered_map<PartitionId, PackedData> chunks;
+                    for (auto const& origin : call) {
+                        chunks.emplace(static_cast<PartitionId>(origin.partition), test::make_chunk(comm.buffer_resource(), origin));
+                    }
+                    first.insert(std::move(chunks));
+                }
+            }
+        });
+        insert_plan(second, comm, second_plan);
+        extract_and_check(second, second_plan);
+        first_inserter.join();
+        first.insert_finished();
+        extract_and_check(first, first_plan);
+    });
+}
+
+TEST_P(ShufflerContract, AnOpIdCanBeReusedWhileAnotherRankStillRunsTheOldShuffle) {
+    // Rank 0 finishes round 0, starts round 1 with the same op id and only
+    // then lets rank 1 extract round 0: rank 1's old shuffler must leave
+    // rank 0's new chunks alone. The rounds differ in their chunks' stream.
+    constexpr comm::Tag go = comm::max_tag - 1;
+    static constexpr OpId op = 5;
+    run([](Communicator& comm) {
+        auto const partitions = static_cast<PartitionId>(comm.nranks() + 1);
+        auto const round = [&](std::uint64_t number) {
+            auto shuffler = std::make_unique<Shuffler>(comm, op, partitions, comm.buffer_resource());
+            for (PartitionId partition = 0; partition < partitions; ++partition) {
+                std::unordered_map<PartitionId, PackedData> chunks;
+                chunks.emplace(partition, test::make_chunk(comm.buffer_resource(), {static_cast<std::uint64_t>(comm.rank()), number, 0, partition, 100 + partition}));
+                shuffler->insert(std::move(chunks));
+            }
+            shuffler->insert_finished();
+            return shuffler;
+        };
+        auto const extract_round = [&](Shuffler& shuffler, std::uint64_t number) {
+            for (auto const partition : shuffler.local_partitions()) {
+                shuffler.wait(partition);
+                auto const chunks = shuffler.extract(partition);
+                EXPECT_EQ(chunks.size(), static_cast<std::size_t>(comm.nranks()));
+                for (auto const& chunk : chunks) {
+                    EXPECT_EQ(test::check_chunk(chunk).stream, number) << "a chunk of another round";
+                }
+            }
+            EXPECT_TRUE(shuffler.finished());
+        };
+        auto old_round = round(0);
+        if (comm.rank() == 1) {
+            test::await(comm.receive(test::probe_until(comm, go, 0)));
+        }
+        extract_round(*old_round, 0);
+        old_round.reset();
+        auto new_round = round(1);
+        if (comm.rank() == 0 && comm.nranks() > 1) {
+            test::await(comm.send(1, go, {}));
+        }
+        extract_round(*new_round, 1);
+    });
+}
+
+TEST_P(ShufflerContract, DestroyingAShufflerBeforeItFinishedFailsTheOthersInsteadOfHangingThem) {
+    run([](Communicator& comm) {
+        if (comm.nranks() == 1) {
+            GTEST_SKIP() << "needs another rank to fail";
+        }
+        auto const partitions = static_cast<PartitionId>(comm.nranks());
+        Shuffler shuffler(comm, 2, partitions, comm.buffer_resource());
+        auto const insert_all = [&] {
+            for (PartitionId partition = 0; partition < partitions; ++partition) {
+                std::unordered_map<PartitionId, PackedData> chunks;
+                chunks.emplace(partition, test::make_chunk(comm.buffer_resource(), {static_cast<std::uint64_t>(comm.rank()), 0, 0, partition, 1000}));
+                shuffler.insert(std::move(chunks));
+            }
+        };
+        if (comm.rank() == 0) {
+            insert_all();
+            return;  // destroyed before insert_finished
+        }
+        // Any of these calls may be the first to learn that rank 0 gave up.
+        EXPECT_THROW_WITH(
+            [&] {
+                insert_all();
+                shuffler.insert_finished();
+                static_cast<void>(shuffler.wait_any());
+            }(),
+            InvalidArgument, "rank 0 gave up"
+        );
+        EXPECT_THROW_WITH(shuffler.insert({}), InvalidArgument, "before it finished");
+        EXPECT_FALSE(shuffler.finished());
+    });
+}
+
+TEST_P(ShufflerContract, MisuseIsAClearErrorAndTheShuffleStillCompletes) {
+    run([](Communicator& comm) {
+        auto& resource = comm.buffer_resource();
+        auto const partitions = static_cast<PartitionId>(comm.nranks() + 1);
+        Shuffler shuffler(comm, 3, partitions, resource);
+        auto const chunk = [&](PartitionId partition) {
+            std::unordered_map<PartitionId, PackedData> chunks;
+            chunks.emplace(partition, test::make_chunk(resource, {static_cast<std::uint64_t>(comm.rank()), 0, 0, partition, 10}));
+            return chunks;
+        };
+        EXPECT_THROW_WITH(shuffler.insert(chunk(partitions)), InvalidArgument, "unknown partition");
+        EXPECT_THROW_WITH(static_cast<void>(shuffler.wait_any()), InvalidArgument, "before insert_finished");
+        auto const mine = shuffler.local_partitions().front();
+        EXPECT_THROW_WITH(shuffler.wait(mine), InvalidArgument, "before insert_finished");
+        EXPECT_THROW_WITH(static_cast<void>(shuffler.extract(mine)), InvalidArgument, "before insert_finished");
+        std::unordered_map<PartitionId, PackedData> oversized;
+        oversized.emplace(mine, PackedData{std::vector<std::byte>(max_packed_metadata_size + 1), test::make_payload(resource, 1, 1)});
+        EXPECT_THROW_WITH(shuffler.insert(std::move(oversized)), InvalidArgument, "max_packed_metadata_size");
+        EXPECT_THROW_WITH(Shuffler(comm, 3, partitions, resource), InvalidArgument, "already running");
+        EXPECT_THROW_WITH(Shuffler(comm, max_op_id + 1, partitions, resource), InvalidArgument, "max_op_id");
+        EXPECT_THROW_WITH(Shuffler(comm, 4, 0, resource), InvalidArgument, "at least one partition");
+        memory::BufferResource other;
+        EXPECT_THROW_WITH(Shuffler(comm, 4, partitions, other), InvalidArgument, "communicator's");
+        {
+            std::unordered_map<PartitionId, PackedData> foreign;
+            foreign.emplace(mine, PackedData{{}, test::make_payload(other, 1, 1)});
+            EXPECT_THROW_WITH(shuffler.insert(std::move(foreign)), InvalidArgument, "BufferResource");
+        }
+
+        for (PartitionId partition = 0; partition < partitions; ++partition) {
+            shuffler.insert(chunk(partition));
+        }
+        shuffler.insert_finished();
+        EXPECT_THROW_WITH(shuffler.insert(chunk(0)), InvalidArgument, "insert after insert_finished");
+        EXPECT_THROW_WITH(shuffler.insert_finished(), InvalidArgument, "called twice");
+        EXPECT_THROW_WITH(shuffler.wait(partitions), InvalidArgument, "unknown partition");
+        if (comm.nranks() > 1) {
+            auto const foreign = shuffler.local_partitions().front() == 0 ? PartitionId{1} : PartitionId{0};
+            EXPECT_THROW_WITH(shuffler.wait(foreign), InvalidArgument, "which rank");
+            EXPECT_THROW_WITH(static_cast<void>(shuffler.extract(foreign)), InvalidArgument, "which rank");
+        }
+        for (auto const partition : shuffler.local_partitions()) {
+            shuffler.wait(partition);
+            EXPECT_EQ(shuffler.extract(partition).size(), static_cast<std::size_t>(comm.nranks()));
+            EXPECT_THROW_WITH(static_cast<void>(shuffler.extract(partition)), InvalidArgument, "extracted already");
+            EXPECT_FALSE(shuffler.extract_chunk(partition).has_value());
+        }
+        EXPECT_FALSE(shuffler.wait_any().has_value());
+        EXPECT_TRUE(shuffler.finished());
+    });
+}
+
+TEST_P(ShufflerContract, ExtractingAnIncompletePartitionIsAnError) {
+    run([](Communicator& comm) {
+        if (comm.nranks() == 1) {
+            GTEST_SKIP() << "a partition is incomplete only while another rank's input is open";
+        }
+        constexpr comm::Tag go = comm::max_tag - 1;
+        Shuffler shuffler(comm, 6, static_cast<PartitionId>(comm.nranks()), comm.buffer_resource());
+        if (comm.rank() == 0) {
+            shuffler.insert_finished();
+            // Rank 1 has not finished: partition 0 cannot be complete.
+            EXPECT_THROW_WITH(static_cast<void>(shuffler.extract(0)), InvalidArgument, "not complete");
+            EXPECT_THROW_WITH(static_cast<void>(shuffler.extract_chunk(0)), InvalidArgument, "not complete");
+            test::await(comm.send(1, go, {}));
+        } else {
+            if (comm.rank() == 1) {
+                test::await(comm.receive(test::probe_until(comm, go, 0)));
+            }
+            shuffler.insert_finished();
+        }
+        for (auto const partition : shuffler.local_partitions()) {
+            shuffler.wait(partition);
+            EXPECT_TRUE(shuffler.extract(partition).empty());
+        }
+    });
+}
+
+INSTANTIATE_TEST_SUITE_P(Local, ShufflerContract, ::testing::ValuesIn(test::local_backends()), test::BackendName());
+INSTANTIATE_TEST_SUITE_P(Mpi, ShufflerContract, ::testing::ValuesIn(test::mpi_backends()), test::BackendName());
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(ShufflerContract);
+
+TEST(Shuffler, AnIoErrorOnOneRanksProgressThreadFailsTheRankWaitingForItWithTheSameType) {
+    // Two ranks: rank 0's chunk for rank 1 cannot be read back to be sent.
+    constexpr Rank ranks = 2;
+    test::Watchdog watchdog("a failing shuffle", std::chrono::seconds(120));
+    auto const faults = std::make_shared<test::FaultInjectingFileOperations>();
+    std::vector<std::unique_ptr<memory::BufferResource>> resources;
+    std::vector<memory::BufferResource*> pointers;
+    for (Rank rank = 0; rank < ranks; ++rank) {
+        memory::MemoryConfig config;
+        if (rank == 0) {
+            config.file_operations = faults;
+        }
+        resources.push_back(std::make_unique<memory::BufferResource>(config));
+        pointers.push_back(resources.back().get());
+    }
+    {
+        auto group = comm::LocalCommunicator::make_group(pointers);
+        std::vector<std::thread> threads;
+        for (Rank rank = 0; rank < ranks; ++rank) {
+            threads.emplace_back([&, rank] {
+                auto& comm = *group[static_cast<std::size_t>(rank)];
+                auto& resource = comm.buffer_resource();
+                Shuffler shuffler(comm, 1, ranks, resource);
+                auto chunk = test::make_chunk(resource, {static_cast<std::uint64_t>(rank), 0, 0, 1, 4096});
+                if (rank == 0) {
+                    // Its chunk for rank 1 waits on DISK and cannot be read back.
+                    auto reservation = resource.reserve(memory::MemoryType::DISK, 4096, memory::AllowOverbooking::no);
+                    chunk.data = resource.move(std::move(chunk.data), reservation);
+                    faults->fail_reads(EIO, 1000);
+                }
+                auto const shuffle = [&] {
+                    std::unordered_map<PartitionId, PackedData> chunks;
+                    chunks.emplace(1, std::move(chunk));
+                    shuffler.insert(std::move(chunks));
+                    shuffler.insert_finished();
+                    while (auto const partition = shuffler.wait_any()) {
+                        static_cast<void>(shuffler.extract(*partition));
+                    }
+                };
+                EXPECT_THROW_WITH(shuffle(), IoError, rank == 0 ? "spill file" : "rank 0 gave up");
+            });
+        }
+        for (auto& thread : threads) {
+            thread.join();
+        }
+    }
+    for (auto const& resource : resources) {
+        EXPECT_EQ(resource->memory_used(memory::MemoryType::HOST), 0U);
+        EXPECT_EQ(resource->memory_used(memory::MemoryType::DISK), 0U);
+    }
+}
