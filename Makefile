@@ -4,12 +4,12 @@
 setup:
 	@scripts/setup
 
-# Builds the optimized tree and runs the main job on its built-in defaults
-# (until the CLI exists: the spilling demo).
+# Builds the optimized tree and runs the main job on its built-in defaults:
+# a verified out-of-core shuffle (4 in-process ranks, about 1 GiB, 512 MiB).
 run: setup
 	cmake --preset release >/dev/null
 	cmake --build --preset release
-	build/release/apps/spill_demo/spill_demo
+	build/release/apps/spillway/spillway shuffle
 
 # Builds under AddressSanitizer + UndefinedBehaviorSanitizer and runs every test.
 test: setup

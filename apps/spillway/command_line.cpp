@@ -32,6 +32,23 @@ void add_execution_flags(CLI::App& command, OptionFlags& flags, std::string cons
     flags.add(command, "--window", "window", "N", window_help, integer_value(1, 1 << 20));
 }
 
+/// Adds `--memory-limit`, whose default is `limit_default`.
+void add_memory_limit_flag(CLI::App& command, OptionFlags& flags, std::string const& limit_default) {
+    flags.add(command, "--memory-limit", "memory_limit_host", "SIZE",
+              "memory the job may use, e.g. 1GiB or 25% (default " + limit_default
+                  + "); too small a limit fails at once, naming the least that works",
+              size_or_percent_value());
+}
+
+/// Adds `--spill-dir` and `--codec`.
+void add_spill_flags(CLI::App& command, OptionFlags& flags) {
+    flags.add(command, "--spill-dir", "spill_directory", "DIR",
+              "where spilled data goes, in a directory of this process's own (default $TMPDIR, else /tmp)",
+              any_value());
+    flags.add(command, "--codec", "spill_codec", "NAME", "compression of spilled data: none, lz4 or zstd (default none)",
+              choice_value({"none", "lz4", "zstd"}));
+}
+
 /// Adds the flags of the TPC-H generator.
 void add_generator_flags(CLI::App& command, OptionFlags& flags, std::string const& scale_default) {
     flags.add(command, "--scale", "scale", "FACTOR",
@@ -57,6 +74,28 @@ void add_csv_flags(CLI::App& command, OptionFlags& flags) {
 CommandLine::CommandLine() : app_(description, "spillway") {
     app_.require_subcommand(1, 1);
     app_.footer(footer);
+
+    shuffle_command_ = app_.add_subcommand(
+        "shuffle",
+        "Generate TPC-H lineitem rows on every rank, shuffle them by l_orderkey between the ranks under a memory "
+        "limit (spilling to disk), and verify what every rank received. With no flags: 4 in-process ranks, about "
+        "1 GiB of data, a 512 MiB limit.");
+    flags_.add(*shuffle_command_, "--ranks", "ranks", "N",
+               "in-process ranks (default 4); with --comm mpi, the number of MPI processes, which is the default",
+               integer_value(1, 4096));
+    flags_.add(*shuffle_command_, "--comm", "comm", "NAME",
+               "local: ranks are threads of this process; mpi: ranks are the processes of `mpirun -np N spillway "
+               "shuffle --comm mpi` (default local)",
+               choice_value({"local", "mpi"}));
+    flags_.add(*shuffle_command_, "--partitions", "partitions", "P", "partitions to shuffle into (default 4 per rank)",
+               integer_value(1, std::int64_t{1} << 24));
+    add_generator_flags(*shuffle_command_, flags_, "1.3, about 1 GiB");
+    add_memory_limit_flag(*shuffle_command_, flags_, "512MiB for the process, shared by its ranks");
+    add_spill_flags(*shuffle_command_, flags_);
+    add_execution_flags(*shuffle_command_, flags_,
+                        "generated and received chunks in flight per rank (default 2 per thread, shared by the "
+                        "ranks)");
+    add_output_flags(*shuffle_command_);
 
     generate_command_ = app_.add_subcommand(
         "generate", "Write a TPC-H-like table as CSV (.tbl files: TPC-H's '|' format), in parallel, deterministic.");
@@ -91,10 +130,7 @@ CommandLine::CommandLine() : app_(description, "spillway") {
         ->required();
     flags_.add(*partition_command_, "--partitions", "partitions", "P", "number of partition files (default 64)",
                integer_value(1, std::int64_t{1} << 24));
-    flags_.add(*partition_command_, "--memory-limit", "memory_limit_host", "SIZE",
-               "memory the job may use, e.g. 1GiB or 25% (default 80% of RAM); too small a limit fails at once, "
-               "naming the least that works",
-               size_or_percent_value());
+    add_memory_limit_flag(*partition_command_, flags_, "80% of RAM");
     add_execution_flags(*partition_command_, flags_,
                         "blocks in flight (default: as many as fit the memory limit, up to 4 per thread)");
     flags_.add(*partition_command_, "--block-size", "csv_chunk_bytes", "SIZE",
@@ -131,6 +167,9 @@ Options CommandLine::options() const {
 }
 
 std::unique_ptr<Job> CommandLine::make_job(Options const& options) const {
+    if (shuffle_command_->parsed()) {
+        return std::make_unique<ShuffleJob>(options);
+    }
     if (partition_command_->parsed()) {
         return std::make_unique<PartitionJob>(partition_, options);
     }

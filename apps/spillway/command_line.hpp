@@ -17,6 +17,7 @@
 #include "job.hpp"
 #include "option_flags.hpp"
 #include "partition_job.hpp"
+#include "shuffle_job.hpp"
 
 namespace spillway::cli {
 
@@ -66,6 +67,7 @@ class CommandLine {
     GenerateArguments generate_;
     CLI::App* partition_command_ = nullptr;  ///< owned by app_
     CLI::App* generate_command_ = nullptr;   ///< owned by app_
+    CLI::App* shuffle_command_ = nullptr;    ///< owned by app_
 };
 
 }  // namespace spillway::cli

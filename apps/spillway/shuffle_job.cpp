@@ -94,11 +94,12 @@ ShuffleJob::ShuffleJob(Options const& options)
         constexpr std::uint64_t mebibyte = std::uint64_t{1} << 20;
         auto const least = (needed * ranks_.resources().size() + mebibyte - 1) / mebibyte * mebibyte;
         SPILLWAY_FAIL("memory limit " << format_bytes(limit) << " per rank is too small for " << window_
-                                      << " generated chunks in flight of " << format_bytes(needed / (window_ + 1))
+                                      << (window_ == 1 ? " generated chunk" : " generated chunks")
+                                      << " in flight of " << format_bytes(needed / (window_ + 1))
                                       << " each: give this process a --memory-limit of at least "
                                       << format_bytes(least) << " (shared by its " << ranks_.resources().size()
-                                      << (ranks_.resources().size() == 1 ? " rank" : " ranks")
-                                      << "), or lower --window",
+                                      << (ranks_.resources().size() == 1 ? " rank)" : " ranks)")
+                                      << (window_ == 1 ? "" : ", or lower --window"),
                       InvalidArgument);
     }
 }

@@ -181,6 +181,7 @@ TEST_F(CliPartition, AMalformedRowFoundWhileRunningIsAFailureNamingFileAndLine) 
 TEST(Cli, HelpDocumentsTheCommandsAndExitCodes) {
     auto const result = run_spillway({"--help"});
     EXPECT_EQ(result.exit_code, 0);
+    EXPECT_THAT(result.out, HasSubstr("shuffle"));
     EXPECT_THAT(result.out, HasSubstr("partition"));
     EXPECT_THAT(result.out, HasSubstr("generate"));
     EXPECT_THAT(result.out, HasSubstr("3  the job ran but its output failed verification"));
@@ -189,6 +190,12 @@ TEST(Cli, HelpDocumentsTheCommandsAndExitCodes) {
     for (auto const* flag : {"--input", "--key", "--output", "--partitions", "--memory-limit", "--threads",
                              "--window", "--json", "--trace", "--quiet", "SPILLWAY_MEMORY_LIMIT_HOST"}) {
         EXPECT_THAT(partition.out, HasSubstr(flag));
+    }
+    auto const shuffle = run_spillway({"shuffle", "--help"});
+    EXPECT_EQ(shuffle.exit_code, 0);
+    for (auto const* flag : {"--ranks", "--comm", "--memory-limit", "--spill-dir", "--codec", "--threads", "--window",
+                             "--partitions", "--scale", "--json", "--trace", "--quiet"}) {
+        EXPECT_THAT(shuffle.out, HasSubstr(flag));
     }
 }
 
@@ -214,3 +221,120 @@ TEST(Cli, FlagsWinOverTheEnvironment) {
     EXPECT_EQ(summary.at("rows"), 1500);
     EXPECT_TRUE(summary.at("verified").is_null()) << "generate has nothing to verify";
 }
+
+namespace {
+
+/// The flags of a `spillway shuffle` of about 120 MB (a ninth of the
+/// default) through a memory limit of `limit` per process.
+std::vector<std::string> small_shuffle(std::string const& limit, std::vector<std::string> more = {}) {
+    std::vector<std::string> arguments{"shuffle", "--scale", "0.15", "--memory-limit", limit, "--json", "--quiet"};
+    arguments.insert(arguments.end(), more.begin(), more.end());
+    return arguments;
+}
+
+}  // namespace
+
+TEST(CliShuffle, TheDefaultRunSpillsAndVerifies) {
+    auto const result = run_spillway({"shuffle", "--json"});
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    auto const summary = result.summary();
+    EXPECT_EQ(summary.at("verified"), true);
+    EXPECT_EQ(summary.at("command"), "shuffle");
+    EXPECT_EQ(summary.at("settings").at("ranks"), 4);
+    EXPECT_EQ(summary.at("settings").at("comm"), "local");
+    EXPECT_GT(summary.at("bytes").get<std::uint64_t>(), std::uint64_t{900} << 20) << "about 1 GiB";
+    EXPECT_GT(summary.at("spilled_bytes").get<std::uint64_t>(), 0u) << "the default limit forces spilling";
+    EXPECT_THAT(result.err, HasSubstr("generate: 100%"));
+    EXPECT_THAT(result.err, HasSubstr("verify: 100%"));
+}
+
+TEST(CliShuffle, ASmallLimitSpillsMostOfTheDataAndStaysWithinIt) {
+    spillway::test::TemporaryDirectory spill;
+    auto const result = run_spillway(small_shuffle(
+        "32MiB", {"--ranks", "3", "--threads", "2", "--spill-dir", spill.path().string(), "--codec", "lz4"}));
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    auto const summary = result.summary();
+    EXPECT_EQ(summary.at("verified"), true);
+    EXPECT_EQ(summary.at("settings").at("ranks"), 3);
+    EXPECT_EQ(summary.at("settings").at("codec"), "lz4");
+    auto const bytes = summary.at("bytes").get<std::uint64_t>();
+    EXPECT_GT(summary.at("spilled_bytes").get<std::uint64_t>(), bytes / 2);
+    EXPECT_GT(summary.at("read_back_bytes").get<std::uint64_t>(), 0u);
+    auto const& host = summary.at("peak_memory").at("HOST");
+    ASSERT_EQ(host.at("ranks").size(), 3u);
+    for (auto const& peak : host.at("ranks")) {
+        EXPECT_LE(peak.get<std::uint64_t>(), host.at("limit").get<std::uint64_t>());
+    }
+    EXPECT_TRUE(std::filesystem::is_empty(spill.path())) << "each process removes its spill directory";
+}
+
+TEST(CliShuffle, PrintsATextSummaryWithPhasesAndPeaks) {
+    auto const result = run_spillway({"shuffle", "--scale", "0.05", "--ranks", "2", "--memory-limit", "40MiB"});
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_THAT(result.out, HasSubstr("spillway shuffle: verified"));
+    EXPECT_THAT(result.out, HasSubstr("every row arrived in the partition its key hashes to"));
+    EXPECT_THAT(result.out, HasSubstr("exchange"));
+    EXPECT_THAT(result.out, HasSubstr("HOST"));
+}
+
+TEST(CliShuffle, ALimitTooSmallFailsAtOnceNamingTheLeastThatWorks) {
+    auto const result = run_spillway({"shuffle", "--scale", "0.02", "--memory-limit", "1MiB", "--threads", "2"});
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_THAT(result.err, HasSubstr("is too small"));
+    auto const at = result.err.find("at least ");
+    ASSERT_NE(at, std::string::npos) << result.err;
+    auto const least = result.err.substr(at + 9, result.err.find(' ', at + 9) - at - 9);
+    auto const enough = run_spillway({"shuffle", "--scale", "0.02", "--memory-limit", least + "MiB", "--threads",
+                                      "2", "--json", "--quiet"});
+    EXPECT_EQ(enough.exit_code, 0) << "the limit named (" << least << " MiB) works: " << enough.err;
+}
+
+TEST(CliShuffle, AnUnwritableSpillDirectoryIsAUsageError) {
+    spillway::test::TemporaryDirectory directory;
+    auto const file = directory.path() / "file";
+    std::ofstream(file) << "x";
+    auto const result = run_spillway(small_shuffle("64MiB", {"--spill-dir", (file / "spill").string()}));
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_THAT(result.err, HasSubstr((file / "spill").string()));
+}
+
+TEST(CliShuffle, BadFlagValuesAreUsageErrorsNamingTheFlag) {
+    for (auto const& [flag, value] : std::vector<std::pair<std::string, std::string>>{
+             {"--memory-limit", "lots"}, {"--codec", "gzip"}, {"--comm", "tcp"}, {"--ranks", "0"}}) {
+        auto const result = run_spillway({"shuffle", flag, value});
+        EXPECT_EQ(result.exit_code, 2) << flag;
+        EXPECT_THAT(result.err, HasSubstr(flag));
+    }
+}
+
+#ifdef SPILLWAY_MPIEXEC
+/// `spillway shuffle --comm mpi` under `mpirun` with `processes` processes.
+spillway::test::ProcessResult run_mpi_shuffle(int processes) {
+    std::vector<std::string> arguments{SPILLWAY_MPIEXEC, "--allow-run-as-root", "--oversubscribe", "-np",
+                                       std::to_string(processes), SPILLWAY_CLI_PATH};
+    for (auto& argument : small_shuffle("24MiB", {"--comm", "mpi", "--threads", "1"})) {
+        arguments.push_back(argument);
+    }
+    return spillway::test::run_process(
+        arguments, {"OMPI_MCA_btl=self,vader", "OMPI_MCA_btl_vader_single_copy_mechanism=none",
+                    "LSAN_OPTIONS=suppressions=" SPILLWAY_LSAN_SUPPRESSIONS ":fast_unwind_on_malloc=0"});
+}
+
+TEST(CliShuffleMpi, TwoProcessesShuffleAndVerify) {
+    auto const result = run_mpi_shuffle(2);
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    auto const summary = result.summary();
+    EXPECT_EQ(summary.at("verified"), true);
+    EXPECT_EQ(summary.at("settings").at("comm"), "mpi");
+    EXPECT_EQ(summary.at("settings").at("ranks"), 2);
+}
+
+TEST(CliShuffleMpi, FourProcessesShuffleAndVerify) {
+    auto const result = run_mpi_shuffle(4);
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    auto const summary = result.summary();
+    EXPECT_EQ(summary.at("verified"), true);
+    EXPECT_EQ(summary.at("settings").at("ranks"), 4);
+    EXPECT_GT(summary.at("spilled_bytes").get<std::uint64_t>(), 0u);
+}
+#endif
