@@ -8,7 +8,7 @@ setup:
 # a verified out-of-core shuffle (4 in-process ranks, about 1 GiB, 512 MiB).
 run: setup
 	cmake --preset release >/dev/null
-	cmake --build --preset release
+	cmake --build --preset release --target spillway_tool
 	build/release/apps/spillway/spillway shuffle
 
 # Builds under AddressSanitizer + UndefinedBehaviorSanitizer and runs every test.
