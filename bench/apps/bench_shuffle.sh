@@ -18,8 +18,8 @@ run_default() {
   "$spillway" shuffle --json --quiet >"$summary"
   local seconds; seconds=$(awk -v s="$start" -v e="$(now)" 'BEGIN { print e - s }')
   grep -q '"verified":true' "$summary" || { echo "bench_shuffle: the default run did not verify" >&2; exit 1; }
-  sed -e 's/.*"bytes":\([0-9]*\).*"spilled_bytes":\([0-9]*\).*"phases":{\([^}]*\)}.*/  bytes \1, spilled \2, phases: \3/' \
-    "$summary" >&2
+  echo "  $(grep -o '"bytes":[0-9]*' "$summary"), $(grep -o '"spilled_bytes":[0-9]*' "$summary")," \
+    "$(grep -o '"phases":{[^}]*}' "$summary")" >&2
   echo "$seconds"
 }
 
