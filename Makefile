@@ -1,15 +1,15 @@
 # The commands README.md documents. Each one installs what is missing first.
-.PHONY: setup run test test-tsan check-thread-safety bench clean
+.PHONY: setup run test test-tsan check-thread-safety bench example clean
 
 setup:
 	@scripts/setup
 
-# Builds the optimized tree and runs the main job on its built-in defaults
-# (until the CLI exists: the spilling demo).
+# Builds the optimized tree and runs the main job on its built-in defaults:
+# a verified out-of-core shuffle (4 in-process ranks, about 1 GiB, 512 MiB).
 run: setup
 	cmake --preset release >/dev/null
-	cmake --build --preset release
-	build/release/apps/spill_demo/spill_demo
+	cmake --build --preset release --target spillway_tool
+	build/release/apps/spillway/spillway shuffle
 
 # Builds under AddressSanitizer + UndefinedBehaviorSanitizer and runs every test.
 test: setup
@@ -33,6 +33,16 @@ bench: setup
 	cmake --preset release >/dev/null
 	cmake --build --preset release
 	scripts/bench build/release
+
+# Installs the release libraries, headers, CMake package and tool under
+# build/package/prefix, then builds and runs examples/ against that install
+# as a separate project would (find_package(spillway CONFIG REQUIRED)).
+example: setup
+	cmake --preset package >/dev/null
+	cmake --build --preset package --target install >/dev/null
+	cmake -S examples -B build/example -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH=$(CURDIR)/build/package/prefix >/dev/null
+	cmake --build build/example
+	build/example/partition_and_spill
 
 clean:
 	rm -rf build

@@ -353,6 +353,24 @@ std::int64_t Options::get_int(
     return result;
 }
 
+double Options::get_double(std::string_view name, double fallback, double min, double max) const {
+    auto const value = find(name);
+    if (!value) {
+        return fallback;
+    }
+    auto const text = trim(value->text);
+    double result = 0;
+    auto const [ptr, error] = std::from_chars(text.data(), text.data() + text.size(), result);
+    SPILLWAY_EXPECTS(
+        error == std::errc{} && ptr == text.data() + text.size() && std::isfinite(result) && result >= min
+            && result <= max,
+        describe(name, value->source) << ": invalid value '" << value->text << "': expected a number from " << min
+                                      << " to " << max,
+        InvalidArgument
+    );
+    return result;
+}
+
 std::uint64_t Options::get_bytes(std::string_view name, std::uint64_t fallback) const {
     auto const value = find(name);
     return value ? parse_bytes(value->text, describe(name, value->source)) : fallback;

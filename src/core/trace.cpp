@@ -56,6 +56,20 @@ std::int64_t microseconds(std::chrono::steady_clock::duration duration) {
     return std::chrono::duration_cast<std::chrono::microseconds>(duration).count();
 }
 
+/// Adds one complete event on the calling thread, or counts it as dropped
+/// once `max_events` are kept.
+void append(char const* category, char const* name, std::chrono::steady_clock::time_point start,
+            std::chrono::steady_clock::time_point end, std::uint64_t bytes, std::uint64_t id) {
+    auto& state = recorder();
+    MutexLock lock(state.mutex);
+    if (state.events.size() >= state.max_events) {
+        ++state.dropped;
+        return;
+    }
+    state.events.push_back(Event{category, name, microseconds(start - state.origin), microseconds(end - start),
+                                 this_thread_number(), bytes, id});
+}
+
 }  // namespace
 
 void start(std::size_t max_events) {
@@ -122,6 +136,13 @@ void write(std::filesystem::path const& path) {
     SPILLWAY_EXPECTS(!file.fail(), "cannot write trace file '" << path.string() << "'", IoError);
 }
 
+void record(char const* category, char const* name, std::chrono::steady_clock::time_point start,
+            std::chrono::steady_clock::time_point end, std::uint64_t bytes, std::uint64_t id) {
+    if (enabled()) {
+        append(category, name, start, end, bytes, id);
+    }
+}
+
 Span::Span(char const* category, char const* name) noexcept
     : category_(category), name_(name), recording_(enabled()) {
     if (recording_) {
@@ -130,18 +151,9 @@ Span::Span(char const* category, char const* name) noexcept
 }
 
 Span::~Span() {
-    if (!recording_) {
-        return;
+    if (recording_) {
+        append(category_, name_, start_, std::chrono::steady_clock::now(), bytes_, id_);
     }
-    auto const end = std::chrono::steady_clock::now();
-    auto& state = recorder();
-    MutexLock lock(state.mutex);
-    if (state.events.size() >= state.max_events) {
-        ++state.dropped;
-        return;
-    }
-    state.events.push_back(Event{category_, name_, microseconds(start_ - state.origin),
-                                 microseconds(end - start_), this_thread_number(), bytes_, id_});
 }
 
 }  // namespace spillway::trace

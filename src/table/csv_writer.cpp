@@ -17,8 +17,6 @@
 namespace spillway::table {
 namespace {
 
-/// The buffer a writer fills before it writes to the file.
-constexpr std::size_t write_buffer_bytes = std::size_t{1} << 20;
 
 template <typename T>
 void append_number(T value, std::string& out) {
@@ -145,12 +143,13 @@ void append_csv_header(Schema const& schema, CsvOptions const& options, std::str
     out += '\n';
 }
 
-CsvWriter::CsvWriter(std::filesystem::path path, CsvOptions options, Schema const& schema)
-    : path_(path.string()), options_(options) {
+CsvWriter::CsvWriter(std::filesystem::path path, CsvOptions options, Schema const& schema, std::size_t buffer_bytes)
+    : path_(path.string()), options_(options), buffer_bytes_(buffer_bytes) {
     options_.validate();
+    SPILLWAY_EXPECTS(buffer_bytes_ > 0, "a CSV writer needs a buffer of at least 1 byte", InvalidArgument);
     descriptor_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     SPILLWAY_EXPECTS(descriptor_ >= 0, "cannot create CSV file '" << path_ << "': " << std::strerror(errno), IoError);
-    buffer_.reserve(write_buffer_bytes);
+    buffer_.reserve(buffer_bytes_);
     if (options_.header) {
         append_csv_header(schema, options_, buffer_);
         bytes_written_ += buffer_.size();
@@ -172,31 +171,39 @@ void CsvWriter::write(Table const& table) {
     auto const before = buffer_.size();
     append_csv_rows(table, options_, buffer_);
     bytes_written_ += buffer_.size() - before;
-    if (buffer_.size() >= write_buffer_bytes) {
+    if (buffer_.size() >= buffer_bytes_) {
         flush();
     }
 }
 
 void CsvWriter::write_rows(std::string_view rows) {
     SPILLWAY_EXPECTS(descriptor_ >= 0, "writing to the closed CSV file '" << path_ << "'", InvalidArgument);
-    buffer_ += rows;
     bytes_written_ += rows.size();
-    if (buffer_.size() >= write_buffer_bytes) {
+    if (buffer_.size() + rows.size() > buffer_bytes_) {
         flush();
+    }
+    if (rows.size() >= buffer_bytes_) {
+        write_all(rows);
+    } else {
+        buffer_ += rows;
     }
 }
 
 void CsvWriter::flush() {
+    write_all(buffer_);
+    buffer_.clear();
+}
+
+void CsvWriter::write_all(std::string_view bytes) {
     std::size_t written = 0;
-    while (written < buffer_.size()) {
-        auto const count = ::write(descriptor_, buffer_.data() + written, buffer_.size() - written);
+    while (written < bytes.size()) {
+        auto const count = ::write(descriptor_, bytes.data() + written, bytes.size() - written);
         if (count < 0 && errno == EINTR) {
             continue;
         }
         SPILLWAY_EXPECTS(count >= 0, "cannot write CSV file '" << path_ << "': " << std::strerror(errno), IoError);
         written += static_cast<std::size_t>(count);
     }
-    buffer_.clear();
 }
 
 void CsvWriter::close() {

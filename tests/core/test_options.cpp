@@ -127,6 +127,20 @@ TEST(Options, ErrorsNameTheOptionAndWhereItsValueCameFrom) {
     );
 }
 
+TEST(Options, ReadsRealNumbersWithinTheirRange) {
+    Options options;
+    EXPECT_EQ(options.get_double("scale", 1.5, 0, 10), 1.5);
+    options.set("scale", " 0.25 ");
+    EXPECT_EQ(options.get_double("scale", 1.5, 0, 10), 0.25);
+    options.set("scale", "11");
+    EXPECT_THROW_WITH(options.get_double("scale", 1, 0, 10), InvalidArgument,
+                      "option 'scale': invalid value '11': expected a number from 0 to 10");
+    options.set("scale", "1x");
+    EXPECT_THROW_WITH(options.get_double("scale", 1, 0, 10), InvalidArgument, "invalid value '1x'");
+    options.set("scale", "inf");
+    EXPECT_THROW_WITH(options.get_double("scale", 1, 0, 10), InvalidArgument, "invalid value 'inf'");
+}
+
 TEST(Options, ChoicesAreCaseInsensitive) {
     Options options;
     options.set("codec", "ZSTD");

@@ -92,3 +92,23 @@ TEST(Trace, ReportsAFileThatCannotBeWritten) {
     trace::stop();
     EXPECT_THROW_WITH(trace::write(not_a_directory / "trace.json"), IoError, "cannot open trace file");
 }
+
+TEST(Trace, RecordsAnIntervalGivenItsEndsOnlyWhileRecording) {
+    test::TemporaryDirectory directory;
+    auto const start = std::chrono::steady_clock::now();
+    trace::stop();
+    trace::record("item", "before", start, start + std::chrono::milliseconds(1));
+    trace::start();
+    trace::record("item", "block", start + std::chrono::milliseconds(2), start + std::chrono::milliseconds(5), 64, 3);
+    trace::stop();
+    trace::record("item", "after", start, start + std::chrono::milliseconds(1));
+    auto const path = directory.path() / "trace.json";
+    trace::write(path);
+
+    auto const events = read_json(path).at("traceEvents");
+    ASSERT_EQ(events.size(), 1u);
+    EXPECT_EQ(events[0].at("name"), "block");
+    EXPECT_EQ(events[0].at("dur"), 3000);
+    EXPECT_EQ(events[0].at("args").at("bytes"), 64);
+    EXPECT_EQ(events[0].at("args").at("id"), 3);
+}

@@ -84,6 +84,26 @@ TEST(CsvWriter, WritesTheHeaderTablesAndRawRowsToAFile) {
     EXPECT_THROW_WITH(writer.write_rows("x\n"), InvalidArgument, "closed CSV file");
 }
 
+TEST(CsvWriter, KeepsRowsInOrderWhetherTheyAreBufferedOrWrittenStraightThrough) {
+    spillway::test::TemporaryDirectory directory;
+    auto const path = directory.path() / "out.csv";
+    CsvWriter writer(path, CsvOptions::tbl(), sample().schema(), 8);
+    std::string expected;
+    for (std::string const rows : {"1|\n", "22|\n", "long row|\n", "3|\n", "x|\ny|\nz|\n", "4|\n"}) {
+        writer.write_rows(rows);
+        expected += rows;
+    }
+    writer.close();
+    EXPECT_EQ(contents(path), expected);
+    EXPECT_EQ(writer.bytes_written(), expected.size());
+}
+
+TEST(CsvWriter, RefusesABufferOfNoBytes) {
+    spillway::test::TemporaryDirectory directory;
+    EXPECT_THROW_WITH(CsvWriter(directory.path() / "out.csv", CsvOptions(), Schema(), 0), InvalidArgument,
+                      "buffer of at least 1 byte");
+}
+
 TEST(CsvWriter, ACreateFailureIsAnIoErrorNamingThePath) {
     spillway::test::TemporaryDirectory directory;
     auto const regular_file = directory.path() / "file";

@@ -116,6 +116,9 @@ class Options {
     [[nodiscard]] std::int64_t get_int(
         std::string_view name, std::int64_t fallback, std::int64_t min, std::int64_t max
     ) const;
+    /// `name` parsed as a finite real number in [`min`, `max`], or `fallback`.
+    /// @throws InvalidArgument naming the option if it is not such a number.
+    [[nodiscard]] double get_double(std::string_view name, double fallback, double min, double max) const;
     /// `name` parsed as a byte count (see `parse_bytes`), or `fallback`.
     [[nodiscard]] std::uint64_t get_bytes(std::string_view name, std::uint64_t fallback) const;
     /// `name` parsed as a byte count or percentage (see `parse_size`), or `fallback`.

@@ -46,6 +46,17 @@ struct Counts {
 /// How many events were kept and dropped since the last `start`. Thread-safe.
 Counts counts();
 
+/// Records one complete event ("ph": "X") in `category` named `name` on the
+/// calling thread, from `start` to `end`, with a byte count (0: none) and an
+/// identifier (`UINT64_MAX`: none). For intervals whose ends are seen by
+/// separate callbacks (a `seq_join` observer, say); `Span` is the scoped form.
+/// Does nothing if recording is off. Requires: `category` and `name` point to
+/// storage that outlives the recording (string literals in practice).
+/// Thread-safe.
+void record(char const* category, char const* name, std::chrono::steady_clock::time_point start,
+            std::chrono::steady_clock::time_point end, std::uint64_t bytes = 0,
+            std::uint64_t id = UINT64_MAX);
+
 /// One complete event ("ph": "X"): a named interval on the calling thread,
 /// from construction to destruction. Does nothing if recording is off when
 /// it is constructed.

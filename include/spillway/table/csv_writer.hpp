@@ -2,6 +2,7 @@
 /// @file
 /// Writes tables as CSV.
 
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <string>
@@ -28,18 +29,25 @@ void append_csv_rows(Table const& table, CsvOptions const& options, std::string&
 /// @throws InvalidArgument as `append_csv_rows` does for a name.
 void append_csv_header(Schema const& schema, CsvOptions const& options, std::string& out);
 
-/// Writes CSV to a file through a 1 MiB buffer: the header (if the options
-/// say so) when opened, then tables or rows already formatted.
+/// Writes CSV to a file through a buffer (1 MiB unless told otherwise): the
+/// header (if the options say so) when opened, then tables or rows already
+/// formatted. Rows already formatted never grow the buffer past its size: a
+/// run of rows at least that large is written straight from the caller's
+/// memory.
 ///
 /// Thread safety: externally synchronized. Neither copyable nor movable (it
 /// owns an open file); hold it in a `std::unique_ptr` to move it.
 class CsvWriter {
   public:
+    /// The size of the buffer unless the constructor is told otherwise.
+    static constexpr std::size_t default_buffer_bytes = std::size_t{1} << 20;
+
     /// Creates or truncates `path` and, if `options.header`, writes the
-    /// header of `schema`.
+    /// header of `schema`. Buffers up to `buffer_bytes` before writing.
     /// @throws IoError naming the path if it cannot be created.
-    /// @throws InvalidArgument if the options are invalid.
-    CsvWriter(std::filesystem::path path, CsvOptions options, Schema const& schema);
+    /// @throws InvalidArgument if the options are invalid or `buffer_bytes` is 0.
+    CsvWriter(std::filesystem::path path, CsvOptions options, Schema const& schema,
+              std::size_t buffer_bytes = default_buffer_bytes);
     CsvWriter(CsvWriter const&) = delete;
     CsvWriter& operator=(CsvWriter const&) = delete;
     /// Closes the file if `close` was not called; errors are then lost, so
@@ -65,11 +73,14 @@ class CsvWriter {
     [[nodiscard]] std::uint64_t bytes_written() const noexcept { return bytes_written_; }
 
   private:
-    /// Writes the buffer to the file.
+    /// Writes the buffer to the file and empties it.
     void flush();
+    /// Writes `bytes` to the file.
+    void write_all(std::string_view bytes);
 
     std::string path_;
     CsvOptions options_;
+    std::size_t buffer_bytes_;  ///< flush once the buffer holds this many bytes
     int descriptor_ = -1;  ///< -1 once closed
     std::string buffer_;   ///< formatted bytes not yet written
     std::uint64_t bytes_written_ = 0;

@@ -1,0 +1,180 @@
+#include "command_line.hpp"
+
+#include <limits>
+
+#include <spillway/core/error.hpp>
+
+namespace spillway::cli {
+namespace {
+
+constexpr char const* description =
+    "spillway: memory-bounded, verified shuffles and repartitions of data larger than memory.";
+
+constexpr char const* footer = R"(
+Every option flag also reads the SPILLWAY_* environment variable shown with
+it; the flag wins. Sizes take units: 512MiB, 2GiB, 1.5G (powers of 1024),
+3GB (powers of 1000); --memory-limit also takes a percentage of RAM, 25%.
+docs/configuration.md lists every option.
+
+Exit codes:
+  0  success: the job ran and its output was verified
+  1  failure while running: I/O error, memory limit not met, malformed input
+     found on the way, a failed rank
+  2  usage error, found before any work starts: bad flag or value, missing
+     input, key that is not a column, unwritable directory, memory limit too
+     small to make progress (the message names the minimum)
+  3  the job ran but its output failed verification)";
+
+/// Adds `--threads` and `--window` (with `window_help`).
+void add_execution_flags(CLI::App& command, OptionFlags& flags, std::string const& window_help) {
+    flags.add(command, "--threads", "threads", "N", "worker threads; 0 = one per hardware thread (default 0)",
+              integer_value(0, 4096));
+    flags.add(command, "--window", "window", "N", window_help, integer_value(1, 1 << 20));
+}
+
+/// Adds `--memory-limit`, whose default is `limit_default`.
+void add_memory_limit_flag(CLI::App& command, OptionFlags& flags, std::string const& limit_default) {
+    flags.add(command, "--memory-limit", "memory_limit_host", "SIZE",
+              "memory the job may use, e.g. 1GiB or 25% (default " + limit_default
+                  + "); too small a limit fails at once, naming the least that works",
+              size_or_percent_value());
+}
+
+/// Adds `--spill-dir` and `--codec`.
+void add_spill_flags(CLI::App& command, OptionFlags& flags) {
+    flags.add(command, "--spill-dir", "spill_directory", "DIR",
+              "where spilled data goes, in a directory of this process's own (default $TMPDIR, else /tmp)",
+              any_value());
+    flags.add(command, "--codec", "spill_codec", "NAME", "compression of spilled data: none, lz4 or zstd (default none)",
+              choice_value({"none", "lz4", "zstd"}));
+}
+
+/// Adds the flags of the TPC-H generator.
+void add_generator_flags(CLI::App& command, OptionFlags& flags, std::string const& scale_default) {
+    flags.add(command, "--scale", "scale", "FACTOR",
+              "TPC-H scale factor: 1 is 6 million line items, about 820 MB in memory and 740 MB as CSV (default "
+                  + scale_default + ")",
+              number_value(0, std::numeric_limits<double>::max()));
+    flags.add(command, "--seed", "seed", "N", "seed of the generated data (default 0)",
+              integer_value(0, INT64_MAX));
+}
+
+/// Adds the flags that set the CSV dialect.
+void add_csv_flags(CLI::App& command, OptionFlags& flags) {
+    flags.add(command, "--delimiter", "csv_delimiter", "CHAR",
+              "field separator, or 'tab' (default ',' and '|' for .tbl files)", any_value());
+    flags.add(command, "--quote", "csv_quote", "CHAR", "quote character, or 'none' (default '\"', none for .tbl)",
+              any_value());
+    flags.add(command, "--header", "csv_header", "BOOL",
+              "whether the first row names the columns (default true, false for .tbl)", bool_value());
+}
+
+}  // namespace
+
+CommandLine::CommandLine() : app_(description, "spillway") {
+    app_.require_subcommand(1, 1);
+    app_.footer(footer);
+
+    shuffle_command_ = app_.add_subcommand(
+        "shuffle",
+        "Generate TPC-H lineitem rows on every rank, shuffle them by l_orderkey between the ranks under a memory "
+        "limit (spilling to disk), and verify what every rank received. With no flags: 4 in-process ranks, about "
+        "1 GiB of data, a 512 MiB limit.");
+    flags_.add(*shuffle_command_, "--ranks", "ranks", "N",
+               "in-process ranks (default 4); with --comm mpi, the number of MPI processes, which is the default",
+               integer_value(1, 4096));
+    flags_.add(*shuffle_command_, "--comm", "comm", "NAME",
+               "local: ranks are threads of this process; mpi: ranks are the processes of `mpirun -np N spillway "
+               "shuffle --comm mpi` (default local)",
+               choice_value({"local", "mpi"}));
+    flags_.add(*shuffle_command_, "--partitions", "partitions", "P", "partitions to shuffle into (default 4 per rank)",
+               integer_value(1, std::int64_t{1} << 24));
+    add_generator_flags(*shuffle_command_, flags_, "1.3, about 1 GiB");
+    add_memory_limit_flag(*shuffle_command_, flags_, "512MiB for the process, shared by its ranks");
+    add_spill_flags(*shuffle_command_, flags_);
+    add_execution_flags(*shuffle_command_, flags_,
+                        "generated and received chunks in flight per rank (default 2 per thread, shared by the "
+                        "ranks)");
+    add_output_flags(*shuffle_command_);
+
+    generate_command_ = app_.add_subcommand(
+        "generate", "Write a TPC-H-like table as CSV (.tbl files: TPC-H's '|' format), in parallel, deterministic.");
+    generate_command_->add_option("--table", generate_.table, "lineitem or orders (default lineitem)")
+        ->type_name("NAME")
+        ->check(CLI::IsMember({"lineitem", "orders"}));
+    generate_.table = "lineitem";
+    generate_command_->add_option("--output,-o", generate_.output, "the file to write")->type_name("FILE")->required();
+    add_generator_flags(*generate_command_, flags_, "1");
+    add_execution_flags(*generate_command_, flags_, "chunks of about 4 MiB in flight (default 4 per thread)");
+    add_csv_flags(*generate_command_, flags_);
+    add_output_flags(*generate_command_);
+
+    partition_command_ = app_.add_subcommand(
+        "partition",
+        "Repartition CSV files (or TPC-H .tbl) by the hash of key columns into one file per partition, under a "
+        "memory limit, copying rows verbatim; then read the files back to verify them.");
+    partition_command_->add_option("--input,-i", partition_.inputs, "CSV files to read, in order (comma-separated "
+                                                                     "or repeated)")
+        ->type_name("FILES")
+        ->delimiter(',')
+        ->required();
+    partition_command_
+        ->add_option("--key,-k", partition_.keys,
+                     "key columns, by name or number from 0 (comma-separated); rows with equal keys share a file")
+        ->type_name("COLS")
+        ->delimiter(',')
+        ->required();
+    partition_command_->add_option("--output,-o", partition_.output,
+                                   "directory for the files part-00000.csv, ...; made if missing, must be empty")
+        ->type_name("DIR")
+        ->required();
+    flags_.add(*partition_command_, "--partitions", "partitions", "P", "number of partition files (default 64)",
+               integer_value(1, std::int64_t{1} << 24));
+    add_memory_limit_flag(*partition_command_, flags_, "80% of RAM");
+    add_execution_flags(*partition_command_, flags_,
+                        "blocks in flight (default: as many as fit the memory limit, up to 4 per thread)");
+    flags_.add(*partition_command_, "--block-size", "csv_chunk_bytes", "SIZE",
+               "bytes read at a time; no row may be longer (default 16MiB)", size_value());
+    add_csv_flags(*partition_command_, flags_);
+    add_output_flags(*partition_command_);
+}
+
+void CommandLine::add_output_flags(CLI::App& command) {
+    command.add_flag("--json", output_.json,
+                     "print the summary as one JSON object on stdout; \"verified\": true only if verification passed");
+    command.add_flag("--quiet,-q", output_.quiet, "print no progress (and no summary unless --json)");
+    command.add_option("--trace", output_.trace,
+                       "write Chrome trace-event JSON (spills, sends, receives, work items) to FILE; open it in "
+                       "ui.perfetto.dev")
+        ->type_name("FILE");
+}
+
+std::optional<ExitCode> CommandLine::parse(int argc, char const* const* argv, std::ostream& out, std::ostream& err) {
+    try {
+        app_.parse(argc, argv);
+        return std::nullopt;
+    } catch (CLI::ParseError const& error) {
+        bool const help = error.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success);
+        app_.exit(error, out, err);
+        return help ? ExitCode::success : ExitCode::usage;
+    }
+}
+
+Options CommandLine::options() const {
+    auto options = Options::from_environment();
+    flags_.apply(options);
+    return options;
+}
+
+std::unique_ptr<Job> CommandLine::make_job(Options const& options) const {
+    if (shuffle_command_->parsed()) {
+        return std::make_unique<ShuffleJob>(options);
+    }
+    if (partition_command_->parsed()) {
+        return std::make_unique<PartitionJob>(partition_, options);
+    }
+    SPILLWAY_ASSERT(generate_command_->parsed(), "CLI11 requires one command");
+    return std::make_unique<GenerateJob>(generate_, options);
+}
+
+}  // namespace spillway::cli

@@ -1,0 +1,73 @@
+#pragma once
+/// @file
+/// The command line of the `spillway` tool: its commands, flags and help.
+
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <ostream>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include <spillway/core/options.hpp>
+
+#include "exit_code.hpp"
+#include "generate_job.hpp"
+#include "job.hpp"
+#include "option_flags.hpp"
+#include "partition_job.hpp"
+#include "shuffle_job.hpp"
+
+namespace spillway::cli {
+
+/// The flags that shape what is printed rather than the job.
+struct OutputFlags {
+    bool json = false;            ///< `--json`: the summary as one JSON object on stdout
+    bool quiet = false;           ///< `--quiet`: no progress, and no summary unless `--json`
+    std::filesystem::path trace;  ///< `--trace FILE`: Chrome trace-event JSON written here
+};
+
+/// Parses the command line and makes the job it asks for.
+///
+/// Thread safety: externally synchronized. Neither copyable nor movable (the
+/// CLI11 app refers into it).
+class CommandLine {
+  public:
+    /// The commands and their flags; `spillway --help` describes them all.
+    CommandLine();
+    CommandLine(CommandLine const&) = delete;
+    CommandLine& operator=(CommandLine const&) = delete;
+
+    /// Parses `argv`. Returns the exit code when parsing ends the program:
+    /// `success` after printing help to `out`, `usage` after printing what is
+    /// wrong to `err`. Returns nothing when a job is to run.
+    [[nodiscard]] std::optional<ExitCode> parse(int argc, char const* const* argv, std::ostream& out,
+                                                std::ostream& err);
+
+    /// The `SPILLWAY_*` environment, with the option flags given on the
+    /// command line above it.
+    [[nodiscard]] Options options() const;
+
+    /// The output flags given.
+    [[nodiscard]] OutputFlags const& output() const noexcept { return output_; }
+
+    /// The job of the command given, configured by `options`.
+    /// @throws as the job's constructor does (a usage error).
+    [[nodiscard]] std::unique_ptr<Job> make_job(Options const& options) const;
+
+  private:
+    /// Adds `--json`, `--quiet` and `--trace` to `command`.
+    void add_output_flags(CLI::App& command);
+
+    CLI::App app_;
+    OptionFlags flags_;
+    OutputFlags output_;
+    PartitionArguments partition_;
+    GenerateArguments generate_;
+    CLI::App* partition_command_ = nullptr;  ///< owned by app_
+    CLI::App* generate_command_ = nullptr;   ///< owned by app_
+    CLI::App* shuffle_command_ = nullptr;    ///< owned by app_
+};
+
+}  // namespace spillway::cli

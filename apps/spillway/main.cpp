@@ -1,0 +1,28 @@
+// spillway: the command-line tool. `spillway --help` describes its commands,
+// flags and exit codes; docs/configuration.md lists its options.
+
+#include <exception>
+#include <iostream>
+#include <optional>
+
+#include "command_line.hpp"
+#include "processes.hpp"
+#include "run_job.hpp"
+
+int main(int argc, char** argv) {
+    using namespace spillway::cli;
+    CommandLine command_line;
+    if (auto const code = command_line.parse(argc, argv, std::cout, std::cerr)) {
+        return to_int(*code);
+    }
+    auto const options = command_line.options();
+    std::optional<Processes> processes;
+    try {
+        processes.emplace(options, &argc, &argv);
+    } catch (std::exception const& error) {
+        std::cerr << "spillway: " << error.what() << "\n";
+        return to_int(ExitCode::usage);
+    }
+    auto const make_job = [&] { return command_line.make_job(options); };
+    return to_int(run_job(make_job, command_line.output(), *processes, std::cout, std::cerr));
+}

@@ -1,0 +1,76 @@
+#include "option_flags.hpp"
+
+#include <algorithm>
+#include <sstream>
+
+#include <spillway/core/error.hpp>
+
+namespace spillway::cli {
+
+ValueCheck size_value() {
+    return [](std::string const& value) { static_cast<void>(parse_bytes(value, "the value")); };
+}
+
+ValueCheck size_or_percent_value() {
+    return [](std::string const& value) { static_cast<void>(parse_size(value, "the value")); };
+}
+
+ValueCheck integer_value(std::int64_t min, std::int64_t max) {
+    return [min, max](std::string const& value) {
+        // Options::get_int is the parser the readers use.
+        static_cast<void>(Options().set("value", value).get_int("value", 0, min, max));
+    };
+}
+
+ValueCheck number_value(double min, double max) {
+    return [min, max](std::string const& value) {
+        static_cast<void>(Options().set("value", value).get_double("value", 0, min, max));
+    };
+}
+
+ValueCheck choice_value(std::vector<std::string> choices) {
+    return [choices = std::move(choices)](std::string const& value) {
+        if (std::find(choices.begin(), choices.end(), value) != choices.end()) {
+            return;
+        }
+        std::ostringstream list;
+        for (auto const& choice : choices) {
+            list << (&choice == &choices.front() ? "" : ", ") << choice;
+        }
+        SPILLWAY_FAIL("invalid value '" << value << "': expected one of " << list.str(), InvalidArgument);
+    };
+}
+
+ValueCheck bool_value() {
+    return [](std::string const& value) { static_cast<void>(parse_bool(value, "the value")); };
+}
+
+ValueCheck any_value() {
+    return [](std::string const&) {};
+}
+
+void OptionFlags::add(CLI::App& command, std::string const& flag, std::string const& option,
+                      std::string const& value_name, std::string const& help, ValueCheck check) {
+    auto& bound = bound_.emplace_back(Bound{option, {}, nullptr});
+    auto const validator = [check = std::move(check)](std::string& value) -> std::string {
+        try {
+            check(value);
+            return {};
+        } catch (Error const& error) {
+            return error.what();
+        }
+    };
+    bound.flag = command.add_option(flag, bound.value, help + " [" + Options::environment_variable(option) + "]")
+                     ->type_name(value_name)
+                     ->check(CLI::Validator(validator, ""));
+}
+
+void OptionFlags::apply(Options& options) const {
+    for (auto const& bound : bound_) {
+        if (bound.flag->count() > 0) {
+            options.set(bound.option, bound.value, OptionSource::command_line);
+        }
+    }
+}
+
+}  // namespace spillway::cli

@@ -1,0 +1,61 @@
+#include "partition_check.hpp"
+
+#include <numeric>
+#include <sstream>
+
+#include <spillway/exec/seq_join.hpp>
+#include <spillway/table/hash_partition.hpp>
+
+namespace spillway::cli {
+namespace {
+
+/// What one block of a partition file held.
+struct BlockCheck {
+    table::TableChecksum checksum;
+    std::uint64_t misplaced_rows = 0;
+    std::string first_misplaced;
+    std::size_t bytes = 0;
+};
+
+}  // namespace
+
+PartitionCheck check_partition_files(std::vector<std::filesystem::path> const& files, CsvInput const& input,
+                                     exec::Executor& executor, std::size_t window, exec::SeqJoinOptions join_options,
+                                     Progress& progress) {
+    auto const partitions = static_cast<std::uint32_t>(files.size());
+    std::vector<std::size_t> key_positions(input.keys.size());
+    std::iota(key_positions.begin(), key_positions.end(), std::size_t{0});
+    auto const check_block = [&](FileBlock file_block, std::stop_token const&) {
+        auto const rows = file_block.block.parse_columns(input.keys);
+        auto const partition_of_row = table::partition_rows(rows.columns, key_positions, partitions);
+        BlockCheck check{rows.checksum(), 0, {}, file_block.block.text().size()};
+        for (std::size_t row = 0; row < partition_of_row.size(); ++row) {
+            if (partition_of_row[row] == file_block.file) {
+                continue;
+            }
+            if (check.misplaced_rows++ == 0) {
+                std::ostringstream where;
+                where << files[file_block.file].string() << " near line " << file_block.block.first_line() + row
+                      << ": a row whose key hashes to partition " << partition_of_row[row] << ", not "
+                      << file_block.file;
+                check.first_misplaced = where.str();
+            }
+        }
+        return check;
+    };
+
+    PartitionCheck result;
+    auto join = exec::seq_join(executor, window, CsvBlockSource(files, input.options, input.schema), check_block,
+                               std::move(join_options));
+    for (auto& check : join) {
+        result.checksum += check.checksum;
+        if (result.misplaced_rows == 0) {
+            result.first_misplaced = std::move(check.first_misplaced);
+        }
+        result.misplaced_rows += check.misplaced_rows;
+        progress.advance(check.bytes);
+    }
+    return result;
+}
+
+}  // namespace spillway::cli

@@ -1,0 +1,43 @@
+#pragma once
+/// @file
+/// Verifies the files of a repartition by reading them back.
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <spillway/exec/executor.hpp>
+#include <spillway/exec/seq_join_options.hpp>
+#include <spillway/table/table_checksum.hpp>
+
+#include "csv_input.hpp"
+#include "progress.hpp"
+
+namespace spillway::cli {
+
+/// What reading back the files of a repartition found.
+struct PartitionCheck {
+    /// The checksum of every row read back (`table::CsvRows::checksum`), to
+    /// compare with the input's.
+    table::TableChecksum checksum;
+    /// Rows whose key hashes to a partition other than their file's.
+    std::uint64_t misplaced_rows = 0;
+    /// Where the first misplaced row is, for people; empty if there is none.
+    std::string first_misplaced;
+};
+
+/// Reads back `files[p]`, the file of partition `p` of `files.size()`, with
+/// the dialect, schema and keys of `input`, on `executor` with `window`
+/// blocks in flight and `join_options` (a tracer's observer, say). Checks
+/// that the keys of every row hash to its file's partition, and sums the
+/// checksum of every row. Advances `progress` by the bytes of each block.
+/// Requires: `files` is not empty and holds fewer than 2^32 files.
+/// @throws IoError / CorruptData naming the file if one cannot be read.
+[[nodiscard]] PartitionCheck check_partition_files(std::vector<std::filesystem::path> const& files,
+                                                   CsvInput const& input, exec::Executor& executor,
+                                                   std::size_t window, exec::SeqJoinOptions join_options,
+                                                   Progress& progress);
+
+}  // namespace spillway::cli

@@ -1,0 +1,167 @@
+#include "partition_job.hpp"
+
+#include <sys/resource.h>
+
+#include <chrono>
+#include <cstdio>
+#include <numeric>
+
+#include <spillway/core/error.hpp>
+#include <spillway/exec/seq_join.hpp>
+#include <spillway/memory/memory_config.hpp>
+#include <spillway/memory/system_memory.hpp>
+#include <spillway/table/hash_partition.hpp>
+
+#include "partition_check.hpp"
+#include "seq_join_tracer.hpp"
+
+namespace spillway::cli {
+namespace {
+
+/// Descriptors the process needs besides the partition files: the standard
+/// streams, the input, libraries, the spill directory, a margin.
+constexpr std::uint64_t other_descriptors = 64;
+
+/// The name of partition `partition`'s file.
+std::filesystem::path partition_file(std::filesystem::path const& directory, std::uint32_t partition,
+                                     std::filesystem::path const& extension) {
+    char name[32];
+    std::snprintf(name, sizeof name, "part-%05u", partition);
+    return directory / (name + extension.string());
+}
+
+/// Makes `directory` if it is missing.
+/// @throws InvalidArgument if it cannot be made or is not empty.
+void prepare_output_directory(std::filesystem::path const& directory) {
+    std::error_code error;
+    std::filesystem::create_directories(directory, error);
+    SPILLWAY_EXPECTS(!error, "cannot create the output directory '" << directory.string() << "': " << error.message()
+                                 << "; give --output a writable path", InvalidArgument);
+    SPILLWAY_EXPECTS(std::filesystem::is_empty(directory),
+                     "the output directory '" << directory.string()
+                                              << "' is not empty; give --output a new or empty directory",
+                     InvalidArgument);
+}
+
+/// @throws InvalidArgument if `partitions` files cannot be open at once.
+void check_open_file_limit(std::uint32_t partitions) {
+    rlimit limit{};
+    if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) {
+        return;
+    }
+    SPILLWAY_EXPECTS(partitions + other_descriptors <= limit.rlim_cur,
+                     "--partitions " << partitions << " keeps " << partitions << " files open, but this process may "
+                                     << "open only " << limit.rlim_cur << " (ulimit -n); lower --partitions to at most "
+                                     << (limit.rlim_cur > other_descriptors ? limit.rlim_cur - other_descriptors : 0)
+                                     << " or raise the limit",
+                     InvalidArgument);
+}
+
+/// One input block split by partition.
+struct SplitBlock {
+    std::vector<std::string> pieces;  ///< the rows of partition p, verbatim, by p
+    table::TableChecksum checksum;
+    std::size_t bytes = 0;
+};
+
+}  // namespace
+
+PartitionJob::PartitionJob(PartitionArguments arguments, Options const& options)
+    : input_(CsvInput::open(std::move(arguments.inputs), arguments.keys, options)),
+      output_(std::move(arguments.output)),
+      key_names_(std::move(arguments.keys)),
+      partitions_(static_cast<std::uint32_t>(options.get_int("partitions", 64, 1, std::int64_t{1} << 24))),
+      pool_(exec::ThreadPool::Config::from_options(options)) {
+    SPILLWAY_EXPECTS(options.get_int("ranks", 1, 1, 4096) == 1 && options.get_string("comm", "local") == "local",
+                     "spillway partition runs on one local rank; leave out --ranks and --comm", InvalidArgument);
+    auto const limit = memory::MemoryConfig::from_options(options).host_limit.resolve(memory::host_memory_capacity());
+    auto const window = options.find("window") ? std::optional<std::size_t>(options.get_int("window", 1, 1, 1 << 20))
+                                               : std::nullopt;
+    plan_ = PartitionPlan::make(limit, input_.options.chunk_bytes, pool_.concurrency(), partitions_, window);
+    check_open_file_limit(partitions_);
+    prepare_output_directory(output_);
+    auto const extension = input_.files.front().has_extension() ? input_.files.front().extension()
+                                                                 : std::filesystem::path(".csv");
+    for (std::uint32_t partition = 0; partition < partitions_; ++partition) {
+        output_files_.push_back(partition_file(output_, partition, extension));
+        writers_.push_back(std::make_unique<table::CsvWriter>(output_files_.back(), input_.options, input_.schema,
+                                                              plan_.write_buffer_bytes));
+    }
+}
+
+RunSummary PartitionJob::run(Progress& progress) {
+    using Clock = std::chrono::steady_clock;
+    auto const started = Clock::now();
+    std::vector<std::size_t> key_positions(input_.keys.size());
+    std::iota(key_positions.begin(), key_positions.end(), std::size_t{0});
+    auto const split_block = [&](FileBlock file_block, std::stop_token const&) {
+        auto const rows = file_block.block.parse_columns(input_.keys);
+        auto const partition_of_row = table::partition_rows(rows.columns, key_positions, partitions_);
+        return SplitBlock{rows.split(partition_of_row, partitions_), rows.checksum(), file_block.block.text().size()};
+    };
+
+    table::TableChecksum input_checksum;
+    progress.start("partition", input_.bytes, Progress::Unit::bytes);
+    {
+        SeqJoinTracer tracer("split block", plan_.window);
+        auto join = exec::seq_join(pool_, plan_.window, CsvBlockSource(input_.files, input_.options, input_.schema),
+                                   split_block, tracer.observe({}));
+        for (auto& block : join) {
+            for (std::uint32_t partition = 0; partition < partitions_; ++partition) {
+                writers_[partition]->write_rows(block.pieces[partition]);
+            }
+            input_checksum += block.checksum;
+            progress.advance(block.bytes);
+        }
+    }
+    std::uint64_t output_bytes = 0;
+    for (auto& writer : writers_) {
+        writer->close();
+        output_bytes += writer->bytes_written();
+    }
+    writers_.clear();
+    progress.finish();
+    auto const partitioned = Clock::now();
+
+    progress.start("verify", output_bytes, Progress::Unit::bytes);
+    SeqJoinTracer tracer("check block", plan_.window);
+    auto const check = check_partition_files(output_files_, input_, pool_, plan_.window, tracer.observe({}), progress);
+    progress.finish();
+    auto const finished = Clock::now();
+
+    RunSummary summary;
+    summary.command = "partition";
+    summary.settings["inputs"] = input_.files.size();
+    summary.settings["keys"] = key_names_;
+    summary.settings["partitions"] = partitions_;
+    summary.settings["output"] = output_.string();
+    summary.settings["threads"] = pool_.concurrency();
+    summary.settings["window"] = plan_.window;
+    summary.settings["block_size"] = format_bytes(plan_.block_bytes);
+    summary.settings["memory_limit"] = format_bytes(plan_.limit);
+    summary.settings["memory_bound"] = format_bytes(plan_.bound());
+    summary.rows = input_checksum.rows;
+    summary.bytes = input_.bytes;
+    summary.seconds = std::chrono::duration<double>(finished - started).count();
+    summary.phases = {{"partition", std::chrono::duration<double>(partitioned - started).count()},
+                      {"verify", std::chrono::duration<double>(finished - partitioned).count()}};
+    summary.peak_resident_bytes = peak_resident_bytes();
+    bool const placed = check.misplaced_rows == 0;
+    bool const complete = check.checksum == input_checksum;
+    summary.verified = placed && complete;
+    if (placed) {
+        summary.verification.push_back("every row is in the file of its key's partition");
+    } else {
+        summary.verification.push_back(std::to_string(check.misplaced_rows) + " rows are in the wrong file; first: "
+                                       + check.first_misplaced);
+    }
+    if (complete) {
+        summary.verification.push_back("rows and checksum equal the input's: " + input_checksum.to_string());
+    } else {
+        summary.verification.push_back("rows and checksum differ: input " + input_checksum.to_string() + ", output "
+                                       + check.checksum.to_string());
+    }
+    return summary;
+}
+
+}  // namespace spillway::cli

@@ -1,0 +1,68 @@
+#pragma once
+/// @file
+/// `spillway partition`: an out-of-core repartition of CSV files into one
+/// file per hash partition of a key, verified.
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <spillway/core/options.hpp>
+#include <spillway/exec/thread_pool.hpp>
+#include <spillway/table/csv_writer.hpp>
+
+#include "csv_input.hpp"
+#include "job.hpp"
+#include "partition_plan.hpp"
+
+namespace spillway::cli {
+
+/// What `spillway partition` is asked to do.
+struct PartitionArguments {
+    std::vector<std::filesystem::path> inputs;
+    std::vector<std::string> keys;  ///< column names or numbers
+    std::filesystem::path output;   ///< a directory, made if missing, that must be empty
+};
+
+/// Splits the rows of CSV files into `partitions` files by the hash of their
+/// key columns (`table::partition_index` of the key's row hash), copying each
+/// row verbatim and keeping the input order within each file, then reads the
+/// files back to verify them: every row is in the file of its partition, and
+/// the row count and checksum of the rows (`table::CsvRows::checksum`) equal
+/// the input's.
+///
+/// Blocks of whole rows stream through a `seq_join`: worker threads parse
+/// only the key columns, hash them and split the block's rows by partition;
+/// the calling thread appends each block's pieces to the partition files in
+/// input order. Memory stays within the limit as `PartitionPlan` describes.
+/// Output files are `part-NNNNN<ext>` (the first input's extension), with the
+/// input's header if it has one.
+///
+/// Options read: `partitions`, `threads`, `window`, `memory_limit_host`,
+/// the `csv_*` options; the option `ranks` must be 1.
+class PartitionJob final : public Job {
+  public:
+    /// Checks the arguments and options, opens the inputs, creates the output
+    /// directory and files, and plans the memory.
+    /// @throws InvalidArgument, IoError or CorruptData naming what is wrong
+    ///         (see `CsvInput::open` and `PartitionPlan::make`); if the output
+    ///         directory is not empty or cannot be made; if the partition
+    ///         files would exceed the limit on open files.
+    PartitionJob(PartitionArguments arguments, Options const& options);
+
+    [[nodiscard]] RunSummary run(Progress& progress) override;
+
+  private:
+    CsvInput input_;
+    std::filesystem::path output_;
+    std::vector<std::string> key_names_;
+    std::uint32_t partitions_;
+    PartitionPlan plan_;
+    std::vector<std::filesystem::path> output_files_;                ///< by partition
+    std::vector<std::unique_ptr<table::CsvWriter>> writers_;         ///< by partition
+    exec::ThreadPool pool_;
+};
+
+}  // namespace spillway::cli

@@ -1,0 +1,65 @@
+#pragma once
+/// @file
+/// How `spillway partition` divides its memory limit, and the smallest limit
+/// it can work in.
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+
+namespace spillway::cli {
+
+/// The memory of a repartition of CSV files, which holds:
+/// - the reader's buffer: one block;
+/// - each block in the window: its text while it waits for a thread; while a
+///   thread works on it, its text, its parsed keys and row offsets (at most
+///   one block's size for rows of 24 bytes or more) and its rows split by
+///   partition (one block); once done, only the split rows (one block);
+/// - the split rows of the block being written (one block), which has left
+///   the window;
+/// - one write buffer per partition file;
+/// - a fixed allowance for the program, its libraries and thread stacks.
+///
+/// So with `w` blocks in flight on `t` threads it needs at most
+/// `fixed + block * (2 + w + 2 * min(t, w)) + partitions * write_buffer`.
+/// The window should hold at least one block per thread, or a thread would
+/// idle; unless told the window, the plan takes the largest one up to
+/// `4 * threads` that fits.
+///
+/// Thread safety: a plain value.
+struct PartitionPlan {
+    /// What the program and everything not counted above take.
+    static constexpr std::uint64_t fixed_bytes = std::uint64_t{32} << 20;
+    /// The write buffer of each partition file, before the limit shrinks it.
+    static constexpr std::size_t largest_write_buffer = std::size_t{1} << 20;
+    /// The least a write buffer is shrunk to.
+    static constexpr std::size_t smallest_write_buffer = std::size_t{64} << 10;
+
+    std::uint64_t limit = 0;
+    std::uint64_t block_bytes = 0;
+    std::size_t threads = 0;
+    std::uint32_t partitions = 0;
+    std::size_t write_buffer_bytes = 0;  ///< per partition file: a quarter of the limit, within the bounds above
+    std::size_t window = 0;              ///< blocks in flight
+
+    /// The most memory the plan uses.
+    [[nodiscard]] std::uint64_t bound() const noexcept;
+
+    /// The plan for `limit` bytes, blocks of `block_bytes`, `threads` threads
+    /// and `partitions` partitions; with the window `window` if given.
+    /// @throws InvalidArgument naming the smallest limit that would work (and
+    ///         the flags that lower it) if the limit does not hold one block
+    ///         per thread (or `window` blocks, if fewer), or naming the
+    ///         largest window that fits if `window` does not fit; or if
+    ///         `window` is less than 1.
+    [[nodiscard]] static PartitionPlan make(std::uint64_t limit, std::uint64_t block_bytes, std::size_t threads,
+                                            std::uint32_t partitions, std::optional<std::size_t> window);
+
+  private:
+    /// The plan for `limit` with `window` blocks in flight, fitting or not.
+    [[nodiscard]] static PartitionPlan with_window(std::uint64_t limit, std::uint64_t block_bytes,
+                                                   std::size_t threads, std::uint32_t partitions,
+                                                   std::size_t window) noexcept;
+};
+
+}  // namespace spillway::cli

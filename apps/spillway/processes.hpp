@@ -1,0 +1,48 @@
+#pragma once
+/// @file
+/// The processes that run one job of the `spillway` tool together: this one
+/// alone, or the processes of an MPI job (`--comm mpi`).
+
+#include <memory>
+
+#include <spillway/core/options.hpp>
+
+namespace spillway::cli {
+
+/// This process and the others of its job. With option `comm` = `mpi` it
+/// initialises MPI (with `MPI_THREAD_MULTIPLE`) for its lifetime, so it must
+/// outlive every MPI communicator of the job.
+///
+/// Thread safety: `rank` and `size` may be called concurrently; `all` is a
+/// collective that every process calls once per agreement, from its main
+/// thread.
+class Processes {
+  public:
+    /// This process alone, or, with option `comm` = `mpi`, the MPI job that
+    /// `mpirun` started (`argc` and `argv` are passed on to MPI).
+    /// @throws InvalidArgument if option `comm` is not `local` or `mpi`, or is
+    ///         `mpi` in a build without MPI.
+    /// @throws IoError if MPI cannot be initialised.
+    Processes(Options const& options, int* argc, char*** argv);
+    ~Processes();
+    Processes(Processes const&) = delete;
+    Processes& operator=(Processes const&) = delete;
+
+    /// This process's index: its MPI rank, or 0.
+    [[nodiscard]] int rank() const noexcept { return rank_; }
+    /// The number of processes.
+    [[nodiscard]] int size() const noexcept { return size_; }
+
+    /// Whether every process passed `ok`. A collective: blocks until every
+    /// process has called it.
+    /// @throws IoError if the MPI call fails.
+    [[nodiscard]] bool all(bool ok) const;
+
+  private:
+    struct Mpi;
+    std::unique_ptr<Mpi> mpi_;  ///< null unless the job runs over MPI
+    int rank_ = 0;
+    int size_ = 1;
+};
+
+}  // namespace spillway::cli

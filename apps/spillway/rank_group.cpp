@@ -1,0 +1,82 @@
+#include "rank_group.hpp"
+
+#include <exception>
+#include <thread>
+
+#include <spillway/comm/local_communicator.hpp>
+#include <spillway/core/error.hpp>
+#include <spillway/core/mutex.hpp>
+#include <spillway/memory/system_memory.hpp>
+
+#ifdef SPILLWAY_CLI_HAVE_MPI
+#include <mpi.h>
+
+#include <spillway/comm/mpi_communicator.hpp>
+#endif
+
+namespace spillway::cli {
+
+RankGroup::RankGroup(Options const& options, memory::MemoryConfig config, int default_ranks)
+    : options_(options), uses_mpi_(options.get_choice("comm", {"local", "mpi"}, "local") == "mpi") {
+    auto const ranks = static_cast<comm::Rank>(options.get_int("ranks", default_ranks, 1, 4096));
+    std::size_t local_ranks = static_cast<std::size_t>(ranks);
+    size_ = ranks;
+#ifdef SPILLWAY_CLI_HAVE_MPI
+    if (uses_mpi_) {
+        MPI_Comm_size(MPI_COMM_WORLD, &size_);
+        MPI_Comm_rank(MPI_COMM_WORLD, &first_rank_);
+        SPILLWAY_EXPECTS(!options.find("ranks") || ranks == size_,
+                         "--ranks " << ranks << " differs from the " << size_
+                                    << " MPI processes; with --comm mpi, mpirun -np sets the ranks",
+                         InvalidArgument);
+        local_ranks = 1;
+    }
+#endif
+    auto const limit = config.host_limit.resolve(memory::host_memory_capacity());
+    config.host_limit = SizeSpec::bytes(limit / local_ranks);
+    for (std::size_t rank = 0; rank < local_ranks; ++rank) {
+        resources_.push_back(std::make_unique<memory::BufferResource>(config));
+    }
+}
+
+std::uint64_t RankGroup::host_limit_per_rank() const {
+    return resources_.front()->memory_limit(memory::MemoryType::HOST);
+}
+
+void RankGroup::run(std::function<void(comm::Communicator&)> const& body) {
+#ifdef SPILLWAY_CLI_HAVE_MPI
+    if (uses_mpi_) {
+        comm::MpiCommunicator communicator(MPI_COMM_WORLD, *resources_.front(),
+                                           comm::MpiConfig::from_options(options_));
+        body(communicator);
+        return;
+    }
+#endif
+    std::vector<memory::BufferResource*> resources;
+    for (auto const& resource : resources_) {
+        resources.push_back(resource.get());
+    }
+    auto communicators = comm::LocalCommunicator::make_group(resources);
+    Mutex mutex;
+    std::exception_ptr first_error;
+    {
+        std::vector<std::jthread> threads;
+        for (auto& communicator : communicators) {
+            threads.emplace_back([&, &rank = *communicator] {
+                try {
+                    body(rank);
+                } catch (...) {
+                    MutexLock lock(mutex);
+                    if (!first_error) {
+                        first_error = std::current_exception();
+                    }
+                }
+            });
+        }
+    }
+    if (first_error) {
+        std::rethrow_exception(first_error);
+    }
+}
+
+}  // namespace spillway::cli

@@ -1,0 +1,66 @@
+#pragma once
+/// @file
+/// The ranks of a job that this process runs, with their buffer resources
+/// and communicators.
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include <spillway/comm/communicator.hpp>
+#include <spillway/core/options.hpp>
+#include <spillway/memory/buffer_resource.hpp>
+#include <spillway/memory/memory_config.hpp>
+
+namespace spillway::cli {
+
+/// The ranks of a job in this process: with option `comm` = `local`, `ranks`
+/// in-process ranks connected by `comm::LocalCommunicator`, each a thread
+/// with a buffer resource of its own; with `comm` = `mpi`, this process's one
+/// rank of the MPI job (MPI must be initialised, see `Processes`).
+///
+/// The HOST limit of the configuration is this process's: in-process ranks
+/// share it equally. Every other setting applies to each resource.
+///
+/// Thread safety: externally synchronized; `run` calls its body concurrently.
+class RankGroup {
+  public:
+    /// Makes the buffer resources (each makes its spill directory).
+    /// `default_ranks` applies when option `ranks` is not set.
+    /// @throws InvalidArgument if option `ranks` or `comm` is malformed, or
+    ///         `ranks` differs from the number of MPI processes.
+    /// @throws IoError naming the directory if a spill directory cannot be made.
+    RankGroup(Options const& options, memory::MemoryConfig config, int default_ranks);
+
+    /// The ranks of the job, in every process.
+    [[nodiscard]] comm::Rank size() const noexcept { return size_; }
+    /// Whether the ranks are MPI processes.
+    [[nodiscard]] bool uses_mpi() const noexcept { return uses_mpi_; }
+    /// The resources of this process's ranks, by local index (rank minus
+    /// `first_rank()`).
+    [[nodiscard]] std::vector<std::unique_ptr<memory::BufferResource>> const& resources() const noexcept {
+        return resources_;
+    }
+    /// The rank of this process's first rank.
+    [[nodiscard]] comm::Rank first_rank() const noexcept { return first_rank_; }
+    /// The HOST limit of each rank's resource.
+    [[nodiscard]] std::uint64_t host_limit_per_rank() const;
+
+    /// Connects this process's ranks (over MPI: a collective with the other
+    /// processes) and runs `body(communicator)` for each of them, each on a
+    /// thread of its own, and returns once all have returned.
+    /// @throws the first exception a body threw (others, such as the errors
+    ///         a failed rank causes in the collectives of the rest, are dropped).
+    void run(std::function<void(comm::Communicator&)> const& body);
+
+  private:
+    Options options_;
+    bool uses_mpi_ = false;
+    comm::Rank size_ = 1;
+    comm::Rank first_rank_ = 0;
+    std::vector<std::unique_ptr<memory::BufferResource>> resources_;
+};
+
+}  // namespace spillway::cli

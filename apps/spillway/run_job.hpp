@@ -1,0 +1,31 @@
+#pragma once
+/// @file
+/// Runs a job of the `spillway` tool, and reports how it went.
+
+#include <functional>
+#include <memory>
+#include <ostream>
+
+#include "command_line.hpp"
+#include "exit_code.hpp"
+#include "job.hpp"
+#include "processes.hpp"
+
+namespace spillway::cli {
+
+/// Makes a job with `make_job` (an error there is `ExitCode::usage`), runs it
+/// with progress on `err` (an error there is `ExitCode::failure`), and prints
+/// its summary on `out`: as text, as JSON with `--json`, or not at all with
+/// `--quiet`. Errors and a failed verification are printed on `err` whatever
+/// the flags. Returns `success` if the output was verified (or the job has
+/// nothing to verify), `verification_failed` if not.
+///
+/// With several `processes` (an MPI job), every process calls this: they
+/// agree that every one made its job before any runs it (so a usage error on
+/// one process stops all), each prints its own errors prefixed with its rank,
+/// and only process 0 prints progress and the summary. `--trace FILE` then
+/// writes one file per process, `FILE` with `-rank<N>` before its extension.
+[[nodiscard]] ExitCode run_job(std::function<std::unique_ptr<Job>()> const& make_job, OutputFlags const& output,
+                               Processes const& processes, std::ostream& out, std::ostream& err);
+
+}  // namespace spillway::cli

@@ -1,0 +1,64 @@
+#pragma once
+/// @file
+/// What a job of the `spillway` tool reports when it ends, for people and in
+/// JSON (`--json`).
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace spillway::cli {
+
+/// The wall time of one phase of a job.
+struct PhaseTime {
+    std::string name;
+    double seconds = 0;
+};
+
+/// The peak use of one memory tier, per rank, against its limit per rank.
+struct TierPeak {
+    std::string tier;                   ///< `HOST` or `DISK`
+    std::uint64_t limit = 0;            ///< the tier's limit on each rank
+    std::vector<std::uint64_t> ranks;   ///< the peak of each rank, by rank
+};
+
+/// The figures of one run of a job. Plain data, filled by the job; the
+/// renderings are stable formats that tests and scripts read.
+struct RunSummary {
+    std::string command;              ///< `shuffle`, `partition` or `generate`
+    nlohmann::ordered_json settings = nlohmann::ordered_json::object();  ///< what ran: ranks, partitions, ...
+    std::uint64_t rows = 0;           ///< rows of input
+    std::uint64_t bytes = 0;          ///< bytes of input the job moved
+    double seconds = 0;               ///< wall time of the whole job
+    std::vector<PhaseTime> phases;    ///< wall time of each phase, in order
+    std::uint64_t spilled_bytes = 0;  ///< bytes written to the DISK tier
+    std::uint64_t read_back_bytes = 0;  ///< bytes read back from the DISK tier
+    std::vector<TierPeak> peak_memory;  ///< per tier, where the job uses buffer resources
+    std::uint64_t peak_resident_bytes = 0;  ///< the process's peak resident set
+    /// Whether the output passed verification; nothing for a job that has
+    /// nothing to verify.
+    std::optional<bool> verified;
+    /// What verification checked, or the first things it found wrong.
+    std::vector<std::string> verification;
+
+    /// `bytes / seconds`, 0 if no time passed.
+    [[nodiscard]] double throughput() const noexcept;
+
+    /// A block of lines for people, ending with a newline.
+    [[nodiscard]] std::string to_text() const;
+
+    /// One JSON object, on one line: `command`, `verified` (true, false or
+    /// null), `settings`, `rows`, `bytes`, `seconds`, `throughput_bytes_per_second`,
+    /// `phases` (`{name: seconds}`), `spilled_bytes`, `read_back_bytes`,
+    /// `peak_memory` (`{tier: {limit, ranks}}`), `peak_resident_bytes` and
+    /// `verification` (an array of lines).
+    [[nodiscard]] std::string to_json() const;
+};
+
+/// The peak resident set size of this process so far, in bytes.
+[[nodiscard]] std::uint64_t peak_resident_bytes() noexcept;
+
+}  // namespace spillway::cli

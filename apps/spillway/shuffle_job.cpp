@@ -1,0 +1,293 @@
+#include "shuffle_job.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <mutex>
+#include <type_traits>
+#include <unordered_map>
+
+#include <spillway/core/error.hpp>
+#include <spillway/exec/seq_join.hpp>
+#include <spillway/memory/memory_config.hpp>
+#include <spillway/shuffle/all_gather.hpp>
+#include <spillway/shuffle/shuffler.hpp>
+#include <spillway/table/hash_partition.hpp>
+#include <spillway/table/packed_table.hpp>
+
+#include "seq_join_tracer.hpp"
+
+namespace spillway::cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+/// The scale factor of the default run: about 1 GiB of lineitem in memory.
+constexpr double default_scale = 1.3;
+/// Partitions per rank unless `partitions` is set.
+constexpr std::int64_t partitions_per_rank = 4;
+/// Chunks in flight per worker thread (shared by this process's ranks)
+/// unless `window` is set.
+constexpr std::size_t chunks_per_thread = 2;
+/// The shuffled rows' key: l_orderkey.
+constexpr std::size_t key_columns[] = {0};
+/// The collectives' op ids.
+constexpr shuffle::OpId shuffle_op = 0;
+constexpr shuffle::OpId gather_op = 1;
+
+double seconds(Clock::duration duration) { return std::chrono::duration<double>(duration).count(); }
+
+memory::MemoryConfig memory_config(Options const& options) {
+    auto config = memory::MemoryConfig::from_options(options);
+    if (!options.find(memory::MemoryConfig::limit_option(memory::MemoryType::HOST))) {
+        config.host_limit = SizeSpec::bytes(ShuffleJob::default_memory_limit);
+    }
+    return config;
+}
+
+/// One generated chunk, split by partition and packed.
+struct PackedChunk {
+    std::unordered_map<shuffle::PartitionId, shuffle::PackedData> pieces;
+    table::TableChecksum checksum;
+    std::uint64_t bytes = 0;
+};
+
+/// One received chunk and the partition it was extracted from.
+struct ReceivedChunk {
+    shuffle::PartitionId partition;
+    shuffle::PackedData data;
+};
+
+/// The bytes the pieces of generated chunk 0 take packed: what one chunk in
+/// flight holds in the rank's buffer resource.
+std::uint64_t packed_chunk_bytes(table::TpchGenerator const& generator, shuffle::PartitionId partitions) {
+    std::uint64_t bytes = 0;
+    for (auto const& piece : table::hash_partition(generator.lineitem(0), key_columns, partitions)) {
+        bytes += table::packed_size(piece);
+    }
+    return bytes;
+}
+
+}  // namespace
+
+ShuffleJob::ShuffleJob(Options const& options)
+    : options_(options),
+      generator_(options.get_double("scale", default_scale, 0, std::numeric_limits<double>::max()),
+                 static_cast<std::uint64_t>(options.get_int("seed", 0, 0, INT64_MAX))),
+      ranks_(options, memory_config(options), 4),
+      pool_(exec::ThreadPool::Config::from_options(options)),
+      partitions_(static_cast<shuffle::PartitionId>(
+          options.get_int("partitions", partitions_per_rank * ranks_.size(), 1, std::int64_t{1} << 24))),
+      window_(static_cast<std::size_t>(options.get_int(
+          "window",
+          static_cast<std::int64_t>(std::max<std::size_t>(
+              1, chunks_per_thread * pool_.concurrency() / ranks_.resources().size())),
+          1, 1 << 20))),
+      shuffle_config_(shuffle::ShuffleConfig::from_options(options)) {
+    // A rank holds the packed pieces of its chunks in flight, and of the one
+    // it inserts, outside anything spillable; chunks vary, hence the margin.
+    auto const needed = (window_ + 1) * packed_chunk_bytes(generator_, partitions_) * 5 / 4;
+    auto const limit = ranks_.host_limit_per_rank();
+    if (limit < needed) {
+        constexpr std::uint64_t mebibyte = std::uint64_t{1} << 20;
+        auto const least = (needed * ranks_.resources().size() + mebibyte - 1) / mebibyte * mebibyte;
+        SPILLWAY_FAIL("memory limit " << format_bytes(limit) << " per rank is too small for " << window_
+                                      << (window_ == 1 ? " generated chunk" : " generated chunks")
+                                      << " in flight of " << format_bytes(needed / (window_ + 1))
+                                      << " each: give this process a --memory-limit of at least "
+                                      << format_bytes(least) << " (shared by its " << ranks_.resources().size()
+                                      << (ranks_.resources().size() == 1 ? " rank)" : " ranks)")
+                                      << (window_ == 1 ? "" : ", or lower --window"),
+                      InvalidArgument);
+    }
+}
+
+RunSummary ShuffleJob::run(Progress& progress) {
+    auto const started = Clock::now();
+    auto const local_ranks = ranks_.resources().size();
+    std::vector<std::vector<RankResult>> gathered(local_ranks);
+    std::uint64_t local_chunks = 0;
+    std::uint64_t local_partitions = 0;
+    for (std::size_t local = 0; local < local_ranks; ++local) {
+        auto const rank = static_cast<std::size_t>(ranks_.first_rank()) + local;
+        auto const size = static_cast<std::size_t>(ranks_.size());
+        local_chunks += generator_.num_chunks() > rank ? (generator_.num_chunks() - rank + size - 1) / size : 0;
+        local_partitions += shuffle::owned_partitions(shuffle::PartitionOwner::round_robin, partitions_,
+                                                      ranks_.size(), static_cast<comm::Rank>(rank))
+                                .size();
+    }
+    progress.start("generate", local_chunks, Progress::Unit::items);
+    // No partition completes before every rank has inserted everything, so
+    // the first rank to see one ends the generate phase for all.
+    std::once_flag verify_started;
+    auto const start_verify = [&] {
+        std::call_once(verify_started, [&] {
+            progress.finish();
+            progress.start("verify", local_partitions, Progress::Unit::items);
+        });
+    };
+    ranks_.run([&](comm::Communicator& communicator) {
+        gathered[static_cast<std::size_t>(communicator.rank() - ranks_.first_rank())] =
+            run_rank(communicator, progress, start_verify);
+    });
+    progress.finish();
+    auto const& results = gathered.front();
+
+    RunSummary summary;
+    summary.command = "shuffle";
+    summary.settings["ranks"] = ranks_.size();
+    summary.settings["comm"] = ranks_.uses_mpi() ? "mpi" : "local";
+    summary.settings["threads"] = pool_.concurrency();
+    summary.settings["window"] = window_;
+    summary.settings["partitions"] = partitions_;
+    summary.settings["scale"] = generator_.scale();
+    summary.settings["codec"] = std::string(memory::to_string(ranks_.resources().front()->config().spill_codec));
+    ShuffleCheck received;
+    table::TableChecksum input;
+    TierPeak host{"HOST", ranks_.host_limit_per_rank(), {}};
+    TierPeak disk{"DISK", ranks_.resources().front()->memory_limit(memory::MemoryType::DISK), {}};
+    RankResult slowest;
+    for (auto const& result : results) {
+        received += result.check;
+        input += result.input;
+        summary.bytes += result.bytes;
+        summary.spilled_bytes += result.spilled_bytes;
+        summary.read_back_bytes += result.read_back_bytes;
+        host.ranks.push_back(result.peak_host);
+        disk.ranks.push_back(result.peak_disk);
+        slowest.generate_seconds = std::max(slowest.generate_seconds, result.generate_seconds);
+        slowest.exchange_seconds = std::max(slowest.exchange_seconds, result.exchange_seconds);
+        slowest.verify_seconds = std::max(slowest.verify_seconds, result.verify_seconds);
+    }
+    summary.rows = input.rows;
+    summary.seconds = seconds(Clock::now() - started);
+    summary.phases = {{"generate", slowest.generate_seconds},
+                      {"exchange", slowest.exchange_seconds},
+                      {"verify", slowest.verify_seconds}};
+    summary.peak_memory = {host, disk};
+    summary.peak_resident_bytes = peak_resident_bytes();
+    bool const placed = received.misplaced_rows == 0;
+    bool const complete = received.checksum == input;
+    summary.verified = placed && complete;
+    summary.verification.push_back(placed ? "every row arrived in the partition its key hashes to"
+                                          : std::to_string(received.misplaced_rows)
+                                                + " rows arrived in a partition their key does not hash to");
+    summary.verification.push_back(complete ? "rows and checksum equal the input's: " + input.to_string()
+                                            : "rows and checksum differ: input " + input.to_string() + ", output "
+                                                  + received.checksum.to_string());
+    return summary;
+}
+
+std::vector<ShuffleJob::RankResult> ShuffleJob::run_rank(comm::Communicator& communicator, Progress& progress,
+                                                         std::function<void()> const& start_verify) {
+    static_assert(std::is_trivially_copyable_v<RankResult>, "ranks exchange their results as bytes");
+    auto& resource = communicator.buffer_resource();
+    auto const rank = static_cast<std::size_t>(communicator.rank());
+    auto const nranks = static_cast<std::size_t>(communicator.nranks());
+    RankResult result;
+    auto const started = Clock::now();
+    {
+        shuffle::Shuffler shuffler(communicator, shuffle_op, partitions_, resource,
+                                   shuffle::PartitionOwner::round_robin, shuffle_config_);
+        auto const pack_chunk = [&](std::size_t chunk, std::stop_token const&) {
+            auto const table = generator_.lineitem(chunk);
+            PackedChunk packed{{}, table::TableChecksum::of(table), table.byte_size()};
+            auto const pieces = table::hash_partition(table, key_columns, partitions_);
+            for (shuffle::PartitionId partition = 0; partition < partitions_; ++partition) {
+                auto const& piece = pieces[partition];
+                if (piece.num_rows() == 0) {
+                    continue;
+                }
+                auto const size = table::packed_size(piece);
+                auto reservation =
+                    resource.reserve_and_spill(memory::MemoryType::HOST, size, memory::AllowOverbooking::no);
+                auto buffer = resource.make_buffer(size, reservation);
+                auto metadata = table::pack_into(piece, buffer.data());
+                packed.pieces.emplace(partition, shuffle::PackedData{std::move(metadata), std::move(buffer)});
+            }
+            return packed;
+        };
+        auto next_chunk = [next = rank, nranks, total = generator_.num_chunks()]() mutable -> std::optional<std::size_t> {
+            if (next >= total) {
+                return std::nullopt;
+            }
+            return std::exchange(next, next + nranks);
+        };
+        {
+            SeqJoinTracer tracer("generate chunk", window_);
+            for (auto& packed : exec::seq_join(pool_, window_, next_chunk, pack_chunk, tracer.observe({}))) {
+                result.input += packed.checksum;
+                result.bytes += packed.bytes;
+                shuffler.insert(std::move(packed.pieces));
+                progress.advance(1);
+            }
+        }
+        shuffler.insert_finished();
+        auto const inserted = Clock::now();
+        result.generate_seconds = seconds(inserted - started);
+
+        // Extracts this rank's partitions a chunk at a time as they complete,
+        // so that only the window's chunks are in memory at once.
+        std::optional<shuffle::PartitionId> current;
+        std::optional<Clock::time_point> first_complete;
+        auto next_received = [&]() -> std::optional<ReceivedChunk> {
+            while (true) {
+                if (current) {
+                    if (auto chunk = shuffler.extract_chunk(*current)) {
+                        return ReceivedChunk{*current, std::move(*chunk)};
+                    }
+                }
+                current = shuffler.wait_any();
+                if (!current) {
+                    return std::nullopt;
+                }
+                if (!first_complete) {
+                    first_complete = Clock::now();
+                    start_verify();
+                }
+                progress.advance(1);
+            }
+        };
+        auto const check_chunk = [&](ReceivedChunk chunk, std::stop_token const&) {
+            auto const table = table::unpack(chunk.data.metadata, chunk.data.data.data());
+            ShuffleCheck check;
+            check.add(table, key_columns, chunk.partition, partitions_);
+            return check;
+        };
+        SeqJoinTracer tracer("check chunk", window_);
+        for (auto const& check : exec::seq_join(pool_, window_, next_received, check_chunk, tracer.observe({}))) {
+            result.check += check;
+        }
+        auto const verified = Clock::now();
+        result.exchange_seconds = seconds(first_complete.value_or(verified) - inserted);
+        result.verify_seconds = seconds(verified - first_complete.value_or(verified));
+    }
+
+    auto const& statistics = resource.statistics();
+    result.spilled_bytes = static_cast<std::uint64_t>(
+        statistics.get("memory.copy.host_to_disk.bytes").value_or(Statistics::Entry{}).total);
+    result.read_back_bytes = static_cast<std::uint64_t>(
+        statistics.get("memory.copy.disk_to_host.bytes").value_or(Statistics::Entry{}).total);
+    result.peak_host = resource.peak_memory_used(memory::MemoryType::HOST);
+    result.peak_disk = resource.peak_memory_used(memory::MemoryType::DISK);
+
+    shuffle::AllGather gather(communicator, gather_op, resource);
+    auto reservation = resource.reserve(memory::MemoryType::HOST, sizeof result, memory::AllowOverbooking::yes);
+    auto buffer = resource.make_buffer(sizeof result, reservation);
+    std::memcpy(buffer.data().data(), &result, sizeof result);
+    gather.insert(0, shuffle::PackedData{{}, std::move(buffer)});
+    gather.insert_finished();
+    std::vector<RankResult> results;
+    for (auto const& chunk : gather.wait_and_extract()) {
+        SPILLWAY_EXPECTS(chunk.data.size() == sizeof(RankResult), "a rank sent a result of " << chunk.data.size()
+                                                                       << " bytes, not " << sizeof(RankResult),
+                         CorruptData);
+        auto& received = results.emplace_back();
+        std::memcpy(&received, chunk.data.data().data(), sizeof received);
+    }
+    return results;
+}
+
+}  // namespace spillway::cli

@@ -1,0 +1,37 @@
+#include "trace_file.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+
+#include <spillway/core/error.hpp>
+#include <spillway/core/trace.hpp>
+
+namespace spillway::cli {
+
+TraceFile::TraceFile(std::filesystem::path path) : path_(std::move(path)) {
+    if (path_.empty()) {
+        return;
+    }
+    std::ofstream probe(path_, std::ios::binary | std::ios::trunc);
+    SPILLWAY_EXPECTS(probe.good(), "cannot create the trace file '" << path_.string() << "': " << std::strerror(errno)
+                                   << "; give --trace a writable path", IoError);
+    trace::start();
+    trace::name_this_thread("main");
+}
+
+TraceFile::~TraceFile() {
+    if (!path_.empty()) {
+        trace::stop();
+    }
+}
+
+void TraceFile::write() {
+    if (path_.empty()) {
+        return;
+    }
+    trace::stop();
+    trace::write(path_);
+}
+
+}  // namespace spillway::cli

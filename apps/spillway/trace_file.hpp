@@ -1,0 +1,34 @@
+#pragma once
+/// @file
+/// `--trace FILE`: records trace events for the length of a job and writes
+/// them to a file.
+
+#include <filesystem>
+
+namespace spillway::cli {
+
+/// Records trace events (core/trace.hpp) from construction until `write`,
+/// when a path was given; does nothing otherwise.
+///
+/// Thread safety: externally synchronized; one per process at a time (the
+/// recorder is process-wide).
+class TraceFile {
+  public:
+    /// Creates `path` (so that an unwritable path fails before the job
+    /// starts) and starts recording; with an empty path, does nothing.
+    /// @throws IoError naming `path` if it cannot be created.
+    explicit TraceFile(std::filesystem::path path);
+    /// Stops recording.
+    ~TraceFile();
+    TraceFile(TraceFile const&) = delete;
+    TraceFile& operator=(TraceFile const&) = delete;
+
+    /// Stops recording and writes the events to the file.
+    /// @throws IoError naming the path if it cannot be written.
+    void write();
+
+  private:
+    std::filesystem::path path_;  ///< empty: not tracing
+};
+
+}  // namespace spillway::cli

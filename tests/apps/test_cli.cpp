@@ -1,0 +1,340 @@
+// The `spillway` tool end to end: real processes, real files.
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <common/temporary_directory.hpp>
+
+#include "cli_process.hpp"
+
+using spillway::test::run_spillway;
+using testing::HasSubstr;
+
+namespace {
+
+/// A small generated lineitem CSV in a directory of its own.
+class CliPartition : public testing::Test {
+  protected:
+    void SetUp() override {
+        input_ = directory_.path() / "lineitem.csv";
+        auto const generated = run_spillway({"generate", "--scale", "0.01", "--output", input_.string(), "--quiet"});
+        ASSERT_EQ(generated.exit_code, 0) << generated.err;
+    }
+
+    spillway::test::TemporaryDirectory directory_;
+    std::filesystem::path input_;
+};
+
+std::size_t count_files(std::filesystem::path const& directory) {
+    return static_cast<std::size_t>(std::distance(std::filesystem::directory_iterator(directory), {}));
+}
+
+}  // namespace
+
+TEST_F(CliPartition, RepartitionsAGeneratedCsvAndVerifiesIt) {
+    auto const output = directory_.path() / "parts";
+    auto const result = run_spillway({"partition", "--input", input_.string(), "--key", "l_orderkey,l_linenumber",
+                                      "--partitions", "8", "--output", output.string(), "--json",
+                                      "--memory-limit", "256MiB"});
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    auto const summary = result.summary();
+    EXPECT_EQ(summary.at("verified"), true);
+    EXPECT_EQ(summary.at("command"), "partition");
+    EXPECT_GT(summary.at("rows").get<std::uint64_t>(), 50'000u);
+    EXPECT_EQ(summary.at("bytes"), std::filesystem::file_size(input_));
+    EXPECT_EQ(count_files(output), 8u);
+    EXPECT_TRUE(std::filesystem::exists(output / "part-00007.csv"));
+}
+
+TEST_F(CliPartition, RepartitionsTpchTblFilesByColumnNumber) {
+    auto const tbl = directory_.path() / "lineitem.tbl";
+    auto const generated = run_spillway({"generate", "--scale", "0.005", "--output", tbl.string(), "--quiet"});
+    ASSERT_EQ(generated.exit_code, 0) << generated.err;
+    std::ifstream file(tbl);
+    std::string first_line;
+    std::getline(file, first_line);
+    EXPECT_EQ(first_line.back(), '|') << "a .tbl row ends with its delimiter";
+
+    auto const output = directory_.path() / "parts";
+    auto const result = run_spillway({"partition", "-i", tbl.string(), "-k", "0", "--partitions", "3", "-o",
+                                      output.string(), "--json", "--threads", "1", "--block-size", "64KiB"});
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_EQ(result.summary().at("verified"), true);
+    EXPECT_TRUE(std::filesystem::exists(output / "part-00002.tbl"));
+}
+
+TEST_F(CliPartition, PrintsProgressAndATextSummary) {
+    auto const result = run_spillway({"partition", "-i", input_.string(), "-k", "l_orderkey", "-o",
+                                      (directory_.path() / "parts").string(), "--partitions", "4"});
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_THAT(result.out, HasSubstr("spillway partition: verified"));
+    EXPECT_THAT(result.out, HasSubstr("rows and checksum equal the input's"));
+    EXPECT_THAT(result.err, HasSubstr("partition: 100%")) << "plain progress lines when stderr is not a terminal";
+    EXPECT_THAT(result.err, HasSubstr("verify: 100%"));
+}
+
+TEST_F(CliPartition, QuietPrintsNothingButJsonStillPrintsTheSummary) {
+    auto const quiet = run_spillway({"partition", "-i", input_.string(), "-k", "l_orderkey", "-o",
+                                     (directory_.path() / "a").string(), "--quiet"});
+    ASSERT_EQ(quiet.exit_code, 0) << quiet.err;
+    EXPECT_EQ(quiet.out, "");
+    EXPECT_EQ(quiet.err, "");
+}
+
+TEST_F(CliPartition, WritesATraceOfTheWorkItems) {
+    auto const trace = directory_.path() / "trace.json";
+    auto const result = run_spillway({"partition", "-i", input_.string(), "-k", "l_orderkey", "-o",
+                                      (directory_.path() / "parts").string(), "--quiet", "--trace",
+                                      trace.string(), "--block-size", "1MiB"});
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    std::ifstream file(trace);
+    auto const events = nlohmann::json::parse(file).at("traceEvents");
+    std::size_t split_blocks = 0;
+    std::size_t check_blocks = 0;
+    for (auto const& event : events) {
+        if (event.at("ph") == "X" && event.at("cat") == "seq_join") {
+            (event.at("name") == "split block" ? split_blocks : check_blocks) += 1;
+        }
+    }
+    EXPECT_GE(split_blocks, 7u) << "one event per block of the 7 MiB input";
+    EXPECT_GE(check_blocks, 7u);
+}
+
+TEST_F(CliPartition, ABadSizeIsAUsageErrorNamingTheFlag) {
+    auto const result = run_spillway({"partition", "-i", input_.string(), "-k", "l_orderkey", "-o",
+                                      (directory_.path() / "parts").string(), "--memory-limit", "lots"});
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_THAT(result.err, HasSubstr("--memory-limit"));
+    EXPECT_THAT(result.err, HasSubstr("invalid size 'lots'"));
+}
+
+TEST_F(CliPartition, ALimitTooSmallFailsAtOnceNamingTheLeastThatWorks) {
+    auto const output = directory_.path() / "parts";
+    auto const result = run_spillway({"partition", "-i", input_.string(), "-k", "l_orderkey", "-o", output.string(),
+                                      "--memory-limit", "64MiB", "--threads", "2"});
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_THAT(result.err, HasSubstr("memory limit 64.00 MiB is too small"));
+    EXPECT_THAT(result.err, HasSubstr("it needs at least 214.00 MiB"));
+    EXPECT_FALSE(std::filesystem::exists(output)) << "nothing was started";
+
+    auto const at_least = run_spillway({"partition", "-i", input_.string(), "-k", "l_orderkey", "-o",
+                                        output.string(), "--memory-limit", "214MiB", "--threads", "2", "--json"});
+    EXPECT_EQ(at_least.exit_code, 0) << at_least.err;
+}
+
+TEST_F(CliPartition, AMissingInputIsAUsageError) {
+    auto const missing = directory_.path() / "missing.csv";
+    auto const result = run_spillway({"partition", "-i", input_.string() + "," + missing.string(), "-k",
+                                      "l_orderkey", "-o", (directory_.path() / "parts").string()});
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_THAT(result.err, HasSubstr("input file '" + missing.string() + "' does not exist"));
+}
+
+TEST_F(CliPartition, AKeyThatIsNotAColumnIsAUsageErrorListingTheColumns) {
+    auto const result = run_spillway({"partition", "-i", input_.string(), "-k", "l_orderkey,orderkey", "-o",
+                                      (directory_.path() / "parts").string()});
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_THAT(result.err, HasSubstr("orderkey"));
+    EXPECT_THAT(result.err, HasSubstr("l_shipmode:string"));
+}
+
+TEST_F(CliPartition, AnOutputDirectoryThatCannotBeMadeOrIsNotEmptyIsAUsageError) {
+    auto const file = directory_.path() / "file";
+    std::ofstream(file) << "x";
+    // A path under a regular file fails with ENOTDIR, even for root.
+    auto const unwritable = run_spillway({"partition", "-i", input_.string(), "-k", "l_orderkey", "-o",
+                                          (file / "parts").string()});
+    EXPECT_EQ(unwritable.exit_code, 2);
+    EXPECT_THAT(unwritable.err, HasSubstr("cannot create the output directory"));
+
+    auto const not_empty = run_spillway({"partition", "-i", input_.string(), "-k", "l_orderkey", "-o",
+                                         directory_.path().string()});
+    EXPECT_EQ(not_empty.exit_code, 2);
+    EXPECT_THAT(not_empty.err, HasSubstr("is not empty"));
+}
+
+TEST_F(CliPartition, AnUnwritableTraceFileIsAUsageError) {
+    auto const file = directory_.path() / "file";
+    std::ofstream(file) << "x";
+    auto const result = run_spillway({"partition", "-i", input_.string(), "-k", "l_orderkey", "-o",
+                                      (directory_.path() / "parts").string(), "--trace",
+                                      (file / "trace.json").string()});
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_THAT(result.err, HasSubstr("cannot create the trace file"));
+}
+
+TEST_F(CliPartition, AMalformedRowFoundWhileRunningIsAFailureNamingFileAndLine) {
+    {
+        std::ofstream file(input_, std::ios::app);
+        file << "not-a-key,2,3\n";
+    }
+    auto const result = run_spillway({"partition", "-i", input_.string(), "-k", "l_orderkey", "-o",
+                                      (directory_.path() / "parts").string(), "--quiet"});
+    EXPECT_EQ(result.exit_code, 1);
+    EXPECT_THAT(result.err, HasSubstr(input_.string() + ":"));
+}
+
+TEST(Cli, HelpDocumentsTheCommandsAndExitCodes) {
+    auto const result = run_spillway({"--help"});
+    EXPECT_EQ(result.exit_code, 0);
+    EXPECT_THAT(result.out, HasSubstr("shuffle"));
+    EXPECT_THAT(result.out, HasSubstr("partition"));
+    EXPECT_THAT(result.out, HasSubstr("generate"));
+    EXPECT_THAT(result.out, HasSubstr("3  the job ran but its output failed verification"));
+    auto const partition = run_spillway({"partition", "--help"});
+    EXPECT_EQ(partition.exit_code, 0);
+    for (auto const* flag : {"--input", "--key", "--output", "--partitions", "--memory-limit", "--threads",
+                             "--window", "--json", "--trace", "--quiet", "SPILLWAY_MEMORY_LIMIT_HOST"}) {
+        EXPECT_THAT(partition.out, HasSubstr(flag));
+    }
+    auto const shuffle = run_spillway({"shuffle", "--help"});
+    EXPECT_EQ(shuffle.exit_code, 0);
+    for (auto const* flag : {"--ranks", "--comm", "--memory-limit", "--spill-dir", "--codec", "--threads", "--window",
+                             "--partitions", "--scale", "--json", "--trace", "--quiet"}) {
+        EXPECT_THAT(shuffle.out, HasSubstr(flag));
+    }
+}
+
+TEST(Cli, AnUnknownFlagOrNoCommandIsAUsageError) {
+    auto const unknown = run_spillway({"generate", "-o", "unused.csv", "--frobnicate"});
+    EXPECT_EQ(unknown.exit_code, 2);
+    EXPECT_THAT(unknown.err, HasSubstr("--frobnicate"));
+    auto const none = run_spillway({});
+    EXPECT_EQ(none.exit_code, 2);
+    EXPECT_THAT(none.err, HasSubstr("subcommand is required"));
+}
+
+TEST(Cli, FlagsWinOverTheEnvironment) {
+    spillway::test::TemporaryDirectory directory;
+    auto const output = directory.path() / "orders.csv";
+    auto const result = run_spillway({"generate", "--table", "orders", "--scale", "0.001", "-o", output.string(),
+                                      "--json", "--threads", "1"},
+                                     {"SPILLWAY_THREADS=3", "SPILLWAY_SCALE=0.002"});
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    auto const summary = result.summary();
+    EXPECT_EQ(summary.at("settings").at("threads"), 1);
+    EXPECT_EQ(summary.at("settings").at("scale"), 0.001);
+    EXPECT_EQ(summary.at("rows"), 1500);
+    EXPECT_TRUE(summary.at("verified").is_null()) << "generate has nothing to verify";
+}
+
+namespace {
+
+/// The flags of a `spillway shuffle` of about 120 MB (a ninth of the
+/// default) through a memory limit of `limit` per process.
+std::vector<std::string> small_shuffle(std::string const& limit, std::vector<std::string> more = {}) {
+    std::vector<std::string> arguments{"shuffle", "--scale", "0.15", "--memory-limit", limit, "--json", "--quiet"};
+    arguments.insert(arguments.end(), more.begin(), more.end());
+    return arguments;
+}
+
+}  // namespace
+
+TEST(CliShuffle, TheDefaultRunSpillsAndVerifies) {
+    auto const result = run_spillway({"shuffle", "--json"});
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    auto const summary = result.summary();
+    EXPECT_EQ(summary.at("verified"), true);
+    EXPECT_EQ(summary.at("command"), "shuffle");
+    EXPECT_EQ(summary.at("settings").at("ranks"), 4);
+    EXPECT_EQ(summary.at("settings").at("comm"), "local");
+    EXPECT_GT(summary.at("bytes").get<std::uint64_t>(), std::uint64_t{900} << 20) << "about 1 GiB";
+    EXPECT_GT(summary.at("spilled_bytes").get<std::uint64_t>(), 0u) << "the default limit forces spilling";
+    EXPECT_THAT(result.err, HasSubstr("generate: 100%"));
+    EXPECT_THAT(result.err, HasSubstr("verify: 100%"));
+}
+
+TEST(CliShuffle, ASmallLimitSpillsMostOfTheDataAndStaysWithinIt) {
+    spillway::test::TemporaryDirectory spill;
+    auto const result = run_spillway(small_shuffle(
+        "32MiB", {"--ranks", "3", "--threads", "2", "--spill-dir", spill.path().string(), "--codec", "lz4"}));
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    auto const summary = result.summary();
+    EXPECT_EQ(summary.at("verified"), true);
+    EXPECT_EQ(summary.at("settings").at("ranks"), 3);
+    EXPECT_EQ(summary.at("settings").at("codec"), "lz4");
+    auto const bytes = summary.at("bytes").get<std::uint64_t>();
+    EXPECT_GT(summary.at("spilled_bytes").get<std::uint64_t>(), bytes / 2);
+    EXPECT_GT(summary.at("read_back_bytes").get<std::uint64_t>(), 0u);
+    auto const& host = summary.at("peak_memory").at("HOST");
+    ASSERT_EQ(host.at("ranks").size(), 3u);
+    for (auto const& peak : host.at("ranks")) {
+        EXPECT_LE(peak.get<std::uint64_t>(), host.at("limit").get<std::uint64_t>());
+    }
+    EXPECT_TRUE(std::filesystem::is_empty(spill.path())) << "each process removes its spill directory";
+}
+
+TEST(CliShuffle, PrintsATextSummaryWithPhasesAndPeaks) {
+    auto const result = run_spillway({"shuffle", "--scale", "0.05", "--ranks", "2", "--memory-limit", "40MiB"});
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_THAT(result.out, HasSubstr("spillway shuffle: verified"));
+    EXPECT_THAT(result.out, HasSubstr("every row arrived in the partition its key hashes to"));
+    EXPECT_THAT(result.out, HasSubstr("exchange"));
+    EXPECT_THAT(result.out, HasSubstr("HOST"));
+}
+
+TEST(CliShuffle, ALimitTooSmallFailsAtOnceNamingTheLeastThatWorks) {
+    auto const result = run_spillway({"shuffle", "--scale", "0.02", "--memory-limit", "1MiB", "--threads", "2"});
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_THAT(result.err, HasSubstr("is too small"));
+    auto const at = result.err.find("at least ");
+    ASSERT_NE(at, std::string::npos) << result.err;
+    auto const least = result.err.substr(at + 9, result.err.find(' ', at + 9) - at - 9);
+    auto const enough = run_spillway({"shuffle", "--scale", "0.02", "--memory-limit", least + "MiB", "--threads",
+                                      "2", "--json", "--quiet"});
+    EXPECT_EQ(enough.exit_code, 0) << "the limit named (" << least << " MiB) works: " << enough.err;
+}
+
+TEST(CliShuffle, AnUnwritableSpillDirectoryIsAUsageError) {
+    spillway::test::TemporaryDirectory directory;
+    auto const file = directory.path() / "file";
+    std::ofstream(file) << "x";
+    auto const result = run_spillway(small_shuffle("64MiB", {"--spill-dir", (file / "spill").string()}));
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_THAT(result.err, HasSubstr((file / "spill").string()));
+}
+
+TEST(CliShuffle, BadFlagValuesAreUsageErrorsNamingTheFlag) {
+    for (auto const& [flag, value] : std::vector<std::pair<std::string, std::string>>{
+             {"--memory-limit", "lots"}, {"--codec", "gzip"}, {"--comm", "tcp"}, {"--ranks", "0"}}) {
+        auto const result = run_spillway({"shuffle", flag, value});
+        EXPECT_EQ(result.exit_code, 2) << flag;
+        EXPECT_THAT(result.err, HasSubstr(flag));
+    }
+}
+
+#ifdef SPILLWAY_MPIEXEC
+/// `spillway shuffle --comm mpi` under `mpirun` with `processes` processes.
+spillway::test::ProcessResult run_mpi_shuffle(int processes) {
+    std::vector<std::string> arguments{SPILLWAY_MPIEXEC, "--allow-run-as-root", "--oversubscribe", "-np",
+                                       std::to_string(processes), SPILLWAY_CLI_PATH};
+    for (auto& argument : small_shuffle("24MiB", {"--comm", "mpi", "--threads", "1"})) {
+        arguments.push_back(argument);
+    }
+    return spillway::test::run_process(
+        arguments, {"OMPI_MCA_btl=self,vader", "OMPI_MCA_btl_vader_single_copy_mechanism=none",
+                    "LSAN_OPTIONS=suppressions=" SPILLWAY_LSAN_SUPPRESSIONS ":fast_unwind_on_malloc=0"});
+}
+
+TEST(CliShuffleMpi, TwoProcessesShuffleAndVerify) {
+    auto const result = run_mpi_shuffle(2);
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    auto const summary = result.summary();
+    EXPECT_EQ(summary.at("verified"), true);
+    EXPECT_EQ(summary.at("settings").at("comm"), "mpi");
+    EXPECT_EQ(summary.at("settings").at("ranks"), 2);
+}
+
+TEST(CliShuffleMpi, FourProcessesShuffleAndVerify) {
+    auto const result = run_mpi_shuffle(4);
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    auto const summary = result.summary();
+    EXPECT_EQ(summary.at("verified"), true);
+    EXPECT_EQ(summary.at("settings").at("ranks"), 4);
+    EXPECT_GT(summary.at("spilled_bytes").get<std::uint64_t>(), 0u);
+}
+#endif

@@ -1,0 +1,67 @@
+#include <sstream>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "command_line.hpp"
+
+using namespace spillway;
+using namespace spillway::cli;
+using testing::HasSubstr;
+
+namespace {
+
+struct Parsed {
+    std::optional<ExitCode> code;
+    std::string out;
+    std::string err;
+};
+
+Parsed parse(CommandLine& command_line, std::vector<char const*> arguments) {
+    arguments.insert(arguments.begin(), "spillway");
+    std::ostringstream out;
+    std::ostringstream err;
+    auto const code = command_line.parse(static_cast<int>(arguments.size()), arguments.data(), out, err);
+    return {code, out.str(), err.str()};
+}
+
+}  // namespace
+
+TEST(CommandLine, OptionFlagsBecomeCommandLineOptions) {
+    CommandLine command_line;
+    auto const parsed = parse(command_line, {"partition", "-i", "a.csv,b.csv", "-k", "id", "-o", "out",
+                                             "--memory-limit", "1GiB", "--threads", "2", "--delimiter", ";",
+                                             "--json", "--trace", "t.json"});
+    ASSERT_FALSE(parsed.code.has_value()) << parsed.err;
+    auto const options = command_line.options();
+    EXPECT_EQ(options.find("memory_limit_host")->text, "1GiB");
+    EXPECT_EQ(options.find("memory_limit_host")->source, OptionSource::command_line);
+    EXPECT_EQ(options.get_int("threads", 0, 0, 8), 2);
+    EXPECT_EQ(options.find("csv_delimiter")->text, ";");
+    EXPECT_FALSE(options.find("window").has_value()) << "only flags given become options";
+    EXPECT_TRUE(command_line.output().json);
+    EXPECT_FALSE(command_line.output().quiet);
+    EXPECT_EQ(command_line.output().trace, "t.json");
+}
+
+TEST(CommandLine, ABadValueIsAUsageErrorNamingTheFlag) {
+    CommandLine command_line;
+    auto const parsed = parse(command_line, {"partition", "-i", "a.csv", "-k", "id", "-o", "out", "--threads", "-3"});
+    EXPECT_EQ(parsed.code, ExitCode::usage);
+    EXPECT_THAT(parsed.err, HasSubstr("--threads"));
+    EXPECT_THAT(parsed.err, HasSubstr("expected an integer from 0 to 4096"));
+}
+
+TEST(CommandLine, HelpEndsTheProgramSuccessfully) {
+    CommandLine command_line;
+    auto const parsed = parse(command_line, {"--help"});
+    EXPECT_EQ(parsed.code, ExitCode::success);
+    EXPECT_THAT(parsed.out, HasSubstr("Exit codes:"));
+}
+
+TEST(CommandLine, AMissingRequiredFlagIsAUsageError) {
+    CommandLine command_line;
+    auto const parsed = parse(command_line, {"partition", "-k", "id", "-o", "out"});
+    EXPECT_EQ(parsed.code, ExitCode::usage);
+    EXPECT_THAT(parsed.err, HasSubstr("--input"));
+}

@@ -1,0 +1,60 @@
+#include <gtest/gtest.h>
+
+#include <spillway/core/error.hpp>
+
+#include <common/error_matchers.hpp>
+
+#include "partition_plan.hpp"
+
+using namespace spillway;
+using namespace spillway::cli;
+
+namespace {
+constexpr std::uint64_t mib = std::uint64_t{1} << 20;
+}
+
+TEST(PartitionPlan, TakesUpToFourBlocksPerThreadWithinTheLimit) {
+    auto const roomy = PartitionPlan::make(4096 * mib, 16 * mib, 2, 64, std::nullopt);
+    EXPECT_EQ(roomy.window, 8u);
+    EXPECT_EQ(roomy.write_buffer_bytes, PartitionPlan::largest_write_buffer);
+    EXPECT_LE(roomy.bound(), roomy.limit);
+
+    auto const tight = PartitionPlan::make(300 * mib, 16 * mib, 2, 64, std::nullopt);
+    EXPECT_GE(tight.window, 2u);
+    EXPECT_LT(tight.window, 8u);
+    EXPECT_LE(tight.bound(), tight.limit);
+    auto larger = tight;
+    ++larger.window;
+    EXPECT_GT(larger.bound(), tight.limit) << "the window is the largest that fits";
+}
+
+TEST(PartitionPlan, BoundCountsTheReaderTheWriterTheWindowTheThreadsAndTheWriteBuffers) {
+    PartitionPlan const plan{1024 * mib, 16 * mib, 2, 10, 128 * 1024, 5};
+    EXPECT_EQ(plan.bound(), PartitionPlan::fixed_bytes + 16 * mib * (2 + 5 + 2 * 2) + 10 * 128 * 1024);
+}
+
+TEST(PartitionPlan, ALimitTooSmallNamesTheLeastLimitThatWorks) {
+    EXPECT_THROW_WITH(PartitionPlan::make(100 * mib, 16 * mib, 2, 64, std::nullopt), InvalidArgument,
+                      "memory limit 100.00 MiB is too small to partition into 64 files on 2 threads with blocks of "
+                      "16.00 MiB: it needs at least 214.00 MiB");
+    EXPECT_NO_THROW(static_cast<void>(PartitionPlan::make(214 * mib, 16 * mib, 2, 64, std::nullopt)));
+    EXPECT_THROW_WITH(PartitionPlan::make(213 * mib, 16 * mib, 2, 64, std::nullopt), InvalidArgument,
+                      "at least 214.00 MiB");
+}
+
+TEST(PartitionPlan, ShrinksWriteBuffersForManyPartitionsButNotBelowTheirLeast) {
+    auto const plan = PartitionPlan::make(1024 * mib, 1 * mib, 1, 4096, std::nullopt);
+    EXPECT_EQ(plan.write_buffer_bytes, PartitionPlan::smallest_write_buffer);
+    EXPECT_THROW_WITH(PartitionPlan::make(256 * mib, 1 * mib, 1, 4096, std::nullopt), InvalidArgument,
+                      "or lower --threads, --block-size or --partitions");
+}
+
+TEST(PartitionPlan, AGivenWindowIsKeptOrRefusedNamingTheLargestThatFits) {
+    EXPECT_EQ(PartitionPlan::make(4096 * mib, 16 * mib, 2, 64, 3).window, 3u);
+    EXPECT_EQ(PartitionPlan::make(4096 * mib, 16 * mib, 2, 64, 20).window, 20u);
+    EXPECT_THROW_WITH(PartitionPlan::make(300 * mib, 16 * mib, 2, 64, 20), InvalidArgument,
+                      "--window 20 does not fit in the memory limit 300.00 MiB");
+    EXPECT_THROW_WITH(PartitionPlan::make(300 * mib, 16 * mib, 2, 64, 0), InvalidArgument, "at least 1");
+    // A window of one block needs less than one block per thread.
+    EXPECT_NO_THROW(static_cast<void>(PartitionPlan::make(190 * mib, 16 * mib, 2, 64, 1)));
+}

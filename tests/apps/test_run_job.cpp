@@ -1,0 +1,82 @@
+#include <sstream>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <spillway/core/error.hpp>
+
+#include "run_job.hpp"
+
+using namespace spillway;
+using namespace spillway::cli;
+using testing::HasSubstr;
+
+namespace {
+
+/// A job that returns a summary it was given, or throws while running.
+class FixedJob final : public Job {
+  public:
+    explicit FixedJob(std::optional<bool> verified, bool fail = false) : verified_(verified), fail_(fail) {}
+    RunSummary run(Progress&) override {
+        if (fail_) {
+            SPILLWAY_FAIL("the disk is full", IoError);
+        }
+        RunSummary summary;
+        summary.command = "fixed";
+        summary.verified = verified_;
+        summary.verification = {verified_.value_or(true) ? "all good" : "3 rows are in the wrong file"};
+        return summary;
+    }
+
+  private:
+    std::optional<bool> verified_;
+    bool fail_;
+};
+
+struct Outcome {
+    ExitCode code;
+    std::string out;
+    std::string err;
+};
+
+Outcome run(std::function<std::unique_ptr<Job>()> const& make_job, OutputFlags const& output = {true, false, {}}) {
+    std::ostringstream out;
+    std::ostringstream err;
+    Processes const alone(Options(), nullptr, nullptr);
+    auto const code = run_job(make_job, output, alone, out, err);
+    return {code, out.str(), err.str()};
+}
+
+}  // namespace
+
+TEST(RunJob, AVerifiedJobSucceedsAndPrintsItsSummary) {
+    auto const outcome = run([] { return std::make_unique<FixedJob>(true); });
+    EXPECT_EQ(outcome.code, ExitCode::success);
+    EXPECT_THAT(outcome.out, HasSubstr("\"verified\":true"));
+    EXPECT_EQ(outcome.err, "");
+}
+
+TEST(RunJob, AFailedVerificationIsExitCodeThreeAndSaysWhy) {
+    auto const outcome = run([] { return std::make_unique<FixedJob>(false); }, OutputFlags{false, true, {}});
+    EXPECT_EQ(outcome.code, ExitCode::verification_failed);
+    EXPECT_EQ(to_int(outcome.code), 3);
+    EXPECT_EQ(outcome.out, "") << "quiet";
+    EXPECT_THAT(outcome.err, HasSubstr("verification failed:\n  3 rows are in the wrong file"));
+}
+
+TEST(RunJob, AJobWithNothingToVerifySucceeds) {
+    EXPECT_EQ(run([] { return std::make_unique<FixedJob>(std::nullopt); }).code, ExitCode::success);
+}
+
+TEST(RunJob, AnErrorBeforeTheWorkIsAUsageErrorAndOneDuringItAFailure) {
+    auto const usage = run([]() -> std::unique_ptr<Job> { SPILLWAY_FAIL("no such key", InvalidArgument); });
+    EXPECT_EQ(usage.code, ExitCode::usage);
+    EXPECT_THAT(usage.err, HasSubstr("spillway: no such key"));
+    auto const unreadable = run([]() -> std::unique_ptr<Job> { SPILLWAY_FAIL("cannot read", IoError); });
+    EXPECT_EQ(unreadable.code, ExitCode::usage) << "found before any work started";
+
+    auto const failure = run([] { return std::make_unique<FixedJob>(true, true); });
+    EXPECT_EQ(failure.code, ExitCode::failure);
+    EXPECT_THAT(failure.err, HasSubstr("spillway: the disk is full"));
+    EXPECT_EQ(failure.out, "");
+}

@@ -1,0 +1,71 @@
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "run_summary.hpp"
+
+using namespace spillway::cli;
+using testing::HasSubstr;
+
+namespace {
+
+RunSummary sample() {
+    RunSummary summary;
+    summary.command = "shuffle";
+    summary.settings["ranks"] = 4;
+    summary.settings["comm"] = "local";
+    summary.rows = 1234567;
+    summary.bytes = std::uint64_t{3} << 30;
+    summary.seconds = 2.0;
+    summary.phases = {{"generate", 0.5}, {"exchange", 1.5}};
+    summary.spilled_bytes = std::uint64_t{1} << 30;
+    summary.read_back_bytes = std::uint64_t{1} << 30;
+    summary.peak_memory = {{"HOST", std::uint64_t{256} << 20, {std::uint64_t{200} << 20, std::uint64_t{250} << 20}},
+                           {"DISK", std::uint64_t{1} << 40, {0, std::uint64_t{1} << 30}}};
+    summary.peak_resident_bytes = std::uint64_t{700} << 20;
+    summary.verified = true;
+    summary.verification = {"every row is in its partition"};
+    return summary;
+}
+
+}  // namespace
+
+TEST(RunSummary, JsonHoldsEveryFigure) {
+    auto const json = nlohmann::json::parse(sample().to_json());
+    EXPECT_EQ(json.at("command"), "shuffle");
+    EXPECT_EQ(json.at("verified"), true);
+    EXPECT_EQ(json.at("settings").at("ranks"), 4);
+    EXPECT_EQ(json.at("rows"), 1234567);
+    EXPECT_EQ(json.at("bytes"), std::uint64_t{3} << 30);
+    EXPECT_EQ(json.at("seconds"), 2.0);
+    EXPECT_EQ(json.at("throughput_bytes_per_second"), static_cast<double>(std::uint64_t{3} << 30) / 2.0);
+    EXPECT_EQ(json.at("phases").at("exchange"), 1.5);
+    EXPECT_EQ(json.at("spilled_bytes"), std::uint64_t{1} << 30);
+    EXPECT_EQ(json.at("read_back_bytes"), std::uint64_t{1} << 30);
+    EXPECT_EQ(json.at("peak_memory").at("HOST").at("ranks")[1], std::uint64_t{250} << 20);
+    EXPECT_EQ(json.at("peak_memory").at("DISK").at("limit"), std::uint64_t{1} << 40);
+    EXPECT_EQ(json.at("peak_resident_bytes"), std::uint64_t{700} << 20);
+    EXPECT_EQ(json.at("verification")[0], "every row is in its partition");
+}
+
+TEST(RunSummary, JsonSaysNullWhenThereIsNothingToVerify) {
+    auto summary = sample();
+    summary.verified.reset();
+    EXPECT_TRUE(nlohmann::json::parse(summary.to_json()).at("verified").is_null());
+}
+
+TEST(RunSummary, TextIsForPeople) {
+    auto const text = sample().to_text();
+    EXPECT_THAT(text, HasSubstr("spillway shuffle: verified\n"));
+    EXPECT_THAT(text, HasSubstr("settings     ranks 4, comm local\n"));
+    EXPECT_THAT(text, HasSubstr("rows         1,234,567\n"));
+    EXPECT_THAT(text, HasSubstr("bytes        3.00 GiB\n"));
+    EXPECT_THAT(text, HasSubstr("time         2.0 s (generate 500 ms, exchange 1.5 s)\n"));
+    EXPECT_THAT(text, HasSubstr("throughput   1.50 GiB/s\n"));
+    EXPECT_THAT(text, HasSubstr("spilled      1.00 GiB, read back 1.00 GiB\n"));
+    EXPECT_THAT(text, HasSubstr("peak HOST    250.00 MiB on the busiest rank (limit 256.00 MiB per rank), 450.00 MiB "
+                                "over 2 ranks\n"));
+    EXPECT_THAT(text, HasSubstr("peak RSS     700.00 MiB\n"));
+    auto failed = sample();
+    failed.verified = false;
+    EXPECT_THAT(failed.to_text(), HasSubstr("spillway shuffle: VERIFICATION FAILED\n"));
+}
