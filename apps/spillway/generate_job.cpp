@@ -2,11 +2,11 @@
 
 #include <chrono>
 #include <limits>
-#include <ranges>
 
 #include <spillway/core/error.hpp>
 #include <spillway/exec/seq_join.hpp>
 
+#include "chunk_numbers.hpp"
 #include "seq_join_tracer.hpp"
 
 namespace spillway::cli {
@@ -57,7 +57,7 @@ RunSummary GenerateJob::run(Progress& progress) {
     progress.start("generate", generator_.num_chunks(), Progress::Unit::items);
     {
         SeqJoinTracer tracer("generate chunk", window_);
-        auto join = exec::seq_join(pool_, window_, std::views::iota(std::size_t{0}, generator_.num_chunks()),
+        auto join = exec::seq_join(pool_, window_, chunk_numbers(0, 1, generator_.num_chunks()),
                                    generate_chunk, tracer.observe({}));
         for (auto& chunk : join) {
             writer_->write_rows(chunk.text);

@@ -17,6 +17,7 @@
 #include <spillway/table/hash_partition.hpp>
 #include <spillway/table/packed_table.hpp>
 
+#include "chunk_numbers.hpp"
 #include "seq_join_tracer.hpp"
 
 namespace spillway::cli {
@@ -209,15 +210,10 @@ std::vector<ShuffleJob::RankResult> ShuffleJob::run_rank(comm::Communicator& com
             }
             return packed;
         };
-        auto next_chunk = [next = rank, nranks, total = generator_.num_chunks()]() mutable -> std::optional<std::size_t> {
-            if (next >= total) {
-                return std::nullopt;
-            }
-            return std::exchange(next, next + nranks);
-        };
         {
             SeqJoinTracer tracer("generate chunk", window_);
-            for (auto& packed : exec::seq_join(pool_, window_, next_chunk, pack_chunk, tracer.observe({}))) {
+            auto chunks = chunk_numbers(rank, nranks, generator_.num_chunks());
+            for (auto& packed : exec::seq_join(pool_, window_, chunks, pack_chunk, tracer.observe({}))) {
                 result.input += packed.checksum;
                 result.bytes += packed.bytes;
                 shuffler.insert(std::move(packed.pieces));
