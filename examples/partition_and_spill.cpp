@@ -13,6 +13,7 @@
 #include <iostream>
 #include <map>
 #include <ranges>
+#include <unordered_map>
 #include <vector>
 
 #include <spillway/core/error.hpp>
@@ -22,6 +23,7 @@
 #include <spillway/memory/buffer_resource.hpp>
 #include <spillway/memory/spillable_store.hpp>
 #include <spillway/table/hash_partition.hpp>
+#include <spillway/table/packed_partitions.hpp>
 #include <spillway/table/packed_table.hpp>
 #include <spillway/table/table_checksum.hpp>
 #include <spillway/table/tpch_generator.hpp>
@@ -32,10 +34,10 @@ namespace {
 
 constexpr std::uint32_t partitions = 8;
 
-/// A chunk's rows split by partition and packed, with the chunk's checksum.
+/// A chunk's rows split by partition and packed (empty partitions left
+/// out), with the chunk's checksum.
 struct PackedChunk {
-    std::vector<std::vector<std::byte>> metadata;  ///< by partition
-    std::vector<memory::Buffer> payloads;          ///< by partition
+    std::unordered_map<shuffle::PartitionId, shuffle::PackedData> pieces;
     table::TableChecksum checksum;
 };
 
@@ -60,25 +62,18 @@ int main(int argc, char** argv) {
             memory::SpillableStore store(resource, "example");
             auto const pack_chunk = [&](std::size_t chunk, std::stop_token const&) {
                 auto const table = generator.lineitem(chunk);
-                PackedChunk packed{{}, {}, table::TableChecksum::of(table)};
-                for (auto const& piece : table::hash_partition(table, key, partitions)) {
-                    auto reservation = resource.reserve_and_spill(memory::MemoryType::HOST,
-                                                                  table::packed_size(piece),
-                                                                  memory::AllowOverbooking::yes);
-                    auto buffer = resource.make_buffer(table::packed_size(piece), reservation);
-                    packed.metadata.push_back(table::pack_into(piece, buffer.data()));
-                    packed.payloads.push_back(std::move(buffer));
-                }
-                return packed;
+                return PackedChunk{table::hash_partition_and_pack(table, key, partitions, resource,
+                                                                  memory::AllowOverbooking::yes),
+                                   table::TableChecksum::of(table)};
             };
             auto const chunks = std::views::iota(std::size_t{0}, generator.num_chunks());
             std::size_t chunk = 0;
             for (auto& packed : exec::seq_join(pool, 2 * pool.concurrency(), chunks, pack_chunk)) {
                 generated += packed.checksum;
-                for (std::uint32_t partition = 0; partition < partitions; ++partition) {
+                for (auto& [partition, piece] : packed.pieces) {
                     auto const store_key = chunk * partitions + partition;
-                    metadata[store_key] = std::move(packed.metadata[partition]);
-                    store.insert(store_key, std::move(packed.payloads[partition]));
+                    metadata[store_key] = std::move(piece.metadata);
+                    store.insert(store_key, std::move(piece.data));
                 }
                 ++chunk;
             }
@@ -90,8 +85,12 @@ int main(int argc, char** argv) {
             for (std::uint32_t partition = 0; partition < partitions; ++partition) {
                 for (std::size_t chunk_index = 0; chunk_index < generator.num_chunks(); ++chunk_index) {
                     auto const store_key = chunk_index * partitions + partition;
+                    auto const found = metadata.find(store_key);
+                    if (found == metadata.end()) {
+                        continue;  // no rows of this chunk hash to this partition
+                    }
                     auto const buffer = store.extract(store_key);
-                    auto const piece = table::unpack(metadata.at(store_key), buffer->data());
+                    auto const piece = table::unpack(found->second, buffer->data());
                     for (auto const row_partition : table::partition_rows(piece, key, partitions)) {
                         misplaced += row_partition != partition ? 1 : 0;
                     }

@@ -15,6 +15,7 @@
 #include <spillway/shuffle/all_gather.hpp>
 #include <spillway/shuffle/shuffler.hpp>
 #include <spillway/table/hash_partition.hpp>
+#include <spillway/table/packed_partitions.hpp>
 #include <spillway/table/packed_table.hpp>
 
 #include "chunk_numbers.hpp"
@@ -194,21 +195,8 @@ std::vector<ShuffleJob::RankResult> ShuffleJob::run_rank(comm::Communicator& com
                                    shuffle::PartitionOwner::round_robin, shuffle_config_);
         auto const pack_chunk = [&](std::size_t chunk, std::stop_token const&) {
             auto const table = generator_.lineitem(chunk);
-            PackedChunk packed{{}, table::TableChecksum::of(table), table.byte_size()};
-            auto const pieces = table::hash_partition(table, key_columns, partitions_);
-            for (shuffle::PartitionId partition = 0; partition < partitions_; ++partition) {
-                auto const& piece = pieces[partition];
-                if (piece.num_rows() == 0) {
-                    continue;
-                }
-                auto const size = table::packed_size(piece);
-                auto reservation =
-                    resource.reserve_and_spill(memory::MemoryType::HOST, size, memory::AllowOverbooking::no);
-                auto buffer = resource.make_buffer(size, reservation);
-                auto metadata = table::pack_into(piece, buffer.data());
-                packed.pieces.emplace(partition, shuffle::PackedData{std::move(metadata), std::move(buffer)});
-            }
-            return packed;
+            return PackedChunk{table::hash_partition_and_pack(table, key_columns, partitions_, resource),
+                               table::TableChecksum::of(table), table.byte_size()};
         };
         {
             SeqJoinTracer tracer("generate chunk", window_);
@@ -247,7 +235,7 @@ std::vector<ShuffleJob::RankResult> ShuffleJob::run_rank(comm::Communicator& com
             }
         };
         auto const check_chunk = [&](ReceivedChunk chunk, std::stop_token const&) {
-            auto const table = table::unpack(chunk.data.metadata, chunk.data.data.data());
+            auto const table = table::unpack(chunk.data);
             ShuffleCheck check;
             check.add(table, key_columns, chunk.partition, partitions_);
             return check;

@@ -1,0 +1,36 @@
+#pragma once
+/// @file
+/// Tables as the chunks a `shuffle::Shuffler` moves: hash-partitioned and
+/// packed into buffers of a `BufferResource`, and unpacked again.
+
+#include <cstddef>
+#include <span>
+#include <unordered_map>
+
+#include <spillway/memory/buffer_resource.hpp>
+#include <spillway/shuffle/packed_data.hpp>
+#include <spillway/shuffle/partition_owner.hpp>
+#include <spillway/table/table.hpp>
+
+namespace spillway::table {
+
+/// `table` split into `partitions` pieces by the hash of its `key_columns`
+/// (`hash_partition`), each non-empty piece packed (`pack_into`) into a HOST
+/// buffer of `resource` whose reservation is made with `reserve_and_spill`,
+/// so that making room for it spills other data rather than exceeding the
+/// limit. Empty partitions are left out. The result is what
+/// `Shuffler::insert` takes.
+/// @throws InvalidArgument as `hash_partition` and `pack_into` do.
+/// @throws OutOfMemory if `overbooking` is `no` and HOST cannot make room for
+///         a piece even by spilling.
+[[nodiscard]] std::unordered_map<shuffle::PartitionId, shuffle::PackedData> hash_partition_and_pack(
+    Table const& table, std::span<std::size_t const> key_columns, shuffle::PartitionId partitions,
+    memory::BufferResource& resource, memory::AllowOverbooking overbooking = memory::AllowOverbooking::no);
+
+/// The table that `chunk` holds, packed by `pack_into` (as
+/// `hash_partition_and_pack` packs them). Copies the data.
+/// @throws InvalidArgument if `chunk.data` is not in HOST memory (`Buffer::data`).
+/// @throws CorruptData as `unpack(metadata, payload)` does.
+[[nodiscard]] Table unpack(shuffle::PackedData const& chunk);
+
+}  // namespace spillway::table

@@ -1,0 +1,29 @@
+#include <spillway/table/packed_partitions.hpp>
+
+#include <spillway/table/hash_partition.hpp>
+#include <spillway/table/packed_table.hpp>
+
+namespace spillway::table {
+
+std::unordered_map<shuffle::PartitionId, shuffle::PackedData> hash_partition_and_pack(
+    Table const& table, std::span<std::size_t const> key_columns, shuffle::PartitionId partitions,
+    memory::BufferResource& resource, memory::AllowOverbooking overbooking) {
+    auto const pieces = hash_partition(table, key_columns, partitions);
+    std::unordered_map<shuffle::PartitionId, shuffle::PackedData> chunks;
+    for (shuffle::PartitionId partition = 0; partition < partitions; ++partition) {
+        auto const& piece = pieces[partition];
+        if (piece.num_rows() == 0) {
+            continue;
+        }
+        auto const size = packed_size(piece);
+        auto reservation = resource.reserve_and_spill(memory::MemoryType::HOST, size, overbooking);
+        auto buffer = resource.make_buffer(size, reservation);
+        auto metadata = pack_into(piece, buffer.data());
+        chunks.emplace(partition, shuffle::PackedData{std::move(metadata), std::move(buffer)});
+    }
+    return chunks;
+}
+
+Table unpack(shuffle::PackedData const& chunk) { return unpack(chunk.metadata, chunk.data.data()); }
+
+}  // namespace spillway::table

@@ -1,0 +1,75 @@
+#include <gtest/gtest.h>
+
+#include <spillway/memory/buffer_resource.hpp>
+#include <spillway/table/hash_partition.hpp>
+#include <spillway/table/packed_partitions.hpp>
+#include <spillway/table/table_checksum.hpp>
+#include <spillway/table/tpch_generator.hpp>
+
+#include <common/error_matchers.hpp>
+#include <common/temporary_directory.hpp>
+
+using namespace spillway;
+
+namespace {
+
+constexpr std::size_t keys[] = {0};
+
+memory::MemoryConfig config(test::TemporaryDirectory const& root, std::uint64_t host_limit) {
+    memory::MemoryConfig result;
+    result.host_limit = SizeSpec::bytes(host_limit);
+    result.spill_directory = root.path();
+    result.spill_interval = std::chrono::seconds(0);
+    return result;
+}
+
+}  // namespace
+
+TEST(HashPartitionAndPack, EachNonEmptyPartitionBecomesOneChunkThatUnpacksToItsRows) {
+    test::TemporaryDirectory root;
+    memory::BufferResource resource(config(root, 64 << 20));
+    auto const table = table::TpchGenerator(0.001).lineitem(0).slice(0, 100);
+    constexpr shuffle::PartitionId partitions = 200;  // more than the rows, so some are empty
+    auto const expected = table::hash_partition(table, keys, partitions);
+    std::size_t expected_chunks = 0;
+    for (auto const& piece : expected) {
+        expected_chunks += piece.num_rows() > 0 ? 1 : 0;
+    }
+    ASSERT_LT(expected_chunks, partitions) << "the test needs empty partitions";
+
+    auto const chunks = table::hash_partition_and_pack(table, keys, partitions, resource);
+    EXPECT_EQ(chunks.size(), expected_chunks);
+    std::uint64_t bytes = 0;
+    table::TableChecksum unpacked;
+    for (auto const& [partition, chunk] : chunks) {
+        ASSERT_LT(partition, partitions);
+        EXPECT_EQ(chunk.data.mem_type(), memory::MemoryType::HOST);
+        bytes += chunk.data.size();
+        auto const piece = table::unpack(chunk);
+        EXPECT_EQ(table::TableChecksum::of(piece), table::TableChecksum::of(expected[partition]));
+        unpacked += table::TableChecksum::of(piece);
+    }
+    EXPECT_EQ(unpacked, table::TableChecksum::of(table));
+    EXPECT_EQ(resource.memory_used(memory::MemoryType::HOST), bytes) << "every chunk is paid for by the resource";
+}
+
+TEST(HashPartitionAndPack, SpillsOtherDataToMakeRoomAndFailsWhenNothingCanBeSpilled) {
+    test::TemporaryDirectory root;
+    auto const table = table::TpchGenerator(0.001).lineitem(0);
+    memory::BufferResource resource(config(root, 64 << 10));
+    EXPECT_THROW_WITH((void)table::hash_partition_and_pack(table, keys, 4, resource), OutOfMemory, "HOST");
+    EXPECT_EQ(resource.memory_used(memory::MemoryType::HOST), 0u) << "nothing is left reserved after the failure";
+
+    auto const overbooked = table::hash_partition_and_pack(table, keys, 4, resource, memory::AllowOverbooking::yes);
+    EXPECT_EQ(overbooked.size(), 4u);
+}
+
+TEST(HashPartitionAndPack, UnpackingASpilledChunkIsAClearError) {
+    test::TemporaryDirectory root;
+    memory::BufferResource resource(config(root, 64 << 20));
+    auto chunks = table::hash_partition_and_pack(table::TpchGenerator(0.001).lineitem(0), keys, 1, resource);
+    auto& chunk = chunks.at(0);
+    auto reservation = resource.reserve(memory::MemoryType::DISK, chunk.data.size(), memory::AllowOverbooking::no);
+    chunk.data = resource.move(std::move(chunk.data), reservation);
+    EXPECT_THROW_WITH((void)table::unpack(chunk), InvalidArgument, "HOST");
+}
