@@ -75,8 +75,7 @@ std::uint64_t packed_chunk_bytes(table::TpchGenerator const& generator, shuffle:
 }  // namespace
 
 ShuffleJob::ShuffleJob(Options const& options)
-    : options_(options),
-      generator_(options.get_double("scale", default_scale, 0, std::numeric_limits<double>::max()),
+    : generator_(options.get_double("scale", default_scale, 0, std::numeric_limits<double>::max()),
                  static_cast<std::uint64_t>(options.get_int("seed", 0, 0, INT64_MAX))),
       ranks_(options, memory_config(options), 4),
       pool_(exec::ThreadPool::Config::from_options(options)),

@@ -77,7 +77,6 @@ class ShuffleJob final : public Job {
     [[nodiscard]] std::vector<RankResult> run_rank(comm::Communicator& communicator, Progress& progress,
                                                    std::function<void()> const& start_verify);
 
-    Options options_;
     table::TpchGenerator generator_;
     RankGroup ranks_;
     exec::ThreadPool pool_;
