@@ -260,10 +260,15 @@ TEST(CliShuffle, ASmallLimitSpillsMostOfTheDataAndStaysWithinIt) {
     auto const bytes = summary.at("bytes").get<std::uint64_t>();
     EXPECT_GT(summary.at("spilled_bytes").get<std::uint64_t>(), bytes / 2);
     EXPECT_GT(summary.at("read_back_bytes").get<std::uint64_t>(), 0u);
+    // Each rank stays within its limit but for what docs/architecture.md
+    // ("Memory bound") allows: a chunk overbooked by a receive, one by a send,
+    // and the chunks its verifying items hold. Chunks here are under 1 MiB
+    // (5.3 MiB generated chunks in 12 partitions), so 4 MiB covers them all;
+    // the rank's share of the data (40 MB) would not fit.
     auto const& host = summary.at("peak_memory").at("HOST");
     ASSERT_EQ(host.at("ranks").size(), 3u);
     for (auto const& peak : host.at("ranks")) {
-        EXPECT_LE(peak.get<std::uint64_t>(), host.at("limit").get<std::uint64_t>());
+        EXPECT_LE(peak.get<std::uint64_t>(), host.at("limit").get<std::uint64_t>() + (std::uint64_t{4} << 20));
     }
     EXPECT_TRUE(std::filesystem::is_empty(spill.path())) << "each process removes its spill directory";
 }
