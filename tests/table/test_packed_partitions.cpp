@@ -8,6 +8,7 @@
 
 #include <common/error_matchers.hpp>
 #include <common/temporary_directory.hpp>
+#include <memory/memory_test_support.hpp>
 
 using namespace spillway;
 
@@ -15,19 +16,11 @@ namespace {
 
 constexpr std::size_t keys[] = {0};
 
-memory::MemoryConfig config(test::TemporaryDirectory const& root, std::uint64_t host_limit) {
-    memory::MemoryConfig result;
-    result.host_limit = SizeSpec::bytes(host_limit);
-    result.spill_directory = root.path();
-    result.spill_interval = std::chrono::seconds(0);
-    return result;
-}
-
 }  // namespace
 
 TEST(HashPartitionAndPack, EachNonEmptyPartitionBecomesOneChunkThatUnpacksToItsRows) {
     test::TemporaryDirectory root;
-    memory::BufferResource resource(config(root, 64 << 20));
+    memory::BufferResource resource(test::test_config(root));
     auto const table = table::TpchGenerator(0.001).lineitem(0).slice(0, 100);
     constexpr shuffle::PartitionId partitions = 200;  // more than the rows, so some are empty
     auto const expected = table::hash_partition(table, keys, partitions);
@@ -56,7 +49,7 @@ TEST(HashPartitionAndPack, EachNonEmptyPartitionBecomesOneChunkThatUnpacksToItsR
 TEST(HashPartitionAndPack, SpillsOtherDataToMakeRoomAndFailsWhenNothingCanBeSpilled) {
     test::TemporaryDirectory root;
     auto const table = table::TpchGenerator(0.001).lineitem(0);
-    memory::BufferResource resource(config(root, 64 << 10));
+    memory::BufferResource resource(test::test_config(root, 64 << 10));
     EXPECT_THROW_WITH((void)table::hash_partition_and_pack(table, keys, 4, resource), OutOfMemory, "HOST");
     EXPECT_EQ(resource.memory_used(memory::MemoryType::HOST), 0u) << "nothing is left reserved after the failure";
 
@@ -66,7 +59,7 @@ TEST(HashPartitionAndPack, SpillsOtherDataToMakeRoomAndFailsWhenNothingCanBeSpil
 
 TEST(HashPartitionAndPack, UnpackingASpilledChunkIsAClearError) {
     test::TemporaryDirectory root;
-    memory::BufferResource resource(config(root, 64 << 20));
+    memory::BufferResource resource(test::test_config(root));
     auto chunks = table::hash_partition_and_pack(table::TpchGenerator(0.001).lineitem(0), keys, 1, resource);
     auto& chunk = chunks.at(0);
     auto reservation = resource.reserve(memory::MemoryType::DISK, chunk.data.size(), memory::AllowOverbooking::no);
