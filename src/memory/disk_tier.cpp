@@ -42,7 +42,7 @@ std::span<std::byte, frame_header_size> header_bytes(HostBytes const& block) noe
 }  // namespace
 
 SpillFile::~SpillFile() {
-    tier_.remove(path_);
+    tier_.give_back(*this);
 }
 
 DiskTier::DiskTier(MemoryConfig const& config, Statistics& statistics)
@@ -53,10 +53,9 @@ DiskTier::DiskTier(MemoryConfig const& config, Statistics& statistics)
       direct_io_(config.direct_io) {}
 
 std::unique_ptr<SpillFile> DiskTier::write(std::span<std::byte const> padded, std::size_t size) {
-    // relaxed: only uniqueness matters, no data is published through it
-    auto const number = next_file_.fetch_add(1, std::memory_order_relaxed);
-    auto file = std::make_unique<SpillFile>(*this, directory() / ("buffer-" + std::to_string(number)));
-    OpenFile out = open(file->path(), O_WRONLY | O_CREAT | O_TRUNC);
+    auto file = claim_file(frame_payload_offset + align_up(size));
+    // No O_TRUNC: a reused file keeps the blocks it has, which is the point.
+    OpenFile out = open(file->path(), O_WRONLY | O_CREAT);
 
     FrameHeader header{.codec = codec_, .size = size};
     if (codec_ == Codec::none) {
@@ -77,8 +76,12 @@ std::unique_ptr<SpillFile> DiskTier::write(std::span<std::byte const> padded, st
     out.write_at({block.get(), frame_payload_offset}, 0);
     out.close();
 
+    auto const written = frame_payload_offset + align_up(header.stored_size);
+    files_.add_in_use(file->file_, written);
+    file->written_ = true;
     file->header_ = header;
-    statistics_.add_bytes("memory.disk.write.bytes", frame_payload_offset + align_up(header.stored_size));
+    statistics_.add_bytes("memory.disk.write.bytes", written);
+    trim();
     return file;
 }
 
@@ -116,6 +119,36 @@ void DiskTier::read(SpillFile const& file, std::span<std::byte> padded) {
         CorruptData
     );
     statistics_.add_bytes("memory.disk.read.bytes", frame_payload_offset + align_up(header.stored_size));
+}
+
+std::unique_ptr<SpillFile> DiskTier::claim_file(std::uint64_t bytes) {
+    if (auto freed = files_.take(bytes)) {
+        statistics_.add_count("memory.disk.files_reused");
+        return std::make_unique<SpillFile>(*this, std::move(freed));
+    }
+    // relaxed: only uniqueness matters, no data is published through it
+    auto const number = next_file_.fetch_add(1, std::memory_order_relaxed);
+    statistics_.add_count("memory.disk.files_created");
+    return std::make_unique<SpillFile>(
+        *this, SpillFilePool::new_file(directory() / ("buffer-" + std::to_string(number)))
+    );
+}
+
+void DiskTier::give_back(SpillFile& file) noexcept {
+    if (!file.written_) {
+        files_.forget(file.file_);
+        remove(file.path());
+        return;
+    }
+    files_.release(std::move(file.file_));
+    trim();
+}
+
+void DiskTier::trim() noexcept {
+    while (auto excess = files_.take_excess()) {
+        remove(excess.mapped());
+        statistics_.add_count("memory.disk.files_removed");
+    }
 }
 
 OpenFile DiskTier::open(std::filesystem::path const& path, int flags) {

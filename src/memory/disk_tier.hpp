@@ -15,6 +15,7 @@
 #include <spillway/memory/memory_config.hpp>
 
 #include "memory/spill_directory.hpp"
+#include "memory/spill_file_pool.hpp"
 #include "memory/spill_frame.hpp"
 #include "memory/spill_io.hpp"
 
@@ -22,39 +23,45 @@ namespace spillway::memory::detail {
 
 class DiskTier;
 
-/// The spill file of one DISK buffer, and what its header must say. Removes
-/// the file when destroyed.
+/// The spill file of one DISK buffer, and what its header must say. Gives
+/// the file back to its tier when destroyed: kept for reuse once completely
+/// written, removed if writing it failed.
 ///
 /// Thread safety: const member functions may be called concurrently.
 class SpillFile {
   public:
-    /// The file at `path` in `tier`'s directory (which may not exist yet).
+    /// Holds `file` of `tier`'s directory (which may not exist yet).
     /// Requires: `tier` outlives the object.
-    SpillFile(DiskTier& tier, std::filesystem::path path) noexcept
-        : tier_(tier), path_(std::move(path)) {}
+    SpillFile(DiskTier& tier, SpillFilePool::File file) noexcept : tier_(tier), file_(std::move(file)) {}
     ~SpillFile();
     SpillFile(SpillFile const&) = delete;
     SpillFile& operator=(SpillFile const&) = delete;
 
-    [[nodiscard]] std::filesystem::path const& path() const noexcept { return path_; }
+    [[nodiscard]] std::filesystem::path const& path() const noexcept { return file_.mapped(); }
     [[nodiscard]] FrameHeader const& header() const noexcept { return header_; }
 
   private:
     friend class DiskTier;
     DiskTier& tier_;
-    std::filesystem::path path_;
-    FrameHeader header_;  ///< set once the file is completely written
+    SpillFilePool::File file_;
+    bool written_ = false;  ///< whether the file is completely written
+    FrameHeader header_;    ///< set once it is
 };
 
 /// Writes HOST bytes to spill files and reads them back.
 ///
-/// docs/spill_format.md describes a spill file. A file is written with direct
+/// docs/spill_format.md describes a spill file. A buffer is written over a
+/// freed file that holds it where there is one (`SpillFilePool` says why and
+/// how much disk that keeps), else to a new file. A file is written with direct
 /// I/O (`O_DIRECT`) unless `MemoryConfig::direct_io` is off; when the file
 /// system refuses it (`EINVAL`), the tier falls back to buffered I/O for the
 /// rest of its life, logs it once and counts `memory.disk.direct_io_fallbacks`.
 ///
 /// Statistics: `memory.disk.write.bytes` and `memory.disk.read.bytes`, the
-/// bytes of spill files written and read (header block and padding included).
+/// bytes of spill files written and read (header block and padding included);
+/// `memory.disk.files_created`, `memory.disk.files_reused` and
+/// `memory.disk.files_removed`, the files made, written over, and removed
+/// while the tier lives to keep within the pool's bound.
 ///
 /// Thread safety: safe to use concurrently, on different files.
 class DiskTier {
@@ -69,10 +76,10 @@ class DiskTier {
         return directory_.path();
     }
 
-    /// Writes the first `size` bytes of `padded` to a new spill file with the
+    /// Writes the first `size` bytes of `padded` to a spill file with the
     /// configured codec. Requires: `padded` is aligned and holds
     /// `align_up(size)` bytes, zero after `size`.
-    /// @throws IoError naming the file if it cannot be written; no file is left.
+    /// @throws IoError naming the file if it cannot be written; the file is removed.
     std::unique_ptr<SpillFile> write(std::span<std::byte const> padded, std::size_t size);
 
     /// Reads `file` back into the first `file.header().size` bytes of
@@ -84,6 +91,13 @@ class DiskTier {
   private:
     friend class SpillFile;
 
+    /// A freed file that holds `bytes`, else a new one.
+    std::unique_ptr<SpillFile> claim_file(std::uint64_t bytes);
+    /// Takes back the file of a destroyed `SpillFile`, removing what the pool
+    /// does not keep.
+    void give_back(SpillFile& file) noexcept;
+    /// Removes the free files the pool no longer keeps.
+    void trim() noexcept;
     /// Opens `path` with `flags`, adding `O_DIRECT` while direct I/O is on.
     /// @throws IoError naming the path.
     OpenFile open(std::filesystem::path const& path, int flags);
@@ -101,6 +115,7 @@ class DiskTier {
     std::atomic<bool> direct_io_;
     /// The number in the next spill file's name. Atomic for concurrent writers.
     std::atomic<std::uint64_t> next_file_{0};
+    SpillFilePool files_;
 };
 
 }  // namespace spillway::memory::detail

@@ -9,6 +9,7 @@
 
 #include <cerrno>
 #include <fstream>
+#include <random>
 
 #include <spillway/core/error.hpp>
 #include <spillway/memory/buffer_resource.hpp>
@@ -48,6 +49,21 @@ void flip_byte(std::filesystem::path const& path, std::uint64_t offset) {
     file.put(static_cast<char>(byte ^ 0x5a));
 }
 
+/// The sum of the sizes of `resource`'s spill files.
+std::uint64_t spill_file_bytes(BufferResource const& resource) {
+    std::uint64_t total = 0;
+    for (auto const& file : spill_files(resource)) {
+        total += std::filesystem::file_size(file);
+    }
+    return total;
+}
+
+/// The total of the statistic `name`, 0 if nothing was recorded.
+double statistic(BufferResource const& resource, std::string_view name) {
+    auto const entry = resource.statistics().get(name);
+    return entry ? entry->total : 0.0;
+}
+
 class DiskTierCodec : public ::testing::TestWithParam<Codec> {
   protected:
     MemoryConfig config() const {
@@ -78,7 +94,8 @@ TEST_P(DiskTierCodec, RoundTripsRandomAndCompressibleDataOfEverySize) {
             EXPECT_EQ(resource.memory_used(MemoryType::DISK), size);
             auto host = move_to(resource, std::move(disk), MemoryType::HOST);
             EXPECT_EQ(contents(host), bytes) << "size " << size << ", compressible " << compressible;
-            EXPECT_TRUE(spill_files(resource).empty());
+            // The freed file is kept for the next spill; a smaller one is removed.
+            EXPECT_EQ(spill_files(resource).size(), 1U);
         }
     }
     EXPECT_EQ(resource.memory_used(MemoryType::DISK), 0U);
@@ -125,6 +142,95 @@ TEST(DiskTier, ADeletedFileIsAnIoErrorNamingTheFile) {
     std::filesystem::remove(file);
     EXPECT_THROW_WITH(move_to(resource, std::move(disk), MemoryType::HOST), IoError, file.string() + "' is missing");
     EXPECT_EQ(disk.mem_type(), MemoryType::DISK);  // unchanged on failure
+}
+
+TEST(DiskTier, AFreedFileIsWrittenOverByTheNextBufferThatFitsIt) {
+    TemporaryDirectory root;
+    BufferResource resource(test_config(root));
+    auto const large = test_bytes(100'000, 30);
+    EXPECT_EQ(contents(move_to(resource, move_to(resource, make_host_buffer(resource, large), MemoryType::DISK),
+                               MemoryType::HOST)),
+              large);
+    auto const file = spill_files(resource).at(0);
+    auto const file_size = std::filesystem::file_size(file);
+
+    auto const small = test_bytes(5000, 31);
+    auto disk = move_to(resource, make_host_buffer(resource, small), MemoryType::DISK);
+    EXPECT_EQ(spill_files(resource), std::vector{file});
+    EXPECT_EQ(std::filesystem::file_size(file), file_size);  // its blocks are kept, not cut off
+    EXPECT_EQ(statistic(resource, "memory.disk.files_created"), 1.0);
+    EXPECT_EQ(statistic(resource, "memory.disk.files_reused"), 1.0);
+    EXPECT_EQ(contents(move_to(resource, std::move(disk), MemoryType::HOST)), small);
+}
+
+TEST(DiskTier, ABufferThatFitsNoFreedFileGetsANewOneAndFreeFilesBeyondThePeakAreRemoved) {
+    TemporaryDirectory root;
+    BufferResource resource(test_config(root));
+    std::filesystem::path small_file;
+    {
+        auto small = move_to(resource, make_host_buffer(resource, test_bytes(5000, 32)), MemoryType::DISK);
+        small_file = spill_files(resource).at(0);
+    }
+    // The files in use peaked at the small file's size; with the large file
+    // both would take more, so the free small file goes.
+    auto const large = test_bytes(mebibyte, 33);
+    auto disk = move_to(resource, make_host_buffer(resource, large), MemoryType::DISK);
+    EXPECT_EQ(statistic(resource, "memory.disk.files_created"), 2.0);
+    EXPECT_EQ(statistic(resource, "memory.disk.files_removed"), 1.0);
+    ASSERT_EQ(spill_files(resource).size(), 1U);
+    EXPECT_NE(spill_files(resource).at(0), small_file);
+    EXPECT_EQ(contents(move_to(resource, std::move(disk), MemoryType::HOST)), large);
+}
+
+TEST(DiskTier, SpillFilesNeverOutnumberTheBuffersThatOnceWereOnDiskTogether) {
+    TemporaryDirectory root;
+    BufferResource resource(test_config(root));
+    std::mt19937_64 random(34);
+    std::vector<std::pair<Buffer, std::vector<std::byte>>> on_disk;
+    std::size_t peak = 0;
+    for (std::uint64_t step = 0; step < 300; ++step) {
+        if (on_disk.empty() || (on_disk.size() < 12 && random() % 2 == 0)) {
+            auto bytes = test_bytes(20'000, step);
+            on_disk.emplace_back(move_to(resource, make_host_buffer(resource, bytes), MemoryType::DISK), bytes);
+        } else {
+            auto const index = random() % on_disk.size();
+            auto& [buffer, bytes] = on_disk[index];
+            EXPECT_EQ(contents(move_to(resource, std::move(buffer), MemoryType::HOST)), bytes);
+            on_disk.erase(on_disk.begin() + static_cast<std::ptrdiff_t>(index));
+        }
+        peak = std::max(peak, on_disk.size());
+        ASSERT_LE(spill_files(resource).size(), peak) << "step " << step;
+    }
+    EXPECT_EQ(spill_file_bytes(resource), peak * (4096 + 20'480));
+    EXPECT_GT(statistic(resource, "memory.disk.files_reused"), 100.0);
+}
+
+TEST(DiskTier, AFailedWriteOverAFreedFileRemovesIt) {
+    TemporaryDirectory root;
+    auto operations = std::make_shared<FaultInjectingFileOperations>();
+    BufferResource resource(faulty_config(root, operations));
+    move_to(resource, make_host_buffer(resource, test_bytes(20'000, 35)), MemoryType::DISK);
+    ASSERT_EQ(spill_files(resource).size(), 1U);
+    auto const bytes = test_bytes(20'000, 36);
+    auto buffer = make_host_buffer(resource, bytes);
+    operations->fail_writes(EIO);
+    EXPECT_THROW_WITH(move_to(resource, std::move(buffer), MemoryType::DISK), IoError, "Input/output error");
+    EXPECT_EQ(contents(buffer), bytes);
+    EXPECT_TRUE(spill_files(resource).empty());
+    EXPECT_EQ(contents(move_to(resource, move_to(resource, std::move(buffer), MemoryType::DISK), MemoryType::HOST)),
+              bytes);
+}
+
+TEST(DiskTier, AFreedFileRemovedBySomeoneElseIsMadeAgain) {
+    TemporaryDirectory root;
+    BufferResource resource(test_config(root));
+    move_to(resource, make_host_buffer(resource, test_bytes(20'000, 37)), MemoryType::DISK);
+    std::filesystem::remove(spill_files(resource).at(0));
+    auto const bytes = test_bytes(20'000, 38);
+    EXPECT_EQ(contents(move_to(resource, move_to(resource, make_host_buffer(resource, bytes), MemoryType::DISK),
+                               MemoryType::HOST)),
+              bytes);
+    EXPECT_EQ(statistic(resource, "memory.disk.files_reused"), 1.0);
 }
 
 TEST(DiskTier, SpillFilesFollowTheDocumentedFormat) {

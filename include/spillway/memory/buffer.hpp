@@ -45,7 +45,7 @@ using HostBytes = std::unique_ptr<std::byte[], AlignedFree>;
 /// Lifetime: the resource must outlive its buffers.
 class Buffer {
   public:
-    /// Returns the bytes to the tier (and removes the spill file of a DISK buffer).
+    /// Returns the bytes to the tier (and a DISK buffer's spill file to the disk tier).
     ~Buffer();
     Buffer(Buffer&& other) noexcept;
     /// Frees this buffer's bytes, then takes over `other`'s.
