@@ -20,11 +20,16 @@
 //   METRIC shuffle_out_of_core_vs_io_bound <time / bound> ratio
 //
 // 1.0 means the shuffle takes no longer than its disk traffic; lower is better.
-// The same with the rates of raw I/O laid out as the disk tier lays out spill
-// files (one file per chunk, a header block, removed once read) separates
-// the shuffle's own overhead from that layout's cost on the disk:
+// The same with the rates of raw I/O laid out in a new file per chunk with a
+// header block, as the disk tier lays out a spill file the first time it
+// writes it, separates the shuffle's own overhead from the cost of making
+// files:
 //
 //   METRIC shuffle_out_of_core_vs_file_per_chunk_bound <time / that bound> ratio
+//
+// Files are removed outside the timings (the disk tier removes its freed spill
+// files when its resource goes), and every timing starts after a sync(2), so
+// that no measurement pays for the writes and trims of the one before.
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -54,9 +59,9 @@ struct DiskRates {
 enum class Layout {
     /// One file per thread, block after block: the disk at its best.
     one_file,
-    /// One file per block, as the disk tier keeps spilled buffers: created,
+    /// One file per block, as the disk tier makes a spill file: created,
     /// written (payload, then a 4 KiB header before it) and closed; later
-    /// opened, read (header, then payload), closed and removed.
+    /// opened, read (header, then payload) and closed.
     file_per_block,
 };
 
@@ -73,7 +78,7 @@ void check_transfer(ssize_t done, std::size_t size, std::filesystem::path const&
 }
 
 /// Writes `count` copies of `block` in `layout` under the name `base`, then
-/// reads them back and removes the files; returns the seconds of each.
+/// reads them back; returns the seconds of each. Removes the files untimed.
 std::pair<double, double> write_and_read(
     std::filesystem::path const& base, memory::Buffer& block, std::uint64_t count, Layout layout
 ) {
@@ -97,9 +102,6 @@ std::pair<double, double> write_and_read(
                     check_transfer(::pread(fd, data.data(), data.size(), header.size()), data.size(), path);
                 }
                 ::close(fd);
-                if (!write) {
-                    std::filesystem::remove(path);
-                }
                 continue;
             }
             if (index == 0) {
@@ -110,14 +112,14 @@ std::pair<double, double> write_and_read(
         }
         if (layout == Layout::one_file) {
             ::close(fd);
-            if (!write) {
-                std::filesystem::remove(base);
-            }
         }
         return clock.seconds();
     };
     auto const write = pass(true);
     auto const read = pass(false);
+    for (std::uint64_t index = 0; index < count; ++index) {
+        std::filesystem::remove(path_of(index));
+    }
     return {write, read};
 }
 
@@ -132,6 +134,7 @@ DiskRates disk_rates(
         blocks.push_back(data.make_buffer(resource, block_size, static_cast<std::uint64_t>(thread)));
     }
     std::vector<std::pair<double, double>> seconds(static_cast<std::size_t>(threads));
+    ::sync();
     bench::run_ranks(threads, [&](comm::Rank thread) {
         seconds[thread] =
             write_and_read(directory / ("raw-" + std::to_string(thread)), blocks[thread], bytes / block_size, layout);
@@ -188,6 +191,7 @@ Run shuffle_once(comm::Rank ranks, std::uint64_t per_rank, std::uint64_t chunk, 
     bench::LocalGroup group(ranks, config);
     Run run;
     std::vector<std::uint64_t> extracted(static_cast<std::size_t>(ranks), 0);
+    ::sync();
     run.seconds = bench::run_ranks(ranks, [&](comm::Rank rank) {
         auto& resource = *group.resources[rank];
         shuffle::Shuffler shuffler(*group.communicators[rank], 0, partitions, resource);
