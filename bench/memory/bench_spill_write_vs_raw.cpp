@@ -6,8 +6,10 @@
 //   defaults: 2GiB of incompressible data in 64MiB buffers, 5 rounds.
 // The spill goes through SpillableStore::spill (victim choice, DISK
 // reservation, frame header, checksum, file per buffer); the baseline writes
-// the buffers one after another into one file. Rounds alternate which goes
-// first; the median of the per-round ratios is reported.
+// the buffers one after another into one file. Both write new files in the
+// first round and over their files of the round before in the others (the
+// disk tier keeps freed spill files to write over them). Rounds alternate
+// which goes first; the median of the per-round ratios is reported.
 
 #include <cstdio>
 #include <iostream>

@@ -119,13 +119,15 @@ inline std::list<memory::SpillableStore> filled_stores(
     return stores;
 }
 
-/// Writes `buffers` (HOST) one after another into a new file at `path` with
+/// Writes `buffers` (HOST) one after another into the file at `path` with
 /// O_DIRECT, one pwrite per buffer, the way a program would write them out
-/// itself; removes the file afterwards. Returns the seconds the writing took.
+/// itself. A file already there is written over, not truncated, as the disk
+/// tier writes over its freed spill files; the caller removes it. Returns the
+/// seconds the writing took.
 /// @throws IoError if a call fails.
 inline double raw_write_seconds(std::filesystem::path const& path, std::span<memory::Buffer const> buffers) {
     Stopwatch const clock;
-    int const fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_DIRECT, 0600);
+    int const fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_DIRECT, 0600);
     SPILLWAY_EXPECTS(fd >= 0, "cannot open " << path.string() << " with O_DIRECT", IoError);
     off_t offset = 0;
     for (auto const& buffer : buffers) {
@@ -135,9 +137,7 @@ inline double raw_write_seconds(std::filesystem::path const& path, std::span<mem
         offset += written;
     }
     SPILLWAY_EXPECTS(::close(fd) == 0, "closing " << path.string() << " failed", IoError);
-    auto const seconds = clock.seconds();
-    std::filesystem::remove(path);
-    return seconds;
+    return clock.seconds();
 }
 
 }  // namespace spillway::bench

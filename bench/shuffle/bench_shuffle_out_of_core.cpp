@@ -179,6 +179,8 @@ struct Run {
     double spilled = 0;    ///< bytes the resources moved HOST to DISK
     double read_back = 0;  ///< bytes they moved DISK to HOST
     double peak = 0;       ///< the largest HOST use of any rank, in bytes
+    double files_created = 0;  ///< spill files made
+    double files_reused = 0;   ///< spill files written over
 };
 
 /// Shuffles `per_rank` bytes per rank on `ranks` in-process ranks with a
@@ -216,6 +218,8 @@ Run shuffle_once(comm::Rank ranks, std::uint64_t per_rank, std::uint64_t chunk, 
     );
     run.spilled = total_of(group.resources, "memory.copy.host_to_disk.bytes");
     run.read_back = total_of(group.resources, "memory.copy.disk_to_host.bytes");
+    run.files_created = total_of(group.resources, "memory.disk.files_created");
+    run.files_reused = total_of(group.resources, "memory.disk.files_reused");
     for (auto const& resource : group.resources) {
         run.peak = std::max(run.peak, static_cast<double>(resource->peak_memory_used(memory::MemoryType::HOST)));
     }
@@ -246,7 +250,8 @@ int main(int argc, char** argv) {
             std::cout << "round " << round << ": " << ranks << " ranks x " << per_rank / mib << " MiB, HOST limit "
                       << per_rank / 4 / mib << " MiB each (peak " << run.peak / mib << " MiB): " << run.seconds
                       << " s; spilled " << run.spilled / mib << " MiB, read back " << run.read_back / mib
-                      << " MiB; raw write/read " << rates.write / mib << "/" << rates.read / mib
+                      << " MiB (" << run.files_created << " spill files made, " << run.files_reused
+                      << " written over); raw write/read " << rates.write / mib << "/" << rates.read / mib
                       << " MiB/s (file per chunk " << file_rates.write / mib << "/" << file_rates.read / mib
                       << "): bound " << bound << " s (file per chunk " << layout_bound << " s)\n";
         }
