@@ -122,19 +122,25 @@ void DiskTier::read(SpillFile const& file, std::span<std::byte> padded) {
 }
 
 std::unique_ptr<SpillFile> DiskTier::claim_file(std::uint64_t bytes) {
-    if (auto freed = files_.take(bytes)) {
+    // Made before a free file is taken, so that no allocation can fail while
+    // the taken file is held by nothing that gives it back.
+    auto file = std::make_unique<SpillFile>(*this, SpillFilePool::File{});
+    file->file_ = files_.take(bytes);
+    if (file->file_) {
         statistics_.add_count("memory.disk.files_reused");
-        return std::make_unique<SpillFile>(*this, std::move(freed));
+        return file;
     }
     // relaxed: only uniqueness matters, no data is published through it
     auto const number = next_file_.fetch_add(1, std::memory_order_relaxed);
+    file->file_ = SpillFilePool::new_file(directory() / ("buffer-" + std::to_string(number)));
     statistics_.add_count("memory.disk.files_created");
-    return std::make_unique<SpillFile>(
-        *this, SpillFilePool::new_file(directory() / ("buffer-" + std::to_string(number)))
-    );
+    return file;
 }
 
 void DiskTier::give_back(SpillFile& file) noexcept {
+    if (file.file_.empty()) {
+        return;  // claim_file failed before it had a file
+    }
     if (!file.written_) {
         files_.forget(file.file_);
         remove(file.path());

@@ -30,8 +30,8 @@ class DiskTier;
 /// Thread safety: const member functions may be called concurrently.
 class SpillFile {
   public:
-    /// Holds `file` of `tier`'s directory (which may not exist yet).
-    /// Requires: `tier` outlives the object.
+    /// Holds `file` of `tier`'s directory (which may not exist yet), or, while
+    /// the tier claims one, nothing. Requires: `tier` outlives the object.
     SpillFile(DiskTier& tier, SpillFilePool::File file) noexcept : tier_(tier), file_(std::move(file)) {}
     ~SpillFile();
     SpillFile(SpillFile const&) = delete;
