@@ -21,10 +21,11 @@ namespace spillway::memory::detail {
 /// file whose buffer is gone is kept, and the next buffer that fits is written
 /// over it.
 ///
-/// Bound: after every change, while the files take more disk than the files in
-/// use took at their peak, free files are removed, smallest first (they fit the
-/// fewest buffers). The tier's files so never take more disk than its spilled
-/// buffers once needed at the same time; they go when the tier does.
+/// Bound: after every spill and every release, free files are removed,
+/// smallest first (they fit the fewest buffers), until the files take no more
+/// disk than the files in use took at their peak. Except while a file is being
+/// written, a tier so holds no more disk than it once needed at one time; what
+/// it holds goes with the tier.
 ///
 /// A file is held as a node handle of the pool's map, so that giving it back
 /// never allocates (it happens in destructors). The pool does no I/O: the disk

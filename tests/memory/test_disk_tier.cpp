@@ -209,6 +209,7 @@ TEST(DiskTier, AFailedWriteOverAFreedFileRemovesIt) {
     TemporaryDirectory root;
     auto operations = std::make_shared<FaultInjectingFileOperations>();
     BufferResource resource(faulty_config(root, operations));
+    // Spilled and freed at once: its file is kept.
     move_to(resource, make_host_buffer(resource, test_bytes(20'000, 35)), MemoryType::DISK);
     ASSERT_EQ(spill_files(resource).size(), 1U);
     auto const bytes = test_bytes(20'000, 36);
@@ -224,6 +225,7 @@ TEST(DiskTier, AFailedWriteOverAFreedFileRemovesIt) {
 TEST(DiskTier, AFreedFileRemovedBySomeoneElseIsMadeAgain) {
     TemporaryDirectory root;
     BufferResource resource(test_config(root));
+    // Spilled and freed at once: its file is kept, until someone removes it.
     move_to(resource, make_host_buffer(resource, test_bytes(20'000, 37)), MemoryType::DISK);
     std::filesystem::remove(spill_files(resource).at(0));
     auto const bytes = test_bytes(20'000, 38);
