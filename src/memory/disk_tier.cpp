@@ -35,6 +35,11 @@ std::uint64_t write_and_checksum(std::span<std::byte const> data, Write write) {
     return digest.get();
 }
 
+/// The bytes a spill file takes whose payload is `stored_size` bytes.
+constexpr std::uint64_t file_bytes(std::uint64_t stored_size) noexcept {
+    return frame_payload_offset + align_up(stored_size);
+}
+
 std::span<std::byte, frame_header_size> header_bytes(HostBytes const& block) noexcept {
     return std::span<std::byte, frame_header_size>(block.get(), frame_header_size);
 }
@@ -53,7 +58,7 @@ DiskTier::DiskTier(MemoryConfig const& config, Statistics& statistics)
       direct_io_(config.direct_io) {}
 
 std::unique_ptr<SpillFile> DiskTier::write(std::span<std::byte const> padded, std::size_t size) {
-    auto file = claim_file(frame_payload_offset + align_up(size));
+    auto file = claim_file(file_bytes(size));
     // No O_TRUNC: a reused file keeps the blocks it has, which is the point.
     OpenFile out = open(file->path(), O_WRONLY | O_CREAT);
 
@@ -76,7 +81,7 @@ std::unique_ptr<SpillFile> DiskTier::write(std::span<std::byte const> padded, st
     out.write_at({block.get(), frame_payload_offset}, 0);
     out.close();
 
-    auto const written = frame_payload_offset + align_up(header.stored_size);
+    auto const written = file_bytes(header.stored_size);
     files_.add_in_use(file->file_, written);
     file->written_ = true;
     file->header_ = header;
@@ -118,7 +123,7 @@ void DiskTier::read(SpillFile const& file, std::span<std::byte> padded) {
         "spill file '" << path.string() << "' is corrupt: its payload checksum does not match",
         CorruptData
     );
-    statistics_.add_bytes("memory.disk.read.bytes", frame_payload_offset + align_up(header.stored_size));
+    statistics_.add_bytes("memory.disk.read.bytes", file_bytes(header.stored_size));
 }
 
 std::unique_ptr<SpillFile> DiskTier::claim_file(std::uint64_t bytes) {
