@@ -1,7 +1,8 @@
 #pragma once
 /// @file
 /// Helpers shared by the memory tests: configurations rooted in a temporary
-/// directory, buffers of reproducible random bytes, and spill-file lookup.
+/// directory, buffers of reproducible random bytes, spill-file and
+/// statistics lookups.
 
 #include <common/fault_injecting_file_operations.hpp>
 #include <common/temporary_directory.hpp>
@@ -10,6 +11,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <random>
+#include <string_view>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -136,6 +138,12 @@ class BufferPile {
     Mutex mutex_;
     std::vector<memory::Buffer> buffers_ SPILLWAY_GUARDED_BY(mutex_);
 };
+
+/// The total recorded under `name` in `resource`'s statistics; 0 if none.
+inline double statistic(memory::BufferResource const& resource, std::string_view name) {
+    auto const entry = resource.statistics().get(name);
+    return entry ? entry->total : 0.0;
+}
 
 /// The spill files in `resource`'s spill directory.
 inline std::vector<std::filesystem::path> spill_files(memory::BufferResource const& resource) {

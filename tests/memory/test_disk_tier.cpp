@@ -58,12 +58,6 @@ std::uint64_t spill_file_bytes(BufferResource const& resource) {
     return total;
 }
 
-/// The total of the statistic `name`, 0 if nothing was recorded.
-double statistic(BufferResource const& resource, std::string_view name) {
-    auto const entry = resource.statistics().get(name);
-    return entry ? entry->total : 0.0;
-}
-
 class DiskTierCodec : public ::testing::TestWithParam<Codec> {
   protected:
     MemoryConfig config() const {

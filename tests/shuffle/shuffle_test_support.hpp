@@ -1,12 +1,11 @@
 #pragma once
 /// @file
 /// What the shuffle tests share: a suite that runs on every communicator
-/// backend, chunks that name their origin and carry a checkable pattern, and
-/// statistics lookups.
+/// backend, and chunks that name their origin and carry a checkable pattern
+/// (statistics lookups come from the memory tests' support).
 
 #include <chrono>
 #include <cstdint>
-#include <string_view>
 
 #include <spillway/memory/buffer_resource.hpp>
 #include <spillway/shuffle/packed_data.hpp>
@@ -16,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include <comm/communicator_testing.hpp>
+#include <memory/memory_test_support.hpp>
 
 namespace spillway::test {
 
@@ -64,12 +64,6 @@ inline ChunkOrigin check_chunk(shuffle::PackedData const& chunk) {
     EXPECT_EQ(chunk.data.mem_type(), memory::MemoryType::HOST);
     EXPECT_TRUE(holds_pattern(chunk.data, origin.size, origin.seed()));
     return origin;
-}
-
-/// The total recorded under `name` in `resource`'s statistics; 0 if none.
-inline double statistic(memory::BufferResource const& resource, std::string_view name) {
-    auto const entry = resource.statistics().get(name);
-    return entry ? entry->total : 0.0;
 }
 
 }  // namespace spillway::test
