@@ -1,6 +1,7 @@
 #pragma once
 /// @file
-/// The chunk numbers a rank generates, as a `seq_join` source.
+/// The chunk numbers a rank generates, as a `seq_join` source, and how many
+/// there are.
 
 #include <cstddef>
 #include <optional>
@@ -19,6 +20,11 @@ namespace spillway::cli {
         }
         return std::exchange(next, next + stride);
     };
+}
+
+/// How many numbers `chunk_numbers(first, stride, end)` yields.
+[[nodiscard]] constexpr std::size_t chunk_count(std::size_t first, std::size_t stride, std::size_t end) noexcept {
+    return first < end ? (end - first + stride - 1) / stride : 0;
 }
 
 }  // namespace spillway::cli

@@ -113,8 +113,7 @@ RunSummary ShuffleJob::run(Progress& progress) {
     std::uint64_t local_partitions = 0;
     for (std::size_t local = 0; local < local_ranks; ++local) {
         auto const rank = static_cast<std::size_t>(ranks_.first_rank()) + local;
-        auto const size = static_cast<std::size_t>(ranks_.size());
-        local_chunks += generator_.num_chunks() > rank ? (generator_.num_chunks() - rank + size - 1) / size : 0;
+        local_chunks += chunk_count(rank, static_cast<std::size_t>(ranks_.size()), generator_.num_chunks());
         local_partitions += shuffle::owned_partitions(shuffle::PartitionOwner::round_robin, partitions_,
                                                       ranks_.size(), static_cast<comm::Rank>(rank))
                                 .size();
