@@ -27,6 +27,11 @@
 //
 //   METRIC shuffle_out_of_core_vs_file_per_chunk_bound <time / that bound> ratio
 //
+// The ranks' other memory settings come from `SPILLWAY_*` variables, as in
+// any program that reads its options from the environment; for example
+// `SPILLWAY_SPILL_HEADROOM=32MiB SPILLWAY_SPILL_INTERVAL=5ms` has each rank's
+// periodic spill thread start spilling before HOST is full.
+//
 // Files are removed outside the timings (the disk tier removes its freed spill
 // files when its resource goes), and every timing starts after a sync(2), so
 // that no measurement pays for the writes and trims of the one before.
@@ -34,13 +39,16 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <iostream>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include <spillway/core/options.hpp>
 #include <spillway/memory/buffer_resource.hpp>
+#include <spillway/memory/memory_config.hpp>
 #include <spillway/shuffle/shuffler.hpp>
 
 #include "shuffle_bench_support.hpp"
@@ -183,13 +191,14 @@ struct Run {
     double files_reused = 0;   ///< spill files written over
 };
 
-/// Shuffles `per_rank` bytes per rank on `ranks` in-process ranks with a
-/// HOST limit of a quarter of that each, as the file comment says.
-Run shuffle_once(comm::Rank ranks, std::uint64_t per_rank, std::uint64_t chunk, bench::BenchBytes const& bytes) {
+/// Shuffles `per_rank` bytes per rank on `ranks` in-process ranks with
+/// `config`, as the file comment says.
+Run shuffle_once(
+    comm::Rank ranks, std::uint64_t per_rank, std::uint64_t chunk, bench::BenchBytes const& bytes,
+    memory::MemoryConfig const& config
+) {
     auto const chunks_per_rank = per_rank / chunk;
     auto const partitions = static_cast<shuffle::PartitionId>(4 * ranks);
-    memory::MemoryConfig config;
-    config.host_limit = SizeSpec::bytes(per_rank / 4);
     bench::LocalGroup group(ranks, config);
     Run run;
     std::vector<std::uint64_t> extracted(static_cast<std::size_t>(ranks), 0);
@@ -236,13 +245,18 @@ int main(int argc, char** argv) {
         int const rounds = argc > 4 ? std::stoi(argv[4]) : 3;
         bench::BenchBytes const bytes(chunk);
         double const mib = 1 << 20;
+        auto config = memory::MemoryConfig::from_options(Options::from_environment());
+        config.host_limit = SizeSpec::bytes(per_rank / 4);
+        std::cout << "periodic spill thread: every "
+                  << std::chrono::duration<double, std::milli>(config.spill_interval).count() << " ms, keeping "
+                  << config.spill_headroom / mib << " MiB of HOST available\n";
 
         std::vector<double> ratios;
         std::vector<double> layout_ratios;
         for (int round = 0; round < rounds; ++round) {
             auto const rates = best_rates(per_rank, ranks, chunk, bytes, Layout::one_file);
             auto const file_rates = best_rates(per_rank, ranks, chunk, bytes, Layout::file_per_block);
-            auto const run = shuffle_once(ranks, per_rank, chunk, bytes);
+            auto const run = shuffle_once(ranks, per_rank, chunk, bytes, config);
             auto const bound = run.spilled / rates.write + run.read_back / rates.read;
             auto const layout_bound = run.spilled / file_rates.write + run.read_back / file_rates.read;
             ratios.push_back(run.seconds / bound);
