@@ -158,11 +158,14 @@ DiskRates disk_rates(
 }
 
 /// The faster of one thread moving `bytes` and `threads` threads moving
-/// their share each, for reads and writes separately.
+/// their share each, for reads and writes separately, under `directory`.
 DiskRates best_rates(
-    std::uint64_t bytes, int threads, std::uint64_t block_size, bench::BenchBytes const& data, Layout layout
+    std::filesystem::path const& directory, std::uint64_t bytes, int threads, std::uint64_t block_size,
+    bench::BenchBytes const& data, Layout layout
 ) {
-    memory::BufferResource scratch;
+    memory::MemoryConfig config;
+    config.spill_directory = directory;
+    memory::BufferResource scratch(config);
     auto const single = disk_rates(scratch, scratch.spill_directory(), 1, bytes, block_size, data, layout);
     auto const parallel = disk_rates(
         scratch, scratch.spill_directory(), threads, bytes / static_cast<std::uint64_t>(threads), block_size, data,
@@ -254,8 +257,8 @@ int main(int argc, char** argv) {
         std::vector<double> ratios;
         std::vector<double> layout_ratios;
         for (int round = 0; round < rounds; ++round) {
-            auto const rates = best_rates(per_rank, ranks, chunk, bytes, Layout::one_file);
-            auto const file_rates = best_rates(per_rank, ranks, chunk, bytes, Layout::file_per_block);
+            auto const rates = best_rates(config.spill_directory, per_rank, ranks, chunk, bytes, Layout::one_file);
+            auto const file_rates = best_rates(config.spill_directory, per_rank, ranks, chunk, bytes, Layout::file_per_block);
             auto const run = shuffle_once(ranks, per_rank, chunk, bytes, config);
             auto const bound = run.spilled / rates.write + run.read_back / rates.read;
             auto const layout_bound = run.spilled / file_rates.write + run.read_back / file_rates.read;
