@@ -192,6 +192,7 @@ struct Run {
     double peak = 0;       ///< the largest HOST use of any rank, in bytes
     double files_created = 0;  ///< spill files made
     double files_reused = 0;   ///< spill files written over
+    double blocks_reused = 0;  ///< HOST buffers made in a pooled block
 };
 
 /// Shuffles `per_rank` bytes per rank on `ranks` in-process ranks with
@@ -232,6 +233,7 @@ Run shuffle_once(
     run.read_back = total_of(group.resources, "memory.copy.disk_to_host.bytes");
     run.files_created = total_of(group.resources, "memory.disk.files_created");
     run.files_reused = total_of(group.resources, "memory.disk.files_reused");
+    run.blocks_reused = total_of(group.resources, "memory.host.blocks_reused");
     for (auto const& resource : group.resources) {
         run.peak = std::max(run.peak, static_cast<double>(resource->peak_memory_used(memory::MemoryType::HOST)));
     }
@@ -268,7 +270,8 @@ int main(int argc, char** argv) {
                       << per_rank / 4 / mib << " MiB each (peak " << run.peak / mib << " MiB): " << run.seconds
                       << " s; spilled " << run.spilled / mib << " MiB, read back " << run.read_back / mib
                       << " MiB (" << run.files_created << " spill files made, " << run.files_reused
-                      << " written over); raw write/read " << rates.write / mib << "/" << rates.read / mib
+                      << " written over; " << run.blocks_reused << " HOST blocks reused); raw write/read "
+                      << rates.write / mib << "/" << rates.read / mib
                       << " MiB/s (file per chunk " << file_rates.write / mib << "/" << file_rates.read / mib
                       << "): bound " << bound << " s (file per chunk " << layout_bound << " s)\n";
         }

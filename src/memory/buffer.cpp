@@ -60,11 +60,11 @@ void Buffer::check_host(char const* what) const {
 }
 
 void Buffer::release() noexcept {
-    host_.reset();
     file_.reset();
     if (resource_ != nullptr) {
-        resource_->release_buffer(mem_type_, size_);
+        resource_->release_buffer(mem_type_, size_, std::move(host_));
     }
+    host_.reset();
     resource_ = nullptr;
     size_ = 0;
 }

@@ -10,6 +10,7 @@
 
 #include "memory/aligned_allocation.hpp"
 #include "memory/disk_tier.hpp"
+#include "memory/host_block_pool.hpp"
 
 namespace spillway::memory {
 namespace {
@@ -38,6 +39,7 @@ BufferResource::BufferResource(MemoryConfig config, std::shared_ptr<Statistics> 
       statistics_(statistics ? std::move(statistics) : std::make_shared<Statistics>()),
       disk_(std::make_unique<detail::DiskTier>(config_, *statistics_)),
       tiers_(initial_tiers(config_, disk_->directory())),
+      host_pool_(std::make_unique<detail::HostBlockPool>()),
       spill_manager_(
           *this, *statistics_, config_.spill_mode, config_.spill_interval, config_.spill_headroom
       ) {}
@@ -75,8 +77,10 @@ std::uint64_t BufferResource::memory_limit(MemoryType type) const {
 }
 
 void BufferResource::set_memory_limit(MemoryType type, SizeSpec limit) {
+    detail::HostBlockPool::Blocks unpooled;  // freed once the lock is dropped
     MutexLock lock(accounting_mutex_);
     tier(type).limit = limit.resolve(tier(type).capacity);
+    unpooled = host_pool_->trim(pool_room(0));
 }
 
 std::int64_t BufferResource::memory_available(MemoryType type) const {
@@ -99,6 +103,41 @@ std::uint64_t BufferResource::memory_reserved(MemoryType type) const {
 std::uint64_t BufferResource::peak_memory_used(MemoryType type) const {
     MutexLock lock(accounting_mutex_);
     return tier(type).peak_used;
+}
+
+std::uint64_t BufferResource::memory_pooled() const {
+    MutexLock lock(accounting_mutex_);
+    return host_pool_->bytes();
+}
+
+void BufferResource::release_pooled_memory() {
+    detail::HostBlockPool::Blocks unpooled;  // freed once the lock is dropped
+    MutexLock lock(accounting_mutex_);
+    unpooled = host_pool_->trim(0);
+}
+
+std::uint64_t BufferResource::pool_room(std::uint64_t more) const {
+    Tier const& host = tier(MemoryType::HOST);
+    auto const held = host.used + more;
+    return config_.pool_host_blocks && held < host.limit ? host.limit - held : 0;
+}
+
+detail::HostBytes BufferResource::allocate_host(std::size_t size) {
+    auto const capacity = detail::align_up(size);
+    detail::HostBytes block;
+    {
+        detail::HostBlockPool::Blocks unpooled;  // freed once the lock is dropped
+        MutexLock lock(accounting_mutex_);
+        block = host_pool_->take(size, capacity);
+        if (block == nullptr) {
+            unpooled = host_pool_->trim(pool_room(capacity));
+        }
+    }
+    if (block == nullptr) {
+        return detail::allocate_aligned(size);
+    }
+    statistics_->add_count("memory.host.blocks_reused");
+    return block;
 }
 
 MemoryReservation BufferResource::try_reserve(MemoryType type, std::size_t size) {
@@ -184,7 +223,7 @@ std::string BufferResource::describe_usage(MemoryType type) const {
 
 Buffer BufferResource::make_buffer(std::size_t size, MemoryReservation& reservation) {
     check_reservation(reservation, MemoryType::HOST, size, "make_buffer");
-    auto bytes = detail::allocate_aligned(size);
+    auto bytes = allocate_host(size);
     consume(reservation, size);
     statistics_->add_bytes("memory.allocate.bytes", size);
     return Buffer(*this, size, std::move(bytes));
@@ -209,7 +248,7 @@ Buffer BufferResource::move(Buffer&& buffer, MemoryReservation& reservation) {
         return Buffer(*this, size, std::move(file));
     }
     ScopedTimer timer(*statistics_, "memory.copy.disk_to_host.seconds");
-    auto bytes = detail::allocate_aligned(size);
+    auto bytes = allocate_host(size);
     disk_->read(*buffer.file_, {bytes.get(), detail::align_up(size)});
     consume(reservation, size);
     Buffer const source(std::move(buffer));
@@ -228,11 +267,15 @@ void BufferResource::release_reservation(MemoryType type, std::size_t size) noex
     state.reserved -= size;
 }
 
-void BufferResource::release_buffer(MemoryType type, std::size_t size) noexcept {
+void BufferResource::release_buffer(MemoryType type, std::size_t size, detail::HostBytes bytes) noexcept {
+    detail::HostBytes unpooled;  // freed once the lock is dropped
     MutexLock lock(accounting_mutex_);
     Tier& state = tier(type);
     SPILLWAY_ASSERT(state.used >= size, type << " used total would go negative");
     state.used -= size;
+    if (bytes != nullptr) {
+        unpooled = host_pool_->give(std::move(bytes), detail::align_up(size), pool_room(0));
+    }
 }
 
 void BufferResource::check_reservation(

@@ -19,6 +19,7 @@ MemoryConfig MemoryConfig::from_options(Options const& options) {
         options.get_choice("spill_codec", {"none", "lz4", "zstd"}, std::string(to_string(config.spill_codec)))
     );
     config.direct_io = options.get_bool("spill_direct_io", config.direct_io);
+    config.pool_host_blocks = options.get_bool("host_block_pool", config.pool_host_blocks);
     config.force_disk = options.get_bool("spill_force_disk", config.force_disk);
     config.spill_interval = options.get_duration("spill_interval", config.spill_interval);
     config.spill_headroom = options.get_bytes("spill_headroom", config.spill_headroom);

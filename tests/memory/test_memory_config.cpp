@@ -16,6 +16,7 @@ TEST(MemoryConfig, DefaultsApplyWhenNoOptionIsSet) {
     EXPECT_EQ(config.spill_directory, MemoryConfig::default_spill_directory());
     EXPECT_EQ(config.spill_codec, Codec::none);
     EXPECT_TRUE(config.direct_io);
+    EXPECT_TRUE(config.pool_host_blocks);
     EXPECT_FALSE(config.force_disk);
     EXPECT_EQ(config.spill_interval, std::chrono::milliseconds(100));
     EXPECT_EQ(config.spill_headroom, 0U);
@@ -29,6 +30,7 @@ TEST(MemoryConfig, ReadsEveryOption) {
     options.set("spill_directory", "/var/tmp/spill");
     options.set("spill_codec", "zstd");
     options.set("spill_direct_io", "off");
+    options.set("host_block_pool", "no");
     options.set("spill_force_disk", "yes");
     options.set("spill_interval", "off");
     options.set("spill_headroom", "1GiB");
@@ -38,6 +40,7 @@ TEST(MemoryConfig, ReadsEveryOption) {
     EXPECT_EQ(config.spill_directory, "/var/tmp/spill");
     EXPECT_EQ(config.spill_codec, Codec::zstd);
     EXPECT_FALSE(config.direct_io);
+    EXPECT_FALSE(config.pool_host_blocks);
     EXPECT_TRUE(config.force_disk);
     EXPECT_EQ(config.spill_interval, std::chrono::nanoseconds::zero());
     EXPECT_EQ(config.spill_headroom, 1ULL << 30);

@@ -23,6 +23,7 @@ namespace spillway::memory {
 
 namespace detail {
 class DiskTier;
+class HostBlockPool;
 }
 
 /// Creates buffers and accounts for every byte of them, per tier.
@@ -37,8 +38,18 @@ class DiskTier;
 /// The DISK tier keeps each buffer in a spill file of its own, in a directory
 /// of this resource's (see `spill_directory()` and docs/spill_format.md).
 ///
+/// A freed HOST buffer of 2 MiB or more leaves its block with the resource,
+/// and a later buffer whose size rounds up to the same number of 4 KiB pages
+/// takes it over, so that the system does not fault in and zero fresh pages
+/// for it. Pooled blocks are not used bytes, but the resource keeps only as
+/// many as fit beside its buffers within the HOST limit: buffers and pooled
+/// blocks together never hold more HOST memory than the limit, or than the
+/// buffers alone when they overbook it. `release_pooled_memory` frees them;
+/// `MemoryConfig::pool_host_blocks` turns pooling off.
+///
 /// Statistics recorded (names in `statistics()`):
-/// - `memory.allocate.bytes`: each HOST allocation.
+/// - `memory.allocate.bytes`: each HOST allocation; `memory.host.blocks_reused`:
+///   each one that took over a pooled block.
 /// - `memory.copy.host_to_disk.bytes` / `.seconds`, `memory.copy.disk_to_host.bytes` /
 ///   `.seconds`: each `move` between tiers.
 /// - `memory.disk.write.bytes`, `memory.disk.read.bytes`: spill-file bytes written and
@@ -74,6 +85,7 @@ class BufferResource {
     /// Changes the limit of `tier`; a percentage is resolved as in
     /// `MemoryConfig`. Takes effect for every later reservation; buffers and
     /// reservations already made are kept even if the new limit is below them.
+    /// Pooled HOST blocks that no longer fit within the limit are freed.
     void set_memory_limit(MemoryType tier, SizeSpec limit);
 
     /// The limit of `tier` minus its used and reserved bytes. Negative when
@@ -85,6 +97,12 @@ class BufferResource {
     [[nodiscard]] std::uint64_t memory_reserved(MemoryType tier) const;
     /// The largest value `memory_used(tier)` has had.
     [[nodiscard]] std::uint64_t peak_memory_used(MemoryType tier) const;
+    /// The bytes of the HOST blocks kept for reuse after their buffers were
+    /// freed; not counted in `memory_used(HOST)`.
+    [[nodiscard]] std::uint64_t memory_pooled() const;
+    /// Frees every HOST block kept for reuse, returning its memory to the
+    /// system.
+    void release_pooled_memory();
 
     /// Reserves `size` bytes of `tier`. With `AllowOverbooking::yes` the
     /// reservation is always granted, even past the limit.
@@ -195,8 +213,19 @@ class BufferResource {
 
     /// Called by a reservation that returns `size` unused bytes.
     void release_reservation(MemoryType tier, std::size_t size) noexcept;
-    /// Called by a buffer of `size` bytes that is destroyed.
-    void release_buffer(MemoryType tier, std::size_t size) noexcept;
+    /// Called by a buffer of `size` bytes that is destroyed, with its HOST
+    /// bytes if it has them, which are pooled or freed.
+    void release_buffer(MemoryType tier, std::size_t size, detail::HostBytes bytes = {}) noexcept;
+
+    /// HOST bytes for a buffer of `size` bytes: a pooled block if one fits,
+    /// else a new allocation, for which pooled blocks are freed if the pool
+    /// and the buffers would otherwise hold more than the limit.
+    /// @throws OutOfMemory if the system cannot allocate them.
+    detail::HostBytes allocate_host(std::size_t size);
+    /// The bytes the HOST pool may hold beside the buffers and `more` bytes
+    /// about to be allocated: what is left of the limit, or 0 when pooling
+    /// is off.
+    std::uint64_t pool_room(std::uint64_t more) const SPILLWAY_REQUIRES(accounting_mutex_);
 
     /// @throws ReservationError naming `what` unless `reservation` belongs to
     ///         this resource, is in `tier` and holds at least `size` bytes.
@@ -229,6 +258,8 @@ class BufferResource {
     /// A leaf lock: nothing is called while it is held.
     mutable Mutex accounting_mutex_;
     std::array<Tier, memory_type_count> tiers_ SPILLWAY_GUARDED_BY(accounting_mutex_);
+    /// Freed HOST blocks kept for reuse.
+    std::unique_ptr<detail::HostBlockPool> const host_pool_ SPILLWAY_PT_GUARDED_BY(accounting_mutex_);
 
     /// Declared last: its periodic thread starts once the accounting exists,
     /// and stops before anything else is destroyed.

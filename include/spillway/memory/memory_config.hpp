@@ -44,6 +44,11 @@ struct MemoryConfig {
     /// falls back to buffered I/O by itself.
     bool direct_io = true;
 
+    /// Whether a `BufferResource` keeps the blocks of freed HOST buffers of
+    /// 2 MiB or more for reuse, within its HOST limit (option
+    /// `host_block_pool`).
+    bool pool_host_blocks = true;
+
     /// Debugging: every buffer put into a `SpillableStore` is moved to DISK
     /// at once, so that every use reads it back through the disk tier and its
     /// checks (option `spill_force_disk`). Lets small tests exercise spilling.

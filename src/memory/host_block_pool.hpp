@@ -1,0 +1,68 @@
+#pragma once
+/// @file
+/// The large HOST blocks a buffer resource keeps after their buffers are
+/// freed, to hand them to later buffers of the same size.
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+
+#include <spillway/memory/buffer.hpp>
+
+namespace spillway::memory::detail {
+
+/// Free HOST blocks of one resource, by capacity (`align_up` of a buffer's
+/// size).
+///
+/// The C library returns a freed block of megabytes to the system at once, so
+/// the next buffer of that size has the kernel fault in and zero every page
+/// again. A shuffle that spills frees and makes such buffers all the time: on
+/// the benchmark machine, zeroing fresh pages took a third of the CPU time of
+/// an out-of-core shuffle. A pooled block is reused as it is; only the padding
+/// after the new buffer's size is zeroed.
+///
+/// Only blocks of at least `min_block_bytes` are pooled: smaller ones the C
+/// library recycles by itself. A block is reused only by a buffer whose size
+/// rounds up to the same capacity, so no byte of it is held unaccounted.
+///
+/// The pool does not decide how much it may hold: its owner passes the room
+/// it has (`give`, `trim`). Blocks it lets go are handed back to the caller,
+/// which frees them once it has dropped its lock.
+///
+/// Thread safety: none; the owner guards the pool with its own lock.
+class HostBlockPool {
+  public:
+    /// Blocks are pooled from this capacity on, the size from which the C
+    /// library maps each block from the system and unmaps it when it is
+    /// freed, and from which HOST blocks use transparent huge pages.
+    static constexpr std::size_t min_block_bytes = std::size_t{2} << 20;
+
+    /// Free blocks, by capacity; also what `trim` hands back.
+    using Blocks = std::multimap<std::size_t, HostBytes>;
+
+    HostBlockPool() = default;
+    HostBlockPool(HostBlockPool const&) = delete;
+    HostBlockPool& operator=(HostBlockPool const&) = delete;
+
+    /// A pooled block of exactly `capacity` bytes, whose bytes from `size` to
+    /// `capacity` are zeroed; null if there is none.
+    [[nodiscard]] HostBytes take(std::size_t size, std::size_t capacity) noexcept;
+
+    /// Keeps `block`, of `capacity` bytes, if it is large enough to pool and
+    /// the pool then holds at most `room` bytes; returns it (to be freed)
+    /// otherwise, also when keeping it would need memory that is not there.
+    [[nodiscard]] HostBytes give(HostBytes block, std::size_t capacity, std::uint64_t room) noexcept;
+
+    /// Removes blocks, largest first, until the pool holds at most `room`
+    /// bytes; returns them, to be freed.
+    [[nodiscard]] Blocks trim(std::uint64_t room) noexcept;
+
+    /// The bytes of the blocks the pool holds.
+    [[nodiscard]] std::uint64_t bytes() const noexcept { return bytes_; }
+
+  private:
+    Blocks blocks_;
+    std::uint64_t bytes_ = 0;  ///< the sum of the keys of `blocks_`
+};
+
+}  // namespace spillway::memory::detail

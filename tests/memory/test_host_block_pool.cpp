@@ -1,0 +1,209 @@
+// The blocks of freed HOST buffers that a BufferResource keeps for reuse,
+// tested through the resource: which blocks are kept, which are reused, and
+// the bound the HOST limit puts on them.
+#include <spillway/memory/buffer_resource.hpp>
+
+#include <common/temporary_directory.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <span>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "memory_test_support.hpp"
+
+using namespace spillway;
+using namespace spillway::memory;
+
+using spillway::test::expect_all_tiers_at_zero;
+using spillway::test::mebibyte;
+using spillway::test::statistic;
+using spillway::test::TemporaryDirectory;
+using spillway::test::test_config;
+
+namespace {
+
+/// A HOST buffer of `size` bytes of `resource`, reserved without spilling.
+Buffer host_buffer(BufferResource& resource, std::size_t size) {
+    auto reservation = resource.reserve(MemoryType::HOST, size, AllowOverbooking::no);
+    return resource.make_buffer(size, reservation);
+}
+
+/// A HOST buffer of `size` bytes of `resource`, past its limit if need be.
+Buffer overbooked_buffer(BufferResource& resource, std::size_t size) {
+    auto reservation = resource.reserve(MemoryType::HOST, size, AllowOverbooking::yes);
+    return resource.make_buffer(size, reservation);
+}
+
+/// The bytes a buffer's block holds after its `size()`, up to the next 4 KiB.
+std::span<std::byte const> padding(Buffer const& buffer) {
+    auto const data = buffer.data();
+    auto const capacity = (data.size() + host_buffer_alignment - 1) / host_buffer_alignment * host_buffer_alignment;
+    return {data.data() + data.size(), capacity - data.size()};
+}
+
+std::uint64_t held(BufferResource const& resource) {
+    return resource.memory_used(MemoryType::HOST) + resource.memory_pooled();
+}
+
+}  // namespace
+
+TEST(HostBlockPool, AFreedBlockIsReusedByTheNextBufferOfTheSameCapacityWithItsPaddingZeroed) {
+    TemporaryDirectory const root;
+    BufferResource resource(test_config(root, 64 * mebibyte));
+    std::byte const* block = nullptr;
+    {
+        auto buffer = host_buffer(resource, 4 * mebibyte);
+        std::fill(buffer.data().begin(), buffer.data().end(), std::byte{0xab});
+        block = buffer.data().data();
+    }
+    EXPECT_EQ(resource.memory_used(MemoryType::HOST), 0U);
+    EXPECT_EQ(resource.memory_pooled(), 4 * mebibyte);
+
+    // 100 bytes less rounds up to the same 1024 pages of 4 KiB.
+    auto const reused = host_buffer(resource, 4 * mebibyte - 100);
+    EXPECT_EQ(reused.data().data(), block);
+    EXPECT_EQ(resource.memory_pooled(), 0U);
+    EXPECT_EQ(statistic(resource, "memory.host.blocks_reused"), 1.0);
+    auto const tail = padding(reused);
+    ASSERT_EQ(tail.size(), 100U);
+    EXPECT_TRUE(std::all_of(tail.begin(), tail.end(), [](std::byte b) { return b == std::byte{0}; }));
+}
+
+TEST(HostBlockPool, ABufferOfAnotherCapacityGetsAFreshBlock) {
+    TemporaryDirectory const root;
+    BufferResource resource(test_config(root, 64 * mebibyte));
+    host_buffer(resource, 4 * mebibyte);
+    auto const larger = host_buffer(resource, 4 * mebibyte + 1);
+    EXPECT_EQ(statistic(resource, "memory.host.blocks_reused"), 0.0);
+    EXPECT_EQ(resource.memory_pooled(), 4 * mebibyte);
+}
+
+TEST(HostBlockPool, BlocksSmallerThanTwoMebibytesAreLeftToTheCLibrary) {
+    TemporaryDirectory const root;
+    BufferResource resource(test_config(root, 64 * mebibyte));
+    host_buffer(resource, 2 * mebibyte - host_buffer_alignment);
+    EXPECT_EQ(resource.memory_pooled(), 0U);
+    host_buffer(resource, 2 * mebibyte);
+    EXPECT_EQ(resource.memory_pooled(), 2 * mebibyte);
+}
+
+TEST(HostBlockPool, PooledBlocksAndBuffersTogetherStayWithinTheLimit) {
+    TemporaryDirectory const root;
+    BufferResource resource(test_config(root, 16 * mebibyte));
+    {
+        std::vector<Buffer> buffers;
+        for (int i = 0; i < 4; ++i) {
+            buffers.push_back(host_buffer(resource, 4 * mebibyte));
+        }
+    }
+    EXPECT_EQ(resource.memory_pooled(), 16 * mebibyte);
+
+    // No pooled block fits 8 MiB, so blocks are freed to make room for a new one.
+    auto const large = host_buffer(resource, 8 * mebibyte);
+    EXPECT_EQ(resource.memory_pooled(), 8 * mebibyte);
+    EXPECT_EQ(held(resource), 16 * mebibyte);
+    auto const reused = host_buffer(resource, 4 * mebibyte);
+    EXPECT_EQ(statistic(resource, "memory.host.blocks_reused"), 1.0);
+    EXPECT_EQ(held(resource), 16 * mebibyte);
+}
+
+TEST(HostBlockPool, BuffersThatOverbookTheLimitLeaveNoRoomForPooledBlocks) {
+    TemporaryDirectory const root;
+    BufferResource resource(test_config(root, 4 * mebibyte));
+    auto first = overbooked_buffer(resource, 4 * mebibyte);
+    auto second = overbooked_buffer(resource, 4 * mebibyte);
+    {
+        Buffer const freed(std::move(first));
+    }
+    EXPECT_EQ(resource.memory_used(MemoryType::HOST), 4 * mebibyte);
+    EXPECT_EQ(resource.memory_pooled(), 0U);
+    {
+        Buffer const freed(std::move(second));
+    }
+    EXPECT_EQ(resource.memory_pooled(), 4 * mebibyte);
+}
+
+TEST(HostBlockPool, LoweringTheLimitFreesThePooledBlocksThatNoLongerFit) {
+    TemporaryDirectory const root;
+    BufferResource resource(test_config(root, 16 * mebibyte));
+    {
+        std::vector<Buffer> buffers;
+        for (int i = 0; i < 4; ++i) {
+            buffers.push_back(host_buffer(resource, 4 * mebibyte));
+        }
+    }
+    resource.set_memory_limit(MemoryType::HOST, SizeSpec::bytes(8 * mebibyte));
+    EXPECT_EQ(resource.memory_pooled(), 8 * mebibyte);
+    resource.release_pooled_memory();
+    EXPECT_EQ(resource.memory_pooled(), 0U);
+}
+
+TEST(HostBlockPool, PoolingCanBeTurnedOff) {
+    TemporaryDirectory const root;
+    auto config = test_config(root, 64 * mebibyte);
+    config.pool_host_blocks = false;
+    BufferResource resource(config);
+    host_buffer(resource, 4 * mebibyte);
+    host_buffer(resource, 4 * mebibyte);
+    EXPECT_EQ(resource.memory_pooled(), 0U);
+    EXPECT_EQ(statistic(resource, "memory.host.blocks_reused"), 0.0);
+}
+
+TEST(HostBlockPool, ASpilledBufferLeavesItsBlockForTheReadBack) {
+    TemporaryDirectory const root;
+    BufferResource resource(test_config(root, 64 * mebibyte));
+    auto const bytes = test::test_bytes(4 * mebibyte, 7);
+    auto buffer = test::make_host_buffer(resource, bytes);
+    auto const* const block = buffer.data().data();
+
+    auto spilled = test::move_to(resource, std::move(buffer), MemoryType::DISK);
+    EXPECT_EQ(resource.memory_pooled(), 4 * mebibyte);
+
+    auto const back = test::move_to(resource, std::move(spilled), MemoryType::HOST);
+    EXPECT_EQ(back.data().data(), block);
+    EXPECT_EQ(test::contents(back), bytes);
+    EXPECT_EQ(statistic(resource, "memory.host.blocks_reused"), 1.0);
+}
+
+TEST(HostBlockPool, AnAdoptedBlockIsPooledByTheResourceThatFreesIt) {
+    TemporaryDirectory const root;
+    BufferResource sender(test_config(root, 64 * mebibyte));
+    BufferResource receiver(test_config(root, 64 * mebibyte));
+    auto buffer = host_buffer(sender, 4 * mebibyte);
+    {
+        auto reservation = receiver.reserve(MemoryType::HOST, buffer.size(), AllowOverbooking::no);
+        auto const adopted = receiver.adopt(std::move(buffer), reservation);
+    }
+    EXPECT_EQ(sender.memory_pooled(), 0U);
+    EXPECT_EQ(receiver.memory_pooled(), 4 * mebibyte);
+}
+
+TEST(HostBlockPool, ThreadsMakingAndFreeingBuffersAtOnceReuseBlocksWithinTheLimit) {
+    constexpr std::uint64_t limit = 24 * mebibyte;
+    TemporaryDirectory const root;
+    BufferResource resource(test_config(root, limit));
+    std::vector<std::thread> threads;
+    for (std::size_t thread = 0; thread < 4; ++thread) {
+        threads.emplace_back([&resource, thread] {
+            // Two sizes, so that blocks are reused and also freed for new ones.
+            auto const size = (2 + 2 * (thread % 2)) * mebibyte;
+            for (int i = 0; i < 200; ++i) {
+                auto reservation = resource.try_reserve(MemoryType::HOST, size);
+                if (!reservation.empty()) {
+                    auto buffer = resource.make_buffer(size, reservation);
+                    buffer.data().front() = std::byte{1};
+                }
+            }
+        });
+    }
+    for (auto& thread : threads) {
+        thread.join();
+    }
+    expect_all_tiers_at_zero(resource);
+    EXPECT_LE(resource.memory_pooled(), limit);
+    EXPECT_GT(statistic(resource, "memory.host.blocks_reused"), 0.0);
+}
