@@ -111,6 +111,26 @@ TEST(HostBlockPool, PooledBlocksAndBuffersTogetherStayWithinTheLimit) {
     EXPECT_EQ(held(resource), 16 * mebibyte);
 }
 
+TEST(HostBlockPool, ANewBlockMakesRoomByFreeingTheLargestPooledBlocksFirst) {
+    TemporaryDirectory const root;
+    BufferResource resource(test_config(root, 16 * mebibyte));
+    {
+        std::vector<Buffer> buffers;
+        for (auto const size : {8, 2, 2, 4}) {
+            buffers.push_back(host_buffer(resource, size * mebibyte));
+        }
+    }
+    EXPECT_EQ(resource.memory_pooled(), 16 * mebibyte);
+
+    // 6 MiB leaves room for 10 pooled: freeing the 8 MiB block is enough.
+    auto const fresh = host_buffer(resource, 6 * mebibyte);
+    EXPECT_EQ(resource.memory_pooled(), 8 * mebibyte);
+    auto const small = host_buffer(resource, 2 * mebibyte);
+    auto const medium = host_buffer(resource, 4 * mebibyte);
+    EXPECT_EQ(statistic(resource, "memory.host.blocks_reused"), 2.0);
+    EXPECT_EQ(resource.memory_pooled(), 2 * mebibyte);
+}
+
 TEST(HostBlockPool, BuffersThatOverbookTheLimitLeaveNoRoomForPooledBlocks) {
     TemporaryDirectory const root;
     BufferResource resource(test_config(root, 4 * mebibyte));
