@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <initializer_list>
 #include <span>
 #include <thread>
 #include <vector>
@@ -45,6 +46,16 @@ std::span<std::byte const> padding(Buffer const& buffer) {
     return {data.data() + data.size(), capacity - data.size()};
 }
 
+/// Makes HOST buffers of `sizes` MiB, all alive at once, then frees them, so
+/// that their blocks are pooled.
+void make_and_free(BufferResource& resource, std::initializer_list<std::uint64_t> sizes) {
+    std::vector<Buffer> buffers;
+    for (auto const size : sizes) {
+        buffers.push_back(host_buffer(resource, size * mebibyte));
+    }
+}
+
+/// The HOST bytes the resource holds in buffers and pooled blocks.
 std::uint64_t held(BufferResource const& resource) {
     return resource.memory_used(MemoryType::HOST) + resource.memory_pooled();
 }
@@ -94,12 +105,7 @@ TEST(HostBlockPool, BlocksSmallerThanTwoMebibytesAreLeftToTheCLibrary) {
 TEST(HostBlockPool, PooledBlocksAndBuffersTogetherStayWithinTheLimit) {
     TemporaryDirectory const root;
     BufferResource resource(test_config(root, 16 * mebibyte));
-    {
-        std::vector<Buffer> buffers;
-        for (int i = 0; i < 4; ++i) {
-            buffers.push_back(host_buffer(resource, 4 * mebibyte));
-        }
-    }
+    make_and_free(resource, {4, 4, 4, 4});
     EXPECT_EQ(resource.memory_pooled(), 16 * mebibyte);
 
     // No pooled block fits 8 MiB, so blocks are freed to make room for a new one.
@@ -114,12 +120,7 @@ TEST(HostBlockPool, PooledBlocksAndBuffersTogetherStayWithinTheLimit) {
 TEST(HostBlockPool, ANewBlockMakesRoomByFreeingTheLargestPooledBlocksFirst) {
     TemporaryDirectory const root;
     BufferResource resource(test_config(root, 16 * mebibyte));
-    {
-        std::vector<Buffer> buffers;
-        for (auto const size : {8, 2, 2, 4}) {
-            buffers.push_back(host_buffer(resource, size * mebibyte));
-        }
-    }
+    make_and_free(resource, {8, 2, 2, 4});
     EXPECT_EQ(resource.memory_pooled(), 16 * mebibyte);
 
     // 6 MiB leaves room for 10 pooled: freeing the 8 MiB block is enough.
@@ -150,12 +151,7 @@ TEST(HostBlockPool, BuffersThatOverbookTheLimitLeaveNoRoomForPooledBlocks) {
 TEST(HostBlockPool, LoweringTheLimitFreesThePooledBlocksThatNoLongerFit) {
     TemporaryDirectory const root;
     BufferResource resource(test_config(root, 16 * mebibyte));
-    {
-        std::vector<Buffer> buffers;
-        for (int i = 0; i < 4; ++i) {
-            buffers.push_back(host_buffer(resource, 4 * mebibyte));
-        }
-    }
+    make_and_free(resource, {4, 4, 4, 4});
     resource.set_memory_limit(MemoryType::HOST, SizeSpec::bytes(8 * mebibyte));
     EXPECT_EQ(resource.memory_pooled(), 8 * mebibyte);
     resource.release_pooled_memory();
