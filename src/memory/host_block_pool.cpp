@@ -4,7 +4,34 @@
 #include <new>
 #include <utility>
 
+#if __has_include(<sanitizer/asan_interface.h>)
+#include <sanitizer/asan_interface.h>
+#endif
+
 namespace spillway::memory::detail {
+namespace {
+
+/// Under AddressSanitizer, marks a pooled block unaddressable, so that a use
+/// of a freed buffer's bytes is still reported although the block is not
+/// freed. Does nothing in other builds.
+void poison([[maybe_unused]] std::byte* block, [[maybe_unused]] std::size_t capacity) noexcept {
+#ifdef ASAN_POISON_MEMORY_REGION
+    ASAN_POISON_MEMORY_REGION(block, capacity);
+#endif
+}
+
+/// Undoes `poison` for a block that leaves the pool.
+void unpoison([[maybe_unused]] std::byte* block, [[maybe_unused]] std::size_t capacity) noexcept {
+#ifdef ASAN_UNPOISON_MEMORY_REGION
+    ASAN_UNPOISON_MEMORY_REGION(block, capacity);
+#endif
+}
+
+}  // namespace
+
+HostBlockPool::~HostBlockPool() {
+    static_cast<void>(trim(0));
+}
 
 HostBytes HostBlockPool::take(std::size_t size, std::size_t capacity) noexcept {
     auto const found = blocks_.find(capacity);
@@ -13,6 +40,7 @@ HostBytes HostBlockPool::take(std::size_t size, std::size_t capacity) noexcept {
     }
     auto block = std::move(blocks_.extract(found).mapped());
     bytes_ -= capacity;
+    unpoison(block.get(), capacity);
     // Padding is written to spill files with direct I/O; zero what a larger
     // buffer may have left there.
     std::fill(block.get() + size, block.get() + capacity, std::byte{0});
@@ -25,7 +53,9 @@ HostBytes HostBlockPool::give(HostBytes block, std::size_t capacity, std::uint64
     }
     try {
         // The node is made empty first, so that `block` stays ours if that fails.
-        blocks_.emplace(capacity, HostBytes())->second = std::move(block);
+        auto const pooled = blocks_.emplace(capacity, HostBytes());
+        pooled->second = std::move(block);
+        poison(pooled->second.get(), capacity);
     } catch (std::bad_alloc const&) {
         return block;
     }
@@ -38,6 +68,7 @@ HostBlockPool::Blocks HostBlockPool::trim(std::uint64_t room) noexcept {
     while (bytes_ > room) {
         auto node = blocks_.extract(std::prev(blocks_.end()));
         bytes_ -= node.key();
+        unpoison(node.mapped().get(), node.key());
         removed.insert(std::move(node));
     }
     return removed;

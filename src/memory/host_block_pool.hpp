@@ -25,6 +25,9 @@ namespace spillway::memory::detail {
 /// library recycles by itself. A block is reused only by a buffer whose size
 /// rounds up to the same capacity, so no byte of it is held unaccounted.
 ///
+/// Under AddressSanitizer, pooled blocks are poisoned, so that a use of a
+/// freed buffer's bytes is reported as it would be without the pool.
+///
 /// The pool does not decide how much it may hold: its owner passes the room
 /// it has (`give`, `trim`). Blocks it lets go are handed back to the caller,
 /// which frees them once it has dropped its lock.
@@ -41,6 +44,8 @@ class HostBlockPool {
     using Blocks = std::multimap<std::size_t, HostBytes>;
 
     HostBlockPool() = default;
+    /// Frees the pooled blocks.
+    ~HostBlockPool();
     HostBlockPool(HostBlockPool const&) = delete;
     HostBlockPool& operator=(HostBlockPool const&) = delete;
 

@@ -14,6 +14,10 @@
 
 #include <gtest/gtest.h>
 
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#endif
+
 #include "memory_test_support.hpp"
 
 using namespace spillway;
@@ -223,3 +227,24 @@ TEST(HostBlockPool, ThreadsMakingAndFreeingBuffersAtOnceReuseBlocksWithinTheLimi
     EXPECT_LE(resource.memory_pooled(), limit);
     EXPECT_GT(statistic(resource, "memory.host.blocks_reused"), 0.0);
 }
+
+#if defined(__SANITIZE_ADDRESS__)
+TEST(HostBlockPoolDeathTest, UnderAddressSanitizerAPooledBlockIsPoisonedUntilItIsReused) {
+    TemporaryDirectory const root;
+    BufferResource resource(test_config(root, 64 * mebibyte));
+    std::byte* block = nullptr;
+    {
+        auto buffer = host_buffer(resource, 4 * mebibyte);
+        block = buffer.data().data();
+    }
+    ASSERT_EQ(resource.memory_pooled(), 4 * mebibyte);
+    EXPECT_TRUE(__asan_address_is_poisoned(block));
+    EXPECT_TRUE(__asan_address_is_poisoned(block + 4 * mebibyte - 1));
+    // A freed buffer's bytes, read through a pointer kept too long.
+    EXPECT_DEATH(static_cast<void>(*static_cast<std::byte volatile*>(block)), "use-after-poison");
+
+    auto const reused = host_buffer(resource, 4 * mebibyte);
+    ASSERT_EQ(reused.data().data(), block);
+    EXPECT_EQ(__asan_region_is_poisoned(block, 4 * mebibyte), nullptr);
+}
+#endif
