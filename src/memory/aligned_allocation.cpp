@@ -9,16 +9,6 @@
 #include <spillway/core/options.hpp>
 
 namespace spillway::memory::detail {
-namespace {
-
-/// The size of a transparent huge page on x86-64 and arm64 (4 KiB base
-/// pages). Allocations at least this large are aligned to it and advised to
-/// use huge pages: filling and freeing a 64 MiB buffer then costs about a
-/// fifth and a fiftieth of what 4 KiB pages cost (measured on the benchmark
-/// machine), and freeing is part of every spill.
-constexpr std::size_t huge_page_bytes = std::size_t{2} << 20;
-
-}  // namespace
 
 void AlignedFree::operator()(std::byte* bytes) const noexcept {
     std::free(bytes);  // NOLINT(cppcoreguidelines-no-malloc): pairs with posix_memalign

@@ -9,6 +9,13 @@
 
 namespace spillway::memory::detail {
 
+/// The size of a transparent huge page on x86-64 and arm64 (4 KiB base
+/// pages). Allocations at least this large are aligned to it and advised to
+/// use huge pages: filling and freeing a 64 MiB buffer then costs about a
+/// fifth and a fiftieth of what 4 KiB pages cost (measured on the benchmark
+/// machine), and freeing is part of every spill.
+inline constexpr std::size_t huge_page_bytes = std::size_t{2} << 20;
+
 /// `size` rounded up to a multiple of `host_buffer_alignment`.
 constexpr std::uint64_t align_up(std::uint64_t size) noexcept {
     return (size + host_buffer_alignment - 1) / host_buffer_alignment * host_buffer_alignment;

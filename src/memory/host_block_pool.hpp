@@ -9,21 +9,24 @@
 
 #include <spillway/memory/buffer.hpp>
 
+#include "memory/aligned_allocation.hpp"
+
 namespace spillway::memory::detail {
 
 /// Free HOST blocks of one resource, by capacity (`align_up` of a buffer's
 /// size).
 ///
-/// The C library returns a freed block of megabytes to the system at once, so
-/// the next buffer of that size has the kernel fault in and zero every page
+/// The C library may give a freed block of megabytes back to the system at
+/// once (glibc did, for the 4 MiB buffers of the benchmarks), and then the
+/// next buffer of that size has the kernel fault in and zero every page
 /// again. A shuffle that spills frees and makes such buffers all the time: on
 /// the benchmark machine, zeroing fresh pages took a third of the CPU time of
 /// an out-of-core shuffle. A pooled block is reused as it is; only the padding
 /// after the new buffer's size is zeroed.
 ///
-/// Only blocks of at least `min_block_bytes` are pooled: smaller ones the C
-/// library recycles by itself. A block is reused only by a buffer whose size
-/// rounds up to the same capacity, so no byte of it is held unaccounted.
+/// Only blocks of at least `min_block_bytes` are pooled; smaller ones are left
+/// to the C library. A block is reused only by a buffer whose size rounds up
+/// to the same capacity, so no byte of it is held unaccounted.
 ///
 /// Under AddressSanitizer, pooled blocks are poisoned, so that a use of a
 /// freed buffer's bytes is reported as it would be without the pool.
@@ -35,10 +38,10 @@ namespace spillway::memory::detail {
 /// Thread safety: none; the owner guards the pool with its own lock.
 class HostBlockPool {
   public:
-    /// Blocks are pooled from this capacity on, the size from which the C
-    /// library maps each block from the system and unmaps it when it is
-    /// freed, and from which HOST blocks use transparent huge pages.
-    static constexpr std::size_t min_block_bytes = std::size_t{2} << 20;
+    /// Blocks are pooled from this capacity on: the size from which HOST
+    /// blocks are advised to use transparent huge pages, whose first touch
+    /// zeroes 2 MiB at a time.
+    static constexpr std::size_t min_block_bytes = huge_page_bytes;
 
     /// Free blocks, by capacity; also what `trim` hands back.
     using Blocks = std::multimap<std::size_t, HostBytes>;
