@@ -26,7 +26,8 @@ namespace spillway::memory::detail {
 ///
 /// Only blocks of at least `min_block_bytes` are pooled; smaller ones are left
 /// to the C library. A block is reused only by a buffer whose size rounds up
-/// to the same capacity, so no byte of it is held unaccounted.
+/// to the same capacity, so a buffer holds no more memory than its size
+/// rounded up to 4 KiB, as without the pool.
 ///
 /// Under AddressSanitizer, pooled blocks are poisoned, so that a use of a
 /// freed buffer's bytes is reported as it would be without the pool.
