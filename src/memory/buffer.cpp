@@ -64,7 +64,6 @@ void Buffer::release() noexcept {
     if (resource_ != nullptr) {
         resource_->release_buffer(mem_type_, size_, std::move(host_));
     }
-    host_.reset();
     resource_ = nullptr;
     size_ = 0;
 }

@@ -80,10 +80,19 @@ inline std::vector<std::byte> test_bytes(std::size_t size, std::uint64_t seed, b
     return bytes;
 }
 
+/// A HOST buffer of `size` uninitialised bytes of `resource`, reserved
+/// without spilling, past the limit if `allow_overbooking` says so.
+inline memory::Buffer host_buffer(
+    memory::BufferResource& resource, std::size_t size,
+    memory::AllowOverbooking allow_overbooking = memory::AllowOverbooking::no
+) {
+    auto reservation = resource.reserve(memory::MemoryType::HOST, size, allow_overbooking);
+    return resource.make_buffer(size, reservation);
+}
+
 /// A HOST buffer of `resource` holding `bytes`, reserved without spilling.
 inline memory::Buffer make_host_buffer(memory::BufferResource& resource, std::vector<std::byte> const& bytes) {
-    auto reservation = resource.reserve(memory::MemoryType::HOST, bytes.size(), memory::AllowOverbooking::no);
-    auto buffer = resource.make_buffer(bytes.size(), reservation);
+    auto buffer = host_buffer(resource, bytes.size());
     std::ranges::copy(bytes, buffer.data().begin());
     return buffer;
 }

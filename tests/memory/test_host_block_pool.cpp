@@ -24,24 +24,13 @@ using namespace spillway;
 using namespace spillway::memory;
 
 using spillway::test::expect_all_tiers_at_zero;
+using spillway::test::host_buffer;
 using spillway::test::mebibyte;
 using spillway::test::statistic;
 using spillway::test::TemporaryDirectory;
 using spillway::test::test_config;
 
 namespace {
-
-/// A HOST buffer of `size` bytes of `resource`, reserved without spilling.
-Buffer host_buffer(BufferResource& resource, std::size_t size) {
-    auto reservation = resource.reserve(MemoryType::HOST, size, AllowOverbooking::no);
-    return resource.make_buffer(size, reservation);
-}
-
-/// A HOST buffer of `size` bytes of `resource`, past its limit if need be.
-Buffer overbooked_buffer(BufferResource& resource, std::size_t size) {
-    auto reservation = resource.reserve(MemoryType::HOST, size, AllowOverbooking::yes);
-    return resource.make_buffer(size, reservation);
-}
 
 /// Makes HOST buffers of `sizes` MiB, all alive at once, then frees them, so
 /// that their blocks are pooled.
@@ -131,8 +120,8 @@ TEST(HostBlockPool, ANewBlockMakesRoomByFreeingTheLargestPooledBlocksFirst) {
 TEST(HostBlockPool, BuffersThatOverbookTheLimitLeaveNoRoomForPooledBlocks) {
     TemporaryDirectory const root;
     BufferResource resource(test_config(root, 4 * mebibyte));
-    auto first = overbooked_buffer(resource, 4 * mebibyte);
-    auto second = overbooked_buffer(resource, 4 * mebibyte);
+    auto first = host_buffer(resource, 4 * mebibyte, AllowOverbooking::yes);
+    auto second = host_buffer(resource, 4 * mebibyte, AllowOverbooking::yes);
     {
         Buffer const freed(std::move(first));
     }
