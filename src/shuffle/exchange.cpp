@@ -747,8 +747,12 @@ bool Exchange::prefetch() {
     if (!deferred_.empty()) {
         return false;  // receives need the memory more
     }
+    // The window is the chunks extraction takes next, wherever they are; the
+    // store skips those already in HOST. Chunks of later partitions that are
+    // in HOST do not count: an out-of-core shuffle's HOST is full of them, and
+    // counting them kept it from ever prefetching.
     auto const budget = config_.prefetch.resolve(resource_.memory_limit(memory::MemoryType::HOST));
-    auto planned = received_.bytes(memory::MemoryType::HOST);
+    std::size_t planned = 0;
     std::vector<Key> keys;
     {
         MutexLock lock(mutex_);

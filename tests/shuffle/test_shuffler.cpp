@@ -6,6 +6,7 @@
 #include <common/fault_injecting_file_operations.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <memory>
 #include <map>
@@ -512,4 +513,57 @@ TEST(Shuffler, AnIoErrorOnOneRanksProgressThreadFailsTheRankWaitingForItWithTheS
         EXPECT_EQ(resource->memory_used(memory::MemoryType::HOST), 0U);
         EXPECT_EQ(resource->memory_used(memory::MemoryType::DISK), 0U);
     }
+}
+
+TEST(Shuffler, ExtractionPrefetchesTheNextSpilledChunksWhileHostHoldsMoreOfLaterPartitions) {
+    // One rank, HOST for six chunks. Partition 1's four chunks go in first;
+    // then each of partition 0's four makes two chunks of room by spilling
+    // (the newest chunk first). So partition 0, extracted first, has three
+    // chunks on DISK, while HOST holds all of partition 1's, one of partition
+    // 0's, and room for one more: more than the prefetch window of chunks of
+    // another partition, which must not keep partition 0's from coming back.
+    constexpr std::size_t chunk_size = 64 * kibibyte;
+    test::Watchdog watchdog("a prefetching shuffle", std::chrono::seconds(120));
+    memory::MemoryConfig memory_config;
+    memory_config.host_limit = SizeSpec::bytes(6 * chunk_size);
+    memory::BufferResource resource(memory_config);
+    std::array<memory::BufferResource*, 1> const resources{&resource};
+    auto group = comm::LocalCommunicator::make_group(resources);
+    ShuffleConfig config;
+    config.prefetch = SizeSpec::bytes(2 * chunk_size);
+    Shuffler shuffler(*group[0], 1, 2, resource, PartitionOwner::round_robin, config);
+    for (std::uint64_t partition : {1, 0}) {
+        for (std::uint64_t index = 0; index < 4; ++index) {
+            ASSERT_TRUE(resource.spill_manager().spill_to_make_headroom(2 * chunk_size).reached);
+            std::unordered_map<PartitionId, PackedData> one;
+            one.emplace(partition, test::make_chunk(resource, {0, 0, index, partition, chunk_size}));
+            shuffler.insert(std::move(one));
+        }
+    }
+    ASSERT_EQ(test::statistic(resource, "shuffle.received.spill.bytes"), 3.0 * chunk_size);
+    shuffler.insert_finished();
+    ASSERT_EQ(shuffler.wait_any(), PartitionId{0});
+
+    // The progress thread reads partition 0's first chunk back into the room.
+    auto const give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (test::statistic(resource, "shuffle.received.prefetch.bytes") == 0.0
+           && std::chrono::steady_clock::now() < give_up) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    EXPECT_EQ(test::statistic(resource, "shuffle.received.prefetch.bytes"), static_cast<double>(chunk_size));
+
+    for (std::uint64_t partition : {0, 1}) {
+        std::uint64_t index = 0;
+        while (auto const chunk = shuffler.extract_chunk(static_cast<PartitionId>(partition))) {
+            auto const origin = test::check_chunk(*chunk);
+            EXPECT_EQ(origin.partition, partition);
+            EXPECT_EQ(origin.index, index++);
+        }
+        EXPECT_EQ(index, 4U);
+        if (partition == 0) {
+            ASSERT_EQ(shuffler.wait_any(), PartitionId{1});
+        }
+    }
+    EXPECT_EQ(shuffler.wait_any(), std::nullopt);
+    EXPECT_LE(resource.peak_memory_used(memory::MemoryType::HOST), 6 * chunk_size);
 }

@@ -19,9 +19,10 @@ struct ShuffleConfig {
     /// large, so that the shuffle progresses.
     SizeSpec send_window = SizeSpec::percent(25);
 
-    /// The most bytes of received chunks read back from DISK ahead of their
-    /// extraction (option `shuffle_prefetch`); `0` turns prefetching off.
-    /// Prefetching only uses free HOST memory, it never spills for it.
+    /// How far ahead of extraction spilled chunks are read back: of the
+    /// chunks extracted next, up to this many bytes are brought to HOST
+    /// (option `shuffle_prefetch`); `0` turns prefetching off. Prefetching
+    /// only uses free HOST memory, it never spills for it.
     SizeSpec prefetch = SizeSpec::percent(10);
 
     /// The configuration given by `options`, with the defaults above for
