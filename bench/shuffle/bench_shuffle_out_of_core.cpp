@@ -208,7 +208,9 @@ struct Run {
 
 /// Shuffles `per_rank` bytes per rank on the ranks of `group`, as the file
 /// comment says; clears their statistics first.
-Run shuffle_once(bench::LocalGroup& group, std::uint64_t per_rank, std::uint64_t chunk, bench::BenchBytes const& bytes) {
+Run shuffle_once(
+    bench::LocalGroup& group, std::uint64_t per_rank, std::uint64_t chunk, bench::BenchBytes const& bytes
+) {
     auto const ranks = static_cast<comm::Rank>(group.resources.size());
     auto const chunks_per_rank = per_rank / chunk;
     auto const partitions = static_cast<shuffle::PartitionId>(4 * ranks);
@@ -284,9 +286,10 @@ int main(int argc, char** argv) {
                 ratios.push_back(run.seconds / bound);
                 layout_ratios.push_back(run.seconds / layout_bound);
             }
-            std::cout << (round == 0 ? "first round: " : "round " + std::to_string(round) + ": ") << ranks << " ranks x " << per_rank / mib << " MiB, HOST limit "
-                      << per_rank / 4 / mib << " MiB each (peak " << run.peak / mib << " MiB): " << run.seconds
-                      << " s; spilled " << run.spilled / mib << " MiB, read back " << run.read_back / mib
+            std::cout << (round == 0 ? "first round: " : "round " + std::to_string(round) + ": ") << ranks
+                      << " ranks x " << per_rank / mib << " MiB, HOST limit " << per_rank / 4 / mib
+                      << " MiB each (peak " << run.peak / mib << " MiB): " << run.seconds << " s; spilled "
+                      << run.spilled / mib << " MiB, read back " << run.read_back / mib
                       << " MiB (" << run.files_created << " spill files made, " << run.files_reused
                       << " written over; " << run.blocks_reused << " HOST blocks reused); raw write/read "
                       << rates.write / mib << "/" << rates.read / mib
