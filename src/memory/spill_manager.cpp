@@ -60,7 +60,9 @@ SpillManager::~SpillManager() {
     }
 }
 
-SpillManager::SpillFunctionId SpillManager::add_spill_function(SpillFunction function, int priority) {
+SpillManager::SpillFunctionId SpillManager::add_spill_function(
+    SpillFunction function, int priority, SpillConcurrency concurrency
+) {
     reject_reentry("add_spill_function");
     SPILLWAY_EXPECTS(function, "add_spill_function needs a callable spill function", InvalidArgument);
     MutexLock gate(registry_gate_);
@@ -68,7 +70,7 @@ SpillManager::SpillFunctionId SpillManager::add_spill_function(SpillFunction fun
     auto const id = next_id_++;
     functions_.emplace(
         std::piecewise_construct, std::forward_as_tuple(Order{priority, id}),
-        std::forward_as_tuple(std::move(function))
+        std::forward_as_tuple(std::move(function), concurrency)
     );
     return id;
 }
@@ -110,9 +112,7 @@ std::size_t SpillManager::spill(std::size_t amount) {
             if (spilled >= amount) {
                 break;
             }
-            // acquire: pairs with the release in run_claimed(), so this caller
-            // sees what the function's previous caller did.
-            if (registration.busy.exchange(true, std::memory_order_acquire)) {
+            if (!try_claim(registration)) {
                 skipped.push_back(&registration);
                 continue;
             }
@@ -182,11 +182,21 @@ void SpillManager::reject_reentry(char const* what) const {
     );
 }
 
+bool SpillManager::try_claim(Registration& registration) noexcept {
+    // acquire: pairs with the release in run_claimed(), so this caller sees
+    // what the function's previous caller did.
+    return registration.concurrency == SpillConcurrency::shared
+           || !registration.busy.exchange(true, std::memory_order_acquire);
+}
+
 std::size_t SpillManager::run_claimed(Registration& registration, std::size_t amount) {
     struct Release {
         SpillManager& manager;
         Registration& registration;
         ~Release() {
+            if (registration.concurrency == SpillConcurrency::shared) {
+                return;
+            }
             // release: pairs with the acquiring claim of the next caller.
             registration.busy.store(false, std::memory_order_release);
             { MutexLock lock(manager.function_idle_mutex_); }
@@ -199,8 +209,7 @@ std::size_t SpillManager::run_claimed(Registration& registration, std::size_t am
 
 void SpillManager::claim_when_idle(Registration& registration) {
     MutexLock lock(function_idle_mutex_);
-    // acquire: pairs with the release in run_claimed().
-    function_idle_.wait(lock, [&] { return !registration.busy.exchange(true, std::memory_order_acquire); });
+    function_idle_.wait(lock, [&] { return try_claim(registration); });
 }
 
 void SpillManager::release_claim(std::size_t claim) noexcept {

@@ -20,7 +20,7 @@ SpillableStore::SpillableStore(BufferResource& resource, std::string name, int s
     : resource_(resource),
       name_(checked_name(std::move(name))),
       spill_function_id_(resource.spill_manager().add_spill_function(
-          [this](std::size_t amount) { return spill(amount); }, spill_priority
+          [this](std::size_t amount) { return spill(amount); }, spill_priority, SpillConcurrency::shared
       )) {}
 
 SpillableStore::~SpillableStore() {

@@ -57,9 +57,11 @@ inline void expect_all_tiers_at_zero(memory::BufferResource const& resource) {
 class ScopedSpillFunction {
   public:
     ScopedSpillFunction(
-        memory::BufferResource& resource, memory::SpillManager::SpillFunction function, int priority = 0
+        memory::BufferResource& resource, memory::SpillManager::SpillFunction function, int priority = 0,
+        memory::SpillConcurrency concurrency = memory::SpillConcurrency::exclusive
     )
-        : manager_(resource.spill_manager()), id_(manager_.add_spill_function(std::move(function), priority)) {}
+        : manager_(resource.spill_manager()),
+          id_(manager_.add_spill_function(std::move(function), priority, concurrency)) {}
     ~ScopedSpillFunction() { manager_.remove_spill_function(id_); }
     ScopedSpillFunction(ScopedSpillFunction const&) = delete;
     ScopedSpillFunction& operator=(ScopedSpillFunction const&) = delete;

@@ -39,9 +39,12 @@ std::size_t thread_count() {
     return static_cast<std::size_t>(std::distance(begin(tasks), end(tasks)));
 }
 
-/// Whether two spill() callers are inside two different spill functions at
-/// the same time, waiting at most `timeout` for each other.
-bool two_callers_meet_inside_spill(SpillMode mode, std::chrono::milliseconds timeout) {
+/// Whether two spill() callers are inside spill functions at the same time,
+/// waiting at most `timeout` for each other. One function is registered per
+/// entry of `functions`, with that concurrency, in decreasing priority.
+bool two_callers_meet_inside_spill(
+    SpillMode mode, std::vector<SpillConcurrency> const& functions, std::chrono::milliseconds timeout
+) {
     TemporaryDirectory root;
     auto config = test_config(root);
     config.spill_mode = mode;
@@ -53,8 +56,11 @@ bool two_callers_meet_inside_spill(SpillMode mode, std::chrono::milliseconds tim
         met += inside.arrive_and_wait(timeout) ? 1 : 0;
         return amount;
     };
-    ScopedSpillFunction const first(resource, meeting, 1);
-    ScopedSpillFunction const second(resource, meeting, 0);
+    std::list<ScopedSpillFunction> registered;
+    for (auto const concurrency : functions) {
+        auto const priority = -static_cast<int>(registered.size());
+        registered.emplace_back(resource, meeting, priority, concurrency);
+    }
     std::thread one([&] { manager.spill(10); });
     std::thread two([&] { manager.spill(10); });
     one.join();
@@ -108,8 +114,11 @@ TEST(SpillManager, AsksEachFunctionForWhatIsStillMissing) {
     EXPECT_EQ(resource.statistics().get("memory.spill.bytes")->total, 60.0);
 }
 
+constexpr auto exclusive = SpillConcurrency::exclusive;
+constexpr auto shared = SpillConcurrency::shared;
+
 TEST(SpillManager, TwoCallersSpillFromTwoFunctionsAtTheSameTime) {
-    EXPECT_TRUE(two_callers_meet_inside_spill(SpillMode::concurrent, 10s))
+    EXPECT_TRUE(two_callers_meet_inside_spill(SpillMode::concurrent, {exclusive, exclusive}, 10s))
         << "the second spill() caller never entered a free spill function while the first was inside "
            "another: spill() is serialized";
 }
@@ -118,7 +127,19 @@ TEST(SpillManager, TheRendezvousTestFailsOnTheSerializedMode) {
     // The serialized mode admits one caller at a time, so the two callers can
     // never meet: the test above would fail on it, with its message, after
     // its timeout, instead of hanging.
-    EXPECT_FALSE(two_callers_meet_inside_spill(SpillMode::serialized, 200ms));
+    EXPECT_FALSE(two_callers_meet_inside_spill(SpillMode::serialized, {exclusive, exclusive}, 200ms));
+}
+
+TEST(SpillManager, TwoCallersRunOneSharedFunctionAtTheSameTime) {
+    EXPECT_TRUE(two_callers_meet_inside_spill(SpillMode::concurrent, {shared}, 10s))
+        << "the second spill() caller never entered the shared spill function while the first was "
+           "inside it: its calls are serialized";
+}
+
+TEST(SpillManager, TwoCallersNeverRunOneExclusiveFunctionAtTheSameTime) {
+    // The test above, with the function registered exclusive: the second
+    // caller skips it, then waits for it, so the callers never meet.
+    EXPECT_FALSE(two_callers_meet_inside_spill(SpillMode::concurrent, {exclusive}, 200ms));
 }
 
 TEST(SpillManager, RevisitsSkippedFunctionsUntilTheAmountIsMet) {

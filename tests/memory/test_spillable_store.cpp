@@ -3,9 +3,11 @@
 #include <common/error_matchers.hpp>
 #include <common/event.hpp>
 #include <common/fault_injecting_file_operations.hpp>
+#include <common/rendezvous.hpp>
 #include <common/temporary_directory.hpp>
 #include <common/watchdog.hpp>
 
+#include <atomic>
 #include <cerrno>
 #include <fstream>
 #include <iterator>
@@ -247,6 +249,35 @@ TEST(SpillableStore, InsertsAndExtractsGoOnWhileASpillWritesOutsideTheLock) {
     spiller.join();
     operations->before_write({});
     EXPECT_EQ(contents(*store.extract(1)), test_bytes(64 * kibibyte, 1));
+}
+
+TEST(SpillableStore, TwoThreadsShortOfMemorySpillOneStoreAtTheSameTime) {
+    // Its spill function is registered shared: the second caller writes
+    // another victim instead of skipping the store or waiting for the first.
+    TemporaryDirectory root;
+    auto operations = std::make_shared<FaultInjectingFileOperations>();
+    BufferResource resource(faulty_config(root, operations));
+    SpillableStore store(resource, "test");
+    store.insert(1, make_host_buffer(resource, test_bytes(64 * kibibyte, 1)));
+    store.insert(2, make_host_buffer(resource, test_bytes(64 * kibibyte, 2)));
+    Rendezvous writing(2);
+    std::atomic<bool> met{true};
+    operations->before_write([&] {
+        if (!writing.arrive_and_wait()) {
+            met = false;
+        }
+    });
+    Watchdog watchdog("two spills of one store");
+    auto const spill = [&] { EXPECT_EQ(resource.spill_manager().spill(64 * kibibyte), 64 * kibibyte); };
+    std::thread one(spill);
+    std::thread two(spill);
+    one.join();
+    two.join();
+    operations->before_write({});
+    EXPECT_TRUE(met) << "one spill of the store waited for the other's write: its calls are serialized";
+    EXPECT_EQ(store.bytes(MemoryType::DISK), 128 * kibibyte);
+    EXPECT_EQ(contents(*store.extract(1)), test_bytes(64 * kibibyte, 1));
+    EXPECT_EQ(contents(*store.extract(2)), test_bytes(64 * kibibyte, 2));
 }
 
 TEST(SpillableStore, ExtractWaitsForASpillOfThatBufferToFinish) {

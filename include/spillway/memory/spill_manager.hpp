@@ -30,6 +30,20 @@ enum class SpillMode {
     serialized,
 };
 
+/// Whether calls of one spill function may overlap.
+enum class SpillConcurrency {
+    /// One caller at a time: other callers skip the function while it runs
+    /// and revisit it at the end. The default, for functions that are not
+    /// thread-safe.
+    exclusive,
+    /// Every caller that reaches the function runs it, alongside the others.
+    /// For thread-safe functions whose concurrent calls free different
+    /// buffers, such as `SpillableStore`'s: several threads short of memory
+    /// then write several of its buffers at once, instead of all but one
+    /// passing on to functions of lower priority.
+    shared,
+};
+
 /// Calls the registered spill functions, in priority order, to free HOST
 /// memory, and keeps HOST within its limit.
 ///
@@ -39,10 +53,13 @@ enum class SpillMode {
 /// are larger than asked for).
 ///
 /// **Callers run concurrently.** `spill` holds the registry shared, so many
-/// threads spill at once. Each function has a busy flag: a caller skips a
-/// function another caller is running and goes on in priority order; if it is
+/// threads spill at once. Each function registered
+/// `SpillConcurrency::exclusive` (the default) has a busy flag: a caller skips
+/// a function another caller is running and goes on in priority order; if it is
 /// still short after that pass, it revisits the skipped functions, waiting for
-/// each to be free, so a caller never spills less than it would have alone.
+/// each to be free, so a caller never spills less than it would have alone. A
+/// function registered `SpillConcurrency::shared` is never skipped: every
+/// caller runs it.
 ///
 /// **Headroom is claimed, not duplicated.** `spill_to_make_headroom` counts
 /// the bytes other callers are already spilling toward its target, so N
@@ -71,12 +88,12 @@ enum class SpillMode {
 ///
 /// Callbacks: a spill function runs on the thread that called `spill` (or the
 /// periodic thread), with the registry held shared and no other lock of the
-/// manager or the resource. Two calls of one function never overlap; calls
-/// of different functions do. A spill function may reserve, make, move and
-/// free buffers, but must not call `spill`, `spill_to_make_headroom`,
-/// `add_spill_function` or `remove_spill_function` of its own manager, nor
-/// `BufferResource::reserve_and_spill`: such a re-entrant call would wait for
-/// itself, so it throws `InvalidArgument` instead.
+/// manager or the resource. Two calls of one exclusive function never overlap;
+/// calls of a shared function, and of different functions, do. A spill function
+/// may reserve, make, move and free buffers, but must not call `spill`,
+/// `spill_to_make_headroom`, `add_spill_function` or `remove_spill_function` of
+/// its own manager, nor `BufferResource::reserve_and_spill`: such a re-entrant
+/// call would wait for itself, so it throws `InvalidArgument` instead.
 ///
 /// Lifetime: owned by a `BufferResource`. Every function must be removed
 /// before the resource is destroyed; the manager aborts with a message
@@ -101,11 +118,14 @@ class SpillManager {
     SpillManager& operator=(SpillManager const&) = delete;
 
     /// Registers `function` with `priority`: higher priorities are asked
-    /// first, equal ones in the order they were added. Waits for every
-    /// `spill` in progress. Returns the id to remove it with.
+    /// first, equal ones in the order they were added. `concurrency` says
+    /// whether its calls may overlap. Waits for every `spill` in progress.
+    /// Returns the id to remove it with.
     /// @throws InvalidArgument if `function` is empty, or if called from
     ///         inside a spill function of this manager.
-    SpillFunctionId add_spill_function(SpillFunction function, int priority);
+    SpillFunctionId add_spill_function(
+        SpillFunction function, int priority, SpillConcurrency concurrency = SpillConcurrency::exclusive
+    );
 
     /// Unregisters the function `id`. Waits for every `spill` in progress, so
     /// when it returns the function is running nowhere and is never called
@@ -115,10 +135,10 @@ class SpillManager {
     void remove_spill_function(SpillFunctionId id);
 
     /// Asks the registered functions, highest priority first, to spill until
-    /// `amount` bytes are freed or every function was asked; skips functions
-    /// that other callers are running and revisits them at the end. Returns
-    /// the bytes freed. Blocks while a registry change is pending and, in the
-    /// revisit pass, while a skipped function is busy.
+    /// `amount` bytes are freed or every function was asked; skips exclusive
+    /// functions that other callers are running and revisits them at the end.
+    /// Returns the bytes freed. Blocks while a registry change is pending and,
+    /// in the revisit pass, while a skipped function is busy.
     /// @throws whatever a spill function throws; the spilling stops there, the
     ///         function stays registered and can be called again.
     /// @throws InvalidArgument if called from inside a spill function of this
@@ -149,11 +169,13 @@ class SpillManager {
 
     /// A registered function and whether a caller is running it.
     struct Registration {
-        explicit Registration(SpillFunction function_) : function(std::move(function_)) {}
+        Registration(SpillFunction function_, SpillConcurrency concurrency_)
+            : function(std::move(function_)), concurrency(concurrency_) {}
         SpillFunction const function;
-        /// Set by the one caller that runs `function`, cleared when it
-        /// returns. Atomic because callers holding the registry shared race
-        /// to claim it.
+        SpillConcurrency const concurrency;
+        /// For an exclusive function: set by the one caller that runs
+        /// `function`, cleared when it returns. Atomic because callers holding
+        /// the registry shared race to claim it. Unused for a shared one.
         std::atomic<bool> busy{false};
     };
 
@@ -174,6 +196,10 @@ class SpillManager {
     /// @throws InvalidArgument naming `what` if this thread is inside a spill
     ///         function of this manager.
     void reject_reentry(char const* what) const;
+    /// Claims `registration` for the caller unless it is exclusive and
+    /// another caller runs it; returns whether it did. A shared function is
+    /// always claimed.
+    static bool try_claim(Registration& registration) noexcept;
     /// Calls `registration`'s function, which the caller has claimed, then
     /// releases the claim and wakes callers waiting to revisit it.
     std::size_t run_claimed(Registration& registration, std::size_t amount);

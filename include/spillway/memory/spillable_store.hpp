@@ -31,7 +31,9 @@ namespace spillway::memory {
 /// when it is made and removes it when it is destroyed. Asked to spill
 /// `amount` bytes, the function chooses its victims under the store's lock
 /// and writes them outside it, so inserts and extracts of other keys go on
-/// while it writes. Victims are chosen among the HOST buffers not being moved:
+/// while it writes, and so do other spills of the store: the function is
+/// registered `SpillConcurrency::shared`, and each caller writes victims of
+/// its own. Victims are chosen among the HOST buffers not being moved:
 /// the smallest that alone covers what is still missing, or, when none is that
 /// large, the largest, repeated until `amount` is covered; of equal sizes, the
 /// one with the largest key. This frees the amount with the fewest files and
