@@ -206,13 +206,13 @@ double total_of(std::vector<std::unique_ptr<memory::BufferResource>> const& reso
 /// What one shuffle took.
 struct Run {
     double seconds = 0;
-    double spilled = 0;    ///< bytes the resources moved HOST to DISK
+    double spilled = 0;           ///< bytes the resources moved HOST to DISK
     double outgoing_spilled = 0;  ///< of them, chunks waiting to be sent
-    double read_back = 0;  ///< bytes they moved DISK to HOST
-    double peak = 0;       ///< the largest HOST use of any rank so far, in bytes
-    double files_created = 0;  ///< spill files made
-    double files_reused = 0;   ///< spill files written over
-    double blocks_reused = 0;  ///< HOST buffers made in a pooled block
+    double read_back = 0;         ///< bytes they moved DISK to HOST
+    double peak = 0;              ///< the largest HOST use of any rank so far, in bytes
+    double files_created = 0;     ///< spill files made
+    double files_reused = 0;      ///< spill files written over
+    double blocks_reused = 0;     ///< HOST buffers made in a pooled block
 };
 
 /// Shuffles `per_rank` bytes per rank on the ranks of `group`, as the file
