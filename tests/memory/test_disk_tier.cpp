@@ -16,6 +16,9 @@
 
 #include <gtest/gtest.h>
 
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
 #include "memory_test_support.hpp"
 
 using namespace spillway;
@@ -243,6 +246,29 @@ TEST(DiskTier, SpillFilesFollowTheDocumentedFormat) {
     EXPECT_EQ(header[10], 2);  // codec: zstd
     EXPECT_EQ(header[12], 64); // header size
     EXPECT_EQ(std::filesystem::file_size(spill_files(resource).at(0)) % 4096, 0U);
+}
+
+TEST(DiskTier, SpillFilesCarryTheXxh3OfTheirHeaderAndPayload) {
+    // Computed here with xxHash's own inlined code, so the disk tier's
+    // checksums (which may come from the library's AVX2 or AVX-512 dispatcher)
+    // must be the values docs/spill_format.md names. Large enough for XXH3's
+    // vectorized long-input path.
+    TemporaryDirectory root;
+    BufferResource resource(test_config(root));
+    auto const bytes = test_bytes((std::size_t{1} << 20) + 1000, 6);
+    auto disk = move_to(resource, make_host_buffer(resource, bytes), MemoryType::DISK);
+    std::ifstream file(spill_files(resource).at(0), std::ios::binary);
+    std::string header(64, '\0');
+    file.read(header.data(), 64);
+    auto const field = [&](std::size_t offset) {
+        std::uint64_t value = 0;
+        for (std::size_t i = 0; i < 8; ++i) {
+            value |= std::uint64_t{static_cast<unsigned char>(header[offset + i])} << (8 * i);
+        }
+        return value;
+    };
+    EXPECT_EQ(field(40), XXH3_64bits(bytes.data(), bytes.size())) << "payload checksum";
+    EXPECT_EQ(field(56), XXH3_64bits(header.data(), 56)) << "header checksum";
 }
 
 TEST(DiskTier, CompressingCodecsStoreCompressibleDataInFewerBytes) {
