@@ -20,17 +20,18 @@ namespace spillway::memory::detail {
 namespace {
 
 #ifdef SPILLWAY_HAVE_XXH_DISPATCH
+/// `vzeroupper`; compiled for AVX, so callers must check that the CPU has it.
 __attribute__((target("avx"))) void zero_upper_vector_halves() noexcept {
     _mm256_zeroupper();
 }
 
-/// Called after each dispatched hash. The library's vector code returns with
-/// the upper halves of the vector registers in use, and SSE code after it,
-/// anywhere on the thread, then ran about four times slower until something
-/// cleared them: in a test program, xxHash's inlined SSE2 code (as table/
-/// uses it) at 4 GB/s against 17, and in `spillway shuffle` the verify phase
-/// a fifth slower. Where the CPU has no AVX, the library used SSE2 and there
-/// is nothing to clear.
+/// Called after each dispatched hash. The library's AVX-512 code (libxxhash
+/// 0.8.1) returns with the upper halves of the vector registers in use, and SSE
+/// code after it, anywhere on the thread, then ran about four times slower
+/// until something cleared them: in a test program, xxHash's inlined SSE2 code
+/// (as table/ uses it) at 4 GB/s against 17, and in `spillway shuffle` the
+/// verify phase a fifth slower. Where the CPU has no AVX, the library used SSE2
+/// and there is nothing to clear.
 void after_dispatched_hash() noexcept {
     static bool const has_avx = __builtin_cpu_supports("avx");
     if (has_avx) {
