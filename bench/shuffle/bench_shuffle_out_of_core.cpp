@@ -275,7 +275,8 @@ int main(int argc, char** argv) {
         bench::BenchBytes const bytes(chunk);
         double const mib = 1 << 20;
         auto config = memory::MemoryConfig::from_options(Options::from_environment());
-        config.host_limit = SizeSpec::bytes(per_rank / 4);
+        auto const host_limit = per_rank / 4;
+        config.host_limit = SizeSpec::bytes(host_limit);
         std::cout << "periodic spill thread: every "
                   << std::chrono::duration<double, std::milli>(config.spill_interval).count() << " ms, keeping "
                   << config.spill_headroom / mib << " MiB of HOST available\n";
@@ -285,7 +286,7 @@ int main(int argc, char** argv) {
         std::vector<double> ratios;
         std::vector<double> layout_ratios;
         std::vector<double> least_ratios;
-        auto const least_bytes = static_cast<double>(ranks) * static_cast<double>(per_rank - per_rank / 4);
+        auto const least_bytes = static_cast<double>(ranks) * static_cast<double>(per_rank - host_limit);
         for (int round = 0; round <= rounds; ++round) {
             auto const rates = best_rates(config.spill_directory, per_rank, ranks, chunk, bytes, Layout::one_file);
             auto const file_rates = best_rates(config.spill_directory, per_rank, ranks, chunk, bytes, Layout::file_per_block);
@@ -301,7 +302,7 @@ int main(int argc, char** argv) {
                 least_ratios.push_back(run.seconds / least_bound);
             }
             std::cout << (round == 0 ? "first round: " : "round " + std::to_string(round) + ": ") << ranks
-                      << " ranks x " << per_rank / mib << " MiB, HOST limit " << per_rank / 4 / mib
+                      << " ranks x " << per_rank / mib << " MiB, HOST limit " << host_limit / mib
                       << " MiB each (peak " << run.peak / mib << " MiB): " << run.seconds << " s; spilled "
                       << run.spilled / mib << " MiB (" << run.outgoing_spilled / mib
                       << " MiB of chunks to send), read back " << run.read_back / mib
