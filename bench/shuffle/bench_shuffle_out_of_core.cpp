@@ -31,10 +31,9 @@
 //   METRIC shuffle_out_of_core_vs_io_bound <time / bound> ratio
 //
 // 1.0 means the shuffle takes no longer than its disk traffic; lower is better.
-// The same with the rates of raw I/O laid out in a new file per chunk with a
-// header block, as the disk tier lays out a spill file the first time it
-// writes it, separates the shuffle's own overhead from the cost of making
-// files:
+// The same with the rates of raw I/O laid out in a new file per chunk, as the
+// disk tier lays out a spill file the first time it writes it, separates the
+// shuffle's own overhead from the cost of making files:
 //
 //   METRIC shuffle_out_of_core_vs_file_per_chunk_bound <time / that bound> ratio
 //
@@ -87,8 +86,7 @@ enum class Layout {
     /// One file per thread, block after block: the disk at its best.
     one_file,
     /// One file per block, as the disk tier makes a spill file: created,
-    /// written (payload, then a 4 KiB header before it) and closed; later
-    /// opened, read (header, then payload) and closed.
+    /// written and closed; later opened, read and closed.
     file_per_block,
 };
 
@@ -110,7 +108,6 @@ std::pair<double, double> write_and_read(
     std::filesystem::path const& base, memory::Buffer& block, std::uint64_t count, Layout layout
 ) {
     auto const data = block.data();
-    auto const header = data.first(memory::host_buffer_alignment);
     auto const path_of = [&](std::uint64_t index) {
         return layout == Layout::one_file ? base : std::filesystem::path(base.string() + "-" + std::to_string(index));
     };
@@ -119,26 +116,14 @@ std::pair<double, double> write_and_read(
         int fd = -1;
         for (std::uint64_t index = 0; index < count; ++index) {
             auto const path = path_of(index);
-            if (layout == Layout::file_per_block) {
-                fd = open_direct(path, write ? O_WRONLY | O_CREAT | O_TRUNC : O_RDONLY);
-                if (write) {
-                    check_transfer(::pwrite(fd, data.data(), data.size(), header.size()), data.size(), path);
-                    check_transfer(::pwrite(fd, header.data(), header.size(), 0), header.size(), path);
-                } else {
-                    check_transfer(::pread(fd, header.data(), header.size(), 0), header.size(), path);
-                    check_transfer(::pread(fd, data.data(), data.size(), header.size()), data.size(), path);
-                }
-                ::close(fd);
-                continue;
-            }
-            if (index == 0) {
+            if (layout == Layout::file_per_block || index == 0) {
                 fd = open_direct(path, write ? O_WRONLY | O_CREAT | O_TRUNC : O_RDONLY);
             }
-            auto const offset = static_cast<off_t>(index * data.size());
+            auto const offset = layout == Layout::one_file ? static_cast<off_t>(index * data.size()) : off_t{0};
             check_transfer(write ? ::pwrite(fd, data.data(), data.size(), offset) : ::pread(fd, data.data(), data.size(), offset), data.size(), path);
-        }
-        if (layout == Layout::one_file) {
-            ::close(fd);
+            if (layout == Layout::file_per_block || index + 1 == count) {
+                ::close(fd);
+            }
         }
         return clock.seconds();
     };

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <future>
 #include <string>
@@ -35,13 +36,11 @@ std::uint64_t write_and_checksum(std::span<std::byte const> data, Write write) {
     return digest.get();
 }
 
-/// The bytes a spill file takes whose payload is `stored_size` bytes.
-constexpr std::uint64_t file_bytes(std::uint64_t stored_size) noexcept {
-    return frame_payload_offset + align_up(stored_size);
-}
-
-std::span<std::byte, frame_header_size> header_bytes(HostBytes const& block) noexcept {
-    return std::span<std::byte, frame_header_size>(block.get(), frame_header_size);
+/// The capacity a spill file is counted with in the pool: the blocks of its
+/// payload, and at least one, so that the file of an empty buffer is reused
+/// and removed like any other instead of piling up beside them.
+constexpr std::uint64_t pool_capacity(std::uint64_t stored_size) noexcept {
+    return std::max<std::uint64_t>(align_up(stored_size), host_buffer_alignment);
 }
 
 }  // namespace
@@ -58,72 +57,59 @@ DiskTier::DiskTier(MemoryConfig const& config, Statistics& statistics)
       direct_io_(config.direct_io) {}
 
 std::unique_ptr<SpillFile> DiskTier::write(std::span<std::byte const> padded, std::size_t size) {
-    auto file = claim_file(file_bytes(size));
+    auto file = claim_file(pool_capacity(size));
     // No O_TRUNC: a reused file keeps the blocks it has, which is the point.
     OpenFile out = open(file->path(), O_WRONLY | O_CREAT);
 
-    FrameHeader header{.codec = codec_, .size = size};
+    SpillRecord record{.codec = codec_, .size = size};
     if (codec_ == Codec::none) {
-        header.stored_size = size;
-        header.payload_checksum = write_and_checksum(padded.first(size), [&] {
-            out.write_at(padded.first(align_up(size)), frame_payload_offset);
+        record.stored_size = size;
+        record.payload_checksum = write_and_checksum(padded.first(size), [&] {
+            out.write_at(padded.first(align_up(size)), 0);
         });
     } else {
         auto const staging = allocate_aligned(codec_staging_bytes);
-        StagedWriter writer(out, frame_payload_offset, {staging.get(), codec_staging_bytes});
+        StagedWriter writer(out, 0, {staging.get(), codec_staging_bytes});
         compress(codec_, padded.first(size), writer);
         writer.finish();
-        header.stored_size = writer.stored_size();
-        header.payload_checksum = writer.checksum();
+        record.stored_size = writer.stored_size();
+        record.payload_checksum = writer.checksum();
     }
-    auto const block = allocate_aligned(frame_header_size);
-    encode_frame_header(header, header_bytes(block));
-    out.write_at({block.get(), frame_payload_offset}, 0);
     out.close();
 
-    auto const written = file_bytes(header.stored_size);
-    files_.add_in_use(file->file_, written);
+    files_.add_in_use(file->file_, pool_capacity(record.stored_size));
     file->written_ = true;
-    file->header_ = header;
-    statistics_.add_bytes("memory.disk.write.bytes", written);
+    file->record_ = record;
+    statistics_.add_bytes("memory.disk.write.bytes", align_up(record.stored_size));
     trim();
     return file;
 }
 
 void DiskTier::read(SpillFile const& file, std::span<std::byte> padded) {
     auto const& path = file.path();
+    auto const& record = file.record();
     OpenFile in = open(path, O_RDONLY);
-    auto const block = allocate_aligned(frame_header_size);
-    if (auto const read = in.read_at({block.get(), frame_payload_offset}, 0); read < frame_payload_offset) {
-        throw_truncated(path, frame_payload_offset, 0, read);
-    }
-    auto const header = decode_frame_header(header_bytes(block), path);
-    SPILLWAY_EXPECTS(
-        header == file.header(),
-        "spill file '" << path.string() << "' is corrupt: its header does not describe the buffer "
-                       << "that was spilled to it",
-        CorruptData
-    );
-
     std::uint64_t actual_checksum = 0;
-    if (header.codec == Codec::none) {
-        auto const payload = padded.first(align_up(header.size));
-        if (auto const read = in.read_at(payload, frame_payload_offset); read < payload.size()) {
-            throw_truncated(path, payload.size(), frame_payload_offset, read);
+    if (record.codec == Codec::none) {
+        auto const payload = padded.first(align_up(record.size));
+        if (auto const read = in.read_at(payload, 0); read < payload.size()) {
+            throw_truncated(path, payload.size(), 0, read);
         }
-        actual_checksum = checksum(padded.first(header.size));
+        actual_checksum = checksum(padded.first(record.size));
     } else {
         auto const staging = allocate_aligned(codec_staging_bytes);
-        StagedReader reader(in, frame_payload_offset, header.stored_size, {staging.get(), codec_staging_bytes});
-        decompress(header.codec, reader, padded.first(header.size), path);
+        StagedReader reader(in, 0, record.stored_size, {staging.get(), codec_staging_bytes});
+        decompress(record.codec, reader, padded.first(record.size), path);
         actual_checksum = reader.checksum();
     }
+    // A file holding other bytes than were written to it, another buffer's
+    // included, fails here.
     SPILLWAY_EXPECTS(
-        actual_checksum == header.payload_checksum,
+        actual_checksum == record.payload_checksum,
         "spill file '" << path.string() << "' is corrupt: its payload checksum does not match",
         CorruptData
     );
-    statistics_.add_bytes("memory.disk.read.bytes", file_bytes(header.stored_size));
+    statistics_.add_bytes("memory.disk.read.bytes", align_up(record.stored_size));
 }
 
 std::unique_ptr<SpillFile> DiskTier::claim_file(std::uint64_t bytes) {

@@ -11,21 +11,31 @@
 #include <span>
 
 #include <spillway/core/statistics.hpp>
+#include <spillway/memory/codec.hpp>
 #include <spillway/memory/file_operations.hpp>
 #include <spillway/memory/memory_config.hpp>
 
+#include "memory/spill_checksum.hpp"
 #include "memory/spill_directory.hpp"
 #include "memory/spill_file_pool.hpp"
-#include "memory/spill_frame.hpp"
 #include "memory/spill_io.hpp"
 
 namespace spillway::memory::detail {
 
 class DiskTier;
 
-/// The spill file of one DISK buffer, and what its header must say. Gives
-/// the file back to its tier when destroyed: kept for reuse once completely
-/// written, removed if writing it failed.
+/// What the tier keeps in memory about a buffer it wrote, to read it back and
+/// check it: the file itself holds only the payload (docs/spill_format.md).
+struct SpillRecord {
+    Codec codec = Codec::none;
+    std::uint64_t size = 0;              ///< the buffer's bytes, uncompressed
+    std::uint64_t stored_size = 0;       ///< the payload's bytes as stored (after the codec)
+    std::uint64_t payload_checksum = 0;  ///< XXH3-64 of the stored payload
+};
+
+/// The spill file of one DISK buffer, and its record. Gives the file back to
+/// its tier when destroyed: kept for reuse once completely written, removed if
+/// writing it failed.
 ///
 /// Thread safety: const member functions may be called concurrently.
 class SpillFile {
@@ -38,14 +48,15 @@ class SpillFile {
     SpillFile& operator=(SpillFile const&) = delete;
 
     [[nodiscard]] std::filesystem::path const& path() const noexcept { return file_.mapped(); }
-    [[nodiscard]] FrameHeader const& header() const noexcept { return header_; }
+    /// Set once the file is completely written.
+    [[nodiscard]] SpillRecord const& record() const noexcept { return record_; }
 
   private:
     friend class DiskTier;
     DiskTier& tier_;
     SpillFilePool::File file_;
     bool written_ = false;  ///< whether the file is completely written
-    FrameHeader header_;    ///< set once it is
+    SpillRecord record_;    ///< set once it is
 };
 
 /// Writes HOST bytes to spill files and reads them back.
@@ -58,7 +69,7 @@ class SpillFile {
 /// rest of its life, logs it once and counts `memory.disk.direct_io_fallbacks`.
 ///
 /// Statistics: `memory.disk.write.bytes` and `memory.disk.read.bytes`, the
-/// bytes of spill files written and read (header block and padding included);
+/// bytes of spill files written and read (padding included);
 /// `memory.disk.files_created`, `memory.disk.files_reused` and
 /// `memory.disk.files_removed`, the files made, written over, and removed
 /// while the tier lives to keep within the pool's bound.
@@ -82,7 +93,7 @@ class DiskTier {
     /// @throws IoError naming the file if it cannot be written; the file is removed.
     std::unique_ptr<SpillFile> write(std::span<std::byte const> padded, std::size_t size);
 
-    /// Reads `file` back into the first `file.header().size` bytes of
+    /// Reads `file` back into the first `file.record().size` bytes of
     /// `padded`. Requires: `padded` is aligned and holds `align_up` of that.
     /// @throws IoError naming the file if it is missing or cannot be read.
     /// @throws CorruptData naming the file if it is truncated or fails a check.

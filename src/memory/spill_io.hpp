@@ -13,7 +13,7 @@
 
 #include <spillway/memory/file_operations.hpp>
 
-#include "memory/spill_frame.hpp"
+#include "memory/spill_checksum.hpp"
 
 namespace spillway::memory::detail {
 
