@@ -80,7 +80,7 @@ void BufferResource::set_memory_limit(MemoryType type, SizeSpec limit) {
     detail::HostBlockPool::Blocks unpooled;  // freed once the lock is dropped
     MutexLock lock(accounting_mutex_);
     tier(type).limit = limit.resolve(tier(type).capacity);
-    unpooled = host_pool_->trim(pool_room(0));
+    unpooled = host_pool_->trim(pool_room());
 }
 
 std::int64_t BufferResource::memory_available(MemoryType type) const {
@@ -116,10 +116,9 @@ void BufferResource::release_pooled_memory() {
     unpooled = host_pool_->trim(0);
 }
 
-std::uint64_t BufferResource::pool_room(std::uint64_t more) const {
+std::uint64_t BufferResource::pool_room() const {
     Tier const& host = tier(MemoryType::HOST);
-    auto const held = host.used + more;
-    return config_.pool_host_blocks && held < host.limit ? host.limit - held : 0;
+    return config_.pool_host_blocks && host.used < host.limit ? host.limit - host.used : 0;
 }
 
 detail::HostBytes BufferResource::allocate_host(std::size_t size) {
@@ -130,7 +129,7 @@ detail::HostBytes BufferResource::allocate_host(std::size_t size) {
         MutexLock lock(accounting_mutex_);
         block = host_pool_->take(size, capacity);
         if (block == nullptr) {
-            unpooled = host_pool_->trim(pool_room(capacity));
+            unpooled = host_pool_->trim(pool_room());
         }
     }
     if (block == nullptr) {
@@ -223,8 +222,14 @@ std::string BufferResource::describe_usage(MemoryType type) const {
 
 Buffer BufferResource::make_buffer(std::size_t size, MemoryReservation& reservation) {
     check_reservation(reservation, MemoryType::HOST, size, "make_buffer");
-    auto bytes = allocate_host(size);
-    consume(reservation, size);
+    consume(reservation, size);  // before allocating: see allocate_host
+    detail::HostBytes bytes;
+    try {
+        bytes = allocate_host(size);
+    } catch (...) {
+        unconsume(reservation, size);
+        throw;
+    }
     statistics_->add_bytes("memory.allocate.bytes", size);
     return Buffer(*this, size, std::move(bytes));
 }
@@ -248,9 +253,15 @@ Buffer BufferResource::move(Buffer&& buffer, MemoryReservation& reservation) {
         return Buffer(*this, size, std::move(file));
     }
     ScopedTimer timer(*statistics_, "memory.copy.disk_to_host.seconds");
-    auto bytes = allocate_host(size);
-    disk_->read(*buffer.file_, {bytes.get(), detail::align_up(size)});
-    consume(reservation, size);
+    consume(reservation, size);  // before allocating: see allocate_host
+    detail::HostBytes bytes;
+    try {
+        bytes = allocate_host(size);
+        disk_->read(*buffer.file_, {bytes.get(), detail::align_up(size)});
+    } catch (...) {
+        unconsume(reservation, size);
+        throw;
+    }
     Buffer const source(std::move(buffer));
     statistics_->add_bytes("memory.copy.disk_to_host.bytes", size);
     return Buffer(*this, size, std::move(bytes));
@@ -274,7 +285,7 @@ void BufferResource::release_buffer(MemoryType type, std::size_t size, detail::H
     SPILLWAY_ASSERT(state.used >= size, type << " used total would go negative");
     state.used -= size;
     if (bytes != nullptr) {
-        unpooled = host_pool_->give(std::move(bytes), detail::align_up(size), pool_room(0));
+        unpooled = host_pool_->give(std::move(bytes), detail::align_up(size), pool_room());
     }
 }
 
@@ -305,6 +316,15 @@ void BufferResource::consume(MemoryReservation& reservation, std::size_t size) {
     state.used += size;
     state.peak_used = std::max(state.peak_used, state.used);
     reservation.size_ -= size;
+}
+
+void BufferResource::unconsume(MemoryReservation& reservation, std::size_t size) noexcept {
+    MutexLock lock(accounting_mutex_);
+    Tier& state = tier(reservation.mem_type());
+    SPILLWAY_ASSERT(state.used >= size, reservation.mem_type() << " used total would go negative");
+    state.used -= size;
+    state.reserved += size;
+    reservation.size_ += size;
 }
 
 }  // namespace spillway::memory

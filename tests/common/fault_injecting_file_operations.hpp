@@ -2,7 +2,7 @@
 /// @file
 /// A file layer for the disk tier that fails the way a real disk can, on
 /// request: errors from writes and reads, short writes, a file system that
-/// refuses direct I/O, and a hook that runs before every write.
+/// refuses direct I/O, and hooks that run before every write and every read.
 
 #include <fcntl.h>
 
@@ -47,6 +47,11 @@ class FaultInjectingFileOperations : public memory::FileOperations {
         MutexLock lock(mutex_);
         before_write_ = std::move(hook);
     }
+    /// Runs `hook` (without any lock held) before every read; it may block.
+    void before_read(std::function<void()> hook) {
+        MutexLock lock(mutex_);
+        before_read_ = std::move(hook);
+    }
     /// How many files were opened with O_DIRECT.
     int direct_opens() {
         MutexLock lock(mutex_);
@@ -88,13 +93,18 @@ class FaultInjectingFileOperations : public memory::FileOperations {
     }
 
     ssize_t pread(int fd, void* data, std::size_t size, off_t offset) override {
+        std::function<void()> hook;
         {
             MutexLock lock(mutex_);
+            hook = before_read_;
             if (failing_reads_ > 0) {
                 --failing_reads_;
                 errno = read_error_;
                 return -1;
             }
+        }
+        if (hook) {
+            hook();
         }
         return FileOperations::pread(fd, data, size, offset);
     }
@@ -111,6 +121,7 @@ class FaultInjectingFileOperations : public memory::FileOperations {
     bool refuse_direct_io_ SPILLWAY_GUARDED_BY(mutex_) = false;
     int direct_opens_ SPILLWAY_GUARDED_BY(mutex_) = 0;
     std::function<void()> before_write_ SPILLWAY_GUARDED_BY(mutex_);
+    std::function<void()> before_read_ SPILLWAY_GUARDED_BY(mutex_);
 };
 
 }  // namespace spillway::test

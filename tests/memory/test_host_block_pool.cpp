@@ -3,11 +3,17 @@
 // the bound the HOST limit puts on them.
 #include <spillway/memory/buffer_resource.hpp>
 
+#include <common/fault_injecting_file_operations.hpp>
+#include <common/rendezvous.hpp>
 #include <common/temporary_directory.hpp>
+#include <common/watchdog.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
+#include <functional>
 #include <initializer_list>
+#include <memory>
 #include <span>
 #include <thread>
 #include <vector>
@@ -24,11 +30,14 @@ using namespace spillway;
 using namespace spillway::memory;
 
 using spillway::test::expect_all_tiers_at_zero;
+using spillway::test::FaultInjectingFileOperations;
 using spillway::test::host_buffer;
 using spillway::test::mebibyte;
+using spillway::test::Rendezvous;
 using spillway::test::statistic;
 using spillway::test::TemporaryDirectory;
 using spillway::test::test_config;
+using spillway::test::Watchdog;
 
 namespace {
 
@@ -207,6 +216,43 @@ TEST(HostBlockPool, ThreadsMakingAndFreeingBuffersAtOnceReuseBlocksWithinTheLimi
     expect_all_tiers_at_zero(resource);
     EXPECT_LE(resource.memory_pooled(), limit);
     EXPECT_GT(statistic(resource, "memory.host.blocks_reused"), 0.0);
+}
+
+TEST(HostBlockPool, TwoReadBacksAtOnceLeavePooledBlocksNoRoomBeyondTheLimit) {
+    // Each read-back takes its HOST block before it reads and counts the
+    // block as used only after: two of them at once must each leave room in
+    // the pool for the other, whose block is reserved but not yet used.
+    constexpr std::uint64_t limit = 24 * mebibyte;
+    TemporaryDirectory const root;
+    auto operations = std::make_shared<FaultInjectingFileOperations>();
+    auto config = test::faulty_config(root, operations);
+    config.host_limit = SizeSpec::bytes(limit);
+    BufferResource resource(config);
+    auto first = test::move_to(resource, host_buffer(resource, 8 * mebibyte), MemoryType::DISK);
+    auto second = test::move_to(resource, host_buffer(resource, 8 * mebibyte), MemoryType::DISK);
+    resource.release_pooled_memory();
+    make_and_free(resource, {4, 4, 4, 4});  // blocks no read-back can take over
+    ASSERT_EQ(resource.memory_pooled(), 16 * mebibyte);
+
+    Rendezvous reading(2);
+    std::atomic<bool> met{true};
+    operations->before_read([&] {
+        if (!reading.arrive_and_wait()) {
+            met = false;
+        }
+    });
+    Watchdog const watchdog("two read-backs");
+    auto const read_back = [&resource](Buffer& buffer) {
+        buffer = test::move_to(resource, std::move(buffer), MemoryType::HOST);
+    };
+    std::thread one(read_back, std::ref(first));
+    std::thread two(read_back, std::ref(second));
+    one.join();
+    two.join();
+    operations->before_read({});
+    ASSERT_TRUE(met) << "the read-backs did not overlap, so the test proved nothing";
+    EXPECT_EQ(resource.memory_used(MemoryType::HOST), 16 * mebibyte);
+    EXPECT_LE(held(resource), limit);
 }
 
 #if defined(__SANITIZE_ADDRESS__)

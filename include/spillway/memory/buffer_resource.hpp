@@ -217,15 +217,16 @@ class BufferResource {
     /// bytes if it has them, which are pooled or freed.
     void release_buffer(MemoryType tier, std::size_t size, detail::HostBytes bytes = {}) noexcept;
 
-    /// HOST bytes for a buffer of `size` bytes: a pooled block if one fits,
-    /// else a new allocation, for which pooled blocks are freed if the pool
-    /// and the buffers would otherwise hold more than the limit.
+    /// HOST bytes for a buffer of `size` bytes that are already counted as
+    /// used (`consume`): a pooled block if one fits, else a new allocation,
+    /// for which pooled blocks are freed if the pool and the buffers would
+    /// otherwise hold more than the limit. Counting the bytes first is what
+    /// makes threads that allocate at once leave room for each other.
     /// @throws OutOfMemory if the system cannot allocate them.
     detail::HostBytes allocate_host(std::size_t size);
-    /// The bytes the HOST pool may hold beside the buffers and `more` bytes
-    /// about to be allocated: what is left of the limit, or 0 when pooling
-    /// is off.
-    std::uint64_t pool_room(std::uint64_t more) const SPILLWAY_REQUIRES(accounting_mutex_);
+    /// The bytes the HOST pool may hold beside the buffers: what is left of
+    /// the limit, or 0 when pooling is off.
+    std::uint64_t pool_room() const SPILLWAY_REQUIRES(accounting_mutex_);
 
     /// @throws ReservationError naming `what` unless `reservation` belongs to
     ///         this resource, is in `tier` and holds at least `size` bytes.
@@ -242,6 +243,9 @@ class BufferResource {
     /// Turns `size` bytes of `reservation` from reserved into used.
     /// Requires: `check_reservation` passed for them.
     void consume(MemoryReservation& reservation, std::size_t size);
+    /// Gives `size` consumed bytes back to `reservation`, for a buffer that
+    /// could not be made after all.
+    void unconsume(MemoryReservation& reservation, std::size_t size) noexcept;
 
     Tier& tier(MemoryType type) SPILLWAY_REQUIRES(accounting_mutex_) {
         return tiers_[tier_index(type)];
