@@ -2,6 +2,7 @@
 /// @file
 /// The checksum that protects spilled bytes: XXH3-64, whole or streamed.
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <span>
