@@ -219,9 +219,9 @@ TEST(HostBlockPool, ThreadsMakingAndFreeingBuffersAtOnceReuseBlocksWithinTheLimi
 }
 
 TEST(HostBlockPool, TwoReadBacksAtOnceLeavePooledBlocksNoRoomBeyondTheLimit) {
-    // Each read-back takes its HOST block before it reads and counts the
-    // block as used only after: two of them at once must each leave room in
-    // the pool for the other, whose block is reserved but not yet used.
+    // Each read-back takes its HOST block, then reads into it: two of them
+    // at once, both holding a block while they read, must each leave room in
+    // the pool for the other's block as well as for its own.
     constexpr std::uint64_t limit = 24 * mebibyte;
     TemporaryDirectory const root;
     auto operations = std::make_shared<FaultInjectingFileOperations>();
