@@ -69,7 +69,7 @@ std::unique_ptr<SpillFile> DiskTier::write(std::span<std::byte const> padded, st
         });
     } else {
         auto const staging = allocate_aligned(codec_staging_bytes);
-        StagedWriter writer(out, 0, {staging.get(), codec_staging_bytes});
+        StagedWriter writer(out, {staging.get(), codec_staging_bytes});
         compress(codec_, padded.first(size), writer);
         writer.finish();
         record.stored_size = writer.stored_size();
@@ -98,7 +98,7 @@ void DiskTier::read(SpillFile const& file, std::span<std::byte> padded) {
         actual_checksum = checksum(padded.first(record.size));
     } else {
         auto const staging = allocate_aligned(codec_staging_bytes);
-        StagedReader reader(in, 0, record.stored_size, {staging.get(), codec_staging_bytes});
+        StagedReader reader(in, record.stored_size, {staging.get(), codec_staging_bytes});
         decompress(record.codec, reader, padded.first(record.size), path);
         actual_checksum = reader.checksum();
     }

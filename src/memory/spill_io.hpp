@@ -61,10 +61,9 @@ class OpenFile {
 /// Thread safety: externally synchronised.
 class StagedWriter {
   public:
-    /// Writes from `offset` (aligned) through `staging` (aligned, a multiple
+    /// Writes from the start of `file` through `staging` (aligned, a multiple
     /// of the alignment). Requires: both outlive the writer.
-    StagedWriter(OpenFile& file, std::uint64_t offset, std::span<std::byte> staging) noexcept
-        : file_(file), offset_(offset), staging_(staging) {}
+    StagedWriter(OpenFile& file, std::span<std::byte> staging) noexcept : file_(file), staging_(staging) {}
 
     /// Room for at least `at_least` bytes after what is staged, writing out
     /// full blocks first if needed. Requires: `at_least` plus the alignment
@@ -89,7 +88,7 @@ class StagedWriter {
     void write_full_blocks();
 
     OpenFile& file_;
-    std::uint64_t offset_;             ///< where the first staged byte goes
+    std::uint64_t offset_ = 0;         ///< where the first staged byte goes
     std::span<std::byte> staging_;
     std::size_t staged_ = 0;           ///< bytes in `staging_` not yet written
     std::uint64_t stored_size_ = 0;
@@ -102,12 +101,10 @@ class StagedWriter {
 /// Thread safety: externally synchronised.
 class StagedReader {
   public:
-    /// Reads `stored_size` bytes from `offset` (aligned) through `staging`
+    /// Reads `stored_size` bytes from the start of `file` through `staging`
     /// (aligned, a multiple of the alignment). Requires: both outlive the reader.
-    StagedReader(
-        OpenFile& file, std::uint64_t offset, std::uint64_t stored_size, std::span<std::byte> staging
-    ) noexcept
-        : file_(file), offset_(offset), remaining_(stored_size), staging_(staging) {}
+    StagedReader(OpenFile& file, std::uint64_t stored_size, std::span<std::byte> staging) noexcept
+        : file_(file), remaining_(stored_size), staging_(staging) {}
 
     /// The next piece of the payload, valid until the next call; empty once
     /// the whole payload was returned.
@@ -120,8 +117,8 @@ class StagedReader {
 
   private:
     OpenFile& file_;
-    std::uint64_t offset_;     ///< where the next block is read from
-    std::uint64_t remaining_;  ///< payload bytes not yet returned
+    std::uint64_t offset_ = 0;  ///< where the next block is read from
+    std::uint64_t remaining_;   ///< payload bytes not yet returned
     std::span<std::byte> staging_;
     StreamingChecksum checksum_;
 };
