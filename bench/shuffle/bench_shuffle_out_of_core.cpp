@@ -19,6 +19,9 @@
 // HOST limits together, since that is where the shuffle's spilled chunks come
 // from and its read-backs go. (A chunk spilled just after it was made can
 // still be in the CPU's caches, which can put a round a little under it.)
+// Each round prints its time split where the last rank finished inserting,
+// and the bound split into its writes and its reads, to compare phase by
+// phase.
 //
 // The ranks, their resources and their communicators are made once and serve
 // every round, as a long-lived worker's would. So the first round also pays
@@ -222,6 +225,7 @@ double total_of(std::vector<std::unique_ptr<memory::BufferResource>> const& reso
 /// What one shuffle took.
 struct Run {
     double seconds = 0;
+    double inserting = 0;         ///< of them, until the last rank finished inserting
     double spilled = 0;           ///< bytes the resources moved HOST to DISK
     double outgoing_spilled = 0;  ///< of them, chunks waiting to be sent
     double read_back = 0;         ///< bytes they moved DISK to HOST
@@ -244,8 +248,12 @@ Run shuffle_once(
     }
     Run run;
     std::vector<std::uint64_t> extracted(static_cast<std::size_t>(ranks), 0);
+    using Clock = std::chrono::steady_clock;
+    std::vector<Clock::time_point> started(static_cast<std::size_t>(ranks));
+    std::vector<Clock::time_point> inserted(static_cast<std::size_t>(ranks));
     ::sync();
     run.seconds = bench::run_ranks(ranks, [&](comm::Rank rank) {
+        started[rank] = Clock::now();
         auto& resource = *group.resources[rank];
         shuffle::Shuffler shuffler(*group.communicators[rank], 0, partitions, resource);
         for (std::uint64_t index = 0; index < chunks_per_rank; ++index) {
@@ -258,8 +266,10 @@ Run shuffle_once(
             shuffler.insert(std::move(one));
         }
         shuffler.insert_finished();
+        inserted[rank] = Clock::now();
         extracted[rank] = bench::extract_all(shuffler);
     });
+    run.inserting = std::chrono::duration<double>(std::ranges::max(inserted) - std::ranges::min(started)).count();
     std::uint64_t moved = 0;
     for (auto const bytes_of_rank : extracted) {
         moved += bytes_of_rank;
@@ -293,7 +303,8 @@ int main(int argc, char** argv) {
         auto config = memory::MemoryConfig::from_options(Options::from_environment());
         auto const host_limit = per_rank / 4;
         config.host_limit = SizeSpec::bytes(host_limit);
-        std::cout << "periodic spill thread: every "
+        std::cout << ranks << " ranks x " << per_rank / mib << " MiB in chunks of " << chunk / mib
+                  << " MiB, HOST limit " << host_limit / mib << " MiB each; periodic spill thread: every "
                   << std::chrono::duration<double, std::milli>(config.spill_interval).count() << " ms, keeping "
                   << config.spill_headroom / mib << " MiB of HOST available\n";
 
@@ -335,18 +346,18 @@ int main(int argc, char** argv) {
                 least_ratios.push_back(run.seconds / least_bound);
                 one_block_ratios.push_back(run.seconds / one_block_bound);
             }
-            std::cout << (round == 0 ? "first round: " : "round " + std::to_string(round) + ": ") << ranks
-                      << " ranks x " << per_rank / mib << " MiB, HOST limit " << host_limit / mib
-                      << " MiB each (peak " << run.peak / mib << " MiB): " << run.seconds << " s; spilled "
-                      << run.spilled / mib << " MiB (" << run.outgoing_spilled / mib
-                      << " MiB of chunks to send), read back " << run.read_back / mib
-                      << " MiB (" << run.files_created << " spill files made, " << run.files_reused
-                      << " written over; " << run.blocks_reused << " HOST blocks reused); raw write/read "
-                      << rates.write / mib << "/" << rates.read / mib
-                      << " MiB/s (file per chunk " << file_rates.write / mib << "/" << file_rates.read / mib
-                      << ", one block " << one_block_rates.write / mib << "/" << one_block_rates.read / mib
-                      << "): bound " << bound << " s (file per chunk " << layout_bound << " s, least I/O "
-                      << least_bound << " s, one block " << one_block_bound << " s)\n";
+            std::cout << (round == 0 ? "first round" : "round " + std::to_string(round)) << ": " << run.seconds
+                      << " s (inserting " << run.inserting << " s, extracting " << run.seconds - run.inserting
+                      << " s), peak HOST " << run.peak / mib << " MiB\n  spilled " << run.spilled / mib << " MiB ("
+                      << run.outgoing_spilled / mib << " MiB of chunks to send), read back " << run.read_back / mib
+                      << " MiB; " << run.files_created << " spill files made, " << run.files_reused
+                      << " written over; " << run.blocks_reused << " HOST blocks reused\n  raw write/read MiB/s: "
+                      << rates.write / mib << "/" << rates.read / mib << " (file per chunk " << file_rates.write / mib
+                      << "/" << file_rates.read / mib << ", one block " << one_block_rates.write / mib << "/"
+                      << one_block_rates.read / mib << ")\n  bound " << bound << " s (writes "
+                      << run.spilled / rates.write << " s, reads " << run.read_back / rates.read
+                      << " s); file per chunk " << layout_bound << " s, least I/O " << least_bound
+                      << " s, one block " << one_block_bound << " s\n";
         }
         bench::metric("shuffle_out_of_core_first_round_vs_io_bound", first_ratio, "ratio");
         bench::metric("shuffle_out_of_core_vs_file_per_chunk_bound", bench::median(layout_ratios), "ratio");
