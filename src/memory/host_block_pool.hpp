@@ -1,7 +1,7 @@
 #pragma once
 /// @file
-/// The large HOST blocks a buffer resource keeps after their buffers are
-/// freed, to hand them to later buffers of the same size.
+/// The HOST blocks a buffer resource keeps after their buffers are freed, to
+/// hand them to later buffers of the same size.
 
 #include <cstddef>
 #include <cstdint>
@@ -16,18 +16,20 @@ namespace spillway::memory::detail {
 /// Free HOST blocks of one resource, by capacity (`align_up` of a buffer's
 /// size).
 ///
-/// The C library may give a freed block of megabytes back to the system at
-/// once (glibc did, for the 4 MiB buffers of the benchmarks), and then the
-/// next buffer of that size has the kernel fault in and zero every page
-/// again. A shuffle that spills frees and makes such buffers all the time: on
-/// the benchmark machine, zeroing fresh pages took a third of the CPU time of
-/// an out-of-core shuffle. A pooled block is reused as it is; only the padding
-/// after the new buffer's size is zeroed.
+/// The C library may give a freed block of a few hundred kilobytes or more
+/// back to the system at once (glibc maps such blocks on their own, and trims
+/// its heap when its top is free), and then the next buffer of that size has
+/// the kernel fault in and zero every page again. A shuffle that spills frees
+/// and makes such buffers all the time: on the benchmark machine, zeroing
+/// fresh pages took a third of the CPU time of an out-of-core shuffle of
+/// 4 MiB chunks, and one of 1 MiB chunks took three times as long with those
+/// left to glibc as with them pooled. A pooled block is reused as it is; only
+/// the padding after the new buffer's size is zeroed.
 ///
 /// Only blocks of at least `min_block_bytes` are pooled; smaller ones are left
-/// to the C library. A block is reused only by a buffer whose size rounds up
-/// to the same capacity, so a buffer holds no more memory than its size
-/// rounded up to 4 KiB, as without the pool.
+/// to the C library, which reuses them well. A block is reused only by a
+/// buffer whose size rounds up to the same capacity, so a buffer holds no more
+/// memory than its size rounded up to 4 KiB, as without the pool.
 ///
 /// Under AddressSanitizer, pooled blocks are poisoned, so that a use of a
 /// freed buffer's bytes is reported as it would be without the pool.
@@ -39,10 +41,10 @@ namespace spillway::memory::detail {
 /// Thread safety: none; the owner guards the pool with its own lock.
 class HostBlockPool {
   public:
-    /// Blocks are pooled from this capacity on: the size from which HOST
-    /// blocks are advised to use transparent huge pages, whose first touch
-    /// zeroes 2 MiB at a time.
-    static constexpr std::size_t min_block_bytes = huge_page_bytes;
+    /// Blocks are pooled from this capacity on: half the size from which
+    /// glibc maps a block on its own by default (128 KiB), so that no block
+    /// it may give back to the system when freed is left to it.
+    static constexpr std::size_t min_block_bytes = std::size_t{64} << 10;
 
     /// Free blocks, by capacity; also what `trim` hands back.
     using Blocks = std::multimap<std::size_t, HostBytes>;

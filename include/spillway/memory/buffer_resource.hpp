@@ -38,7 +38,7 @@ class HostBlockPool;
 /// The DISK tier keeps each buffer in a spill file of its own, in a directory
 /// of this resource's (see `spill_directory()` and docs/spill_format.md).
 ///
-/// A freed HOST buffer of 2 MiB or more leaves its block with the resource,
+/// A freed HOST buffer of 64 KiB or more leaves its block with the resource,
 /// and a later buffer whose size rounds up to the same number of 4 KiB pages
 /// takes it over, so that the system does not fault in and zero fresh pages
 /// for it. Pooled blocks are not used bytes, but the resource keeps only as

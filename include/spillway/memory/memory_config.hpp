@@ -45,7 +45,7 @@ struct MemoryConfig {
     bool direct_io = true;
 
     /// Whether a `BufferResource` keeps the blocks of freed HOST buffers of
-    /// 2 MiB or more for reuse, within its HOST limit (option
+    /// 64 KiB or more for reuse, within its HOST limit (option
     /// `host_block_pool`).
     bool pool_host_blocks = true;
 
