@@ -41,9 +41,10 @@ namespace spillway::memory::detail {
 /// Thread safety: none; the owner guards the pool with its own lock.
 class HostBlockPool {
   public:
-    /// Blocks are pooled from this capacity on: half the size from which
-    /// glibc maps a block on its own by default (128 KiB), so that no block
-    /// it may give back to the system when freed is left to it.
+    /// Blocks are pooled from this capacity on. By default glibc maps a
+    /// block of 128 KiB or more on its own (an aligned allocation asks it for
+    /// a page more than its size) and unmaps it when it is freed; smaller
+    /// ones its heap keeps for reuse.
     static constexpr std::size_t min_block_bytes = std::size_t{64} << 10;
 
     /// Free blocks, by capacity; also what `trim` hands back.
