@@ -121,22 +121,30 @@ std::uint64_t BufferResource::pool_room() const {
     return config_.pool_host_blocks && host.used < host.limit ? host.limit - host.used : 0;
 }
 
-detail::HostBytes BufferResource::allocate_host(std::size_t size) {
-    auto const capacity = detail::align_up(size);
-    detail::HostBytes block;
-    {
-        detail::HostBlockPool::Blocks unpooled;  // freed once the lock is dropped
-        MutexLock lock(accounting_mutex_);
-        block = host_pool_->take(size, capacity);
-        if (block == nullptr) {
-            unpooled = host_pool_->trim(pool_room());
+template <typename Fill>
+detail::HostBytes BufferResource::allocate_host(MemoryReservation& reservation, std::size_t size, Fill fill) {
+    consume(reservation, size);
+    try {
+        detail::HostBytes block;
+        {
+            detail::HostBlockPool::Blocks unpooled;  // freed once the lock is dropped
+            MutexLock lock(accounting_mutex_);
+            block = host_pool_->take(size, detail::align_up(size));
+            if (block == nullptr) {
+                unpooled = host_pool_->trim(pool_room());
+            }
         }
+        if (block == nullptr) {
+            block = detail::allocate_aligned(size);
+        } else {
+            statistics_->add_count("memory.host.blocks_reused");
+        }
+        fill(block);
+        return block;
+    } catch (...) {
+        unconsume(reservation, size);
+        throw;
     }
-    if (block == nullptr) {
-        return detail::allocate_aligned(size);
-    }
-    statistics_->add_count("memory.host.blocks_reused");
-    return block;
 }
 
 MemoryReservation BufferResource::try_reserve(MemoryType type, std::size_t size) {
@@ -222,14 +230,7 @@ std::string BufferResource::describe_usage(MemoryType type) const {
 
 Buffer BufferResource::make_buffer(std::size_t size, MemoryReservation& reservation) {
     check_reservation(reservation, MemoryType::HOST, size, "make_buffer");
-    consume(reservation, size);  // before allocating: see allocate_host
-    detail::HostBytes bytes;
-    try {
-        bytes = allocate_host(size);
-    } catch (...) {
-        unconsume(reservation, size);
-        throw;
-    }
+    auto bytes = allocate_host(reservation, size, [](detail::HostBytes const&) {});
     statistics_->add_bytes("memory.allocate.bytes", size);
     return Buffer(*this, size, std::move(bytes));
 }
@@ -253,15 +254,9 @@ Buffer BufferResource::move(Buffer&& buffer, MemoryReservation& reservation) {
         return Buffer(*this, size, std::move(file));
     }
     ScopedTimer timer(*statistics_, "memory.copy.disk_to_host.seconds");
-    consume(reservation, size);  // before allocating: see allocate_host
-    detail::HostBytes bytes;
-    try {
-        bytes = allocate_host(size);
-        disk_->read(*buffer.file_, {bytes.get(), detail::align_up(size)});
-    } catch (...) {
-        unconsume(reservation, size);
-        throw;
-    }
+    auto bytes = allocate_host(reservation, size, [&](detail::HostBytes const& block) {
+        disk_->read(*buffer.file_, {block.get(), detail::align_up(size)});
+    });
     Buffer const source(std::move(buffer));
     statistics_->add_bytes("memory.copy.disk_to_host.bytes", size);
     return Buffer(*this, size, std::move(bytes));

@@ -217,13 +217,16 @@ class BufferResource {
     /// bytes if it has them, which are pooled or freed.
     void release_buffer(MemoryType tier, std::size_t size, detail::HostBytes bytes = {}) noexcept;
 
-    /// HOST bytes for a buffer of `size` bytes that are already counted as
-    /// used (`consume`): a pooled block if one fits, else a new allocation,
-    /// for which pooled blocks are freed if the pool and the buffers would
-    /// otherwise hold more than the limit. Counting the bytes first is what
-    /// makes threads that allocate at once leave room for each other.
-    /// @throws OutOfMemory if the system cannot allocate them.
-    detail::HostBytes allocate_host(std::size_t size);
+    /// HOST bytes for a buffer of `size` bytes of `reservation`, filled by
+    /// `fill(bytes)`: the bytes are counted as used (`consume`) first, then
+    /// taken from a pooled block if one fits, else newly allocated, for which
+    /// pooled blocks are freed if the pool and the buffers would otherwise
+    /// hold more than the limit. Counting the bytes first is what makes
+    /// threads that allocate at once leave room for each other. If allocating
+    /// or `fill` throws, the bytes go back to `reservation`.
+    /// @throws OutOfMemory if the system cannot allocate them; what `fill` throws.
+    template <typename Fill>
+    detail::HostBytes allocate_host(MemoryReservation& reservation, std::size_t size, Fill fill);
     /// The bytes the HOST pool may hold beside the buffers: what is left of
     /// the limit, or 0 when pooling is off.
     std::uint64_t pool_room() const SPILLWAY_REQUIRES(accounting_mutex_);
