@@ -10,8 +10,36 @@
 
 namespace spillway::memory::detail {
 
+namespace {
+
+/// `capacity` bytes mapped on their own, aligned to `alignment` (a multiple
+/// of the page size); null if the system has no memory for them.
+std::byte* map_aligned(std::size_t capacity, std::size_t alignment) noexcept {
+    auto const mapped_size = capacity + alignment - host_buffer_alignment;
+    void* mapped = mmap(nullptr, mapped_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (mapped == MAP_FAILED) {
+        return nullptr;
+    }
+    auto const start = reinterpret_cast<std::uintptr_t>(mapped);
+    auto const aligned = (start + alignment - 1) / alignment * alignment;
+    auto const end = start + mapped_size;
+    if (aligned > start) {
+        munmap(mapped, aligned - start);
+    }
+    if (end > aligned + capacity) {
+        munmap(reinterpret_cast<void*>(aligned + capacity), end - aligned - capacity);
+    }
+    return reinterpret_cast<std::byte*>(aligned);
+}
+
+}  // namespace
+
 void AlignedFree::operator()(std::byte* bytes) const noexcept {
-    std::free(bytes);  // NOLINT(cppcoreguidelines-no-malloc): pairs with posix_memalign
+    if (capacity >= min_mapped_bytes) {
+        munmap(bytes, capacity);
+    } else {
+        std::free(bytes);  // NOLINT(cppcoreguidelines-no-malloc): pairs with posix_memalign
+    }
 }
 
 HostBytes allocate_aligned(std::size_t size) {
@@ -19,14 +47,23 @@ HostBytes allocate_aligned(std::size_t size) {
     if (capacity == 0) {
         return {};
     }
-    bool const huge = capacity >= huge_page_bytes;
-    void* memory = nullptr;
-    // NOLINTNEXTLINE(cppcoreguidelines-no-malloc): freed by AlignedFree
-    if (posix_memalign(&memory, huge ? huge_page_bytes : host_buffer_alignment, capacity) == 0 && huge) {
-        // Only advice: where transparent huge pages are off this fails, harmlessly.
-        madvise(memory, capacity, MADV_HUGEPAGE);
+    std::byte* memory = nullptr;
+    if (capacity >= huge_page_bytes) {
+        memory = map_aligned(capacity, huge_page_bytes);
+        if (memory != nullptr) {
+            // Only advice: where transparent huge pages are off this fails, harmlessly.
+            madvise(memory, capacity, MADV_HUGEPAGE);
+        }
+    } else if (capacity >= min_mapped_bytes) {
+        memory = map_aligned(capacity, host_buffer_alignment);
+    } else {
+        void* allocated = nullptr;
+        // NOLINTNEXTLINE(cppcoreguidelines-no-malloc): freed by AlignedFree
+        if (posix_memalign(&allocated, host_buffer_alignment, capacity) == 0) {
+            memory = static_cast<std::byte*>(allocated);
+        }
     }
-    HostBytes bytes(static_cast<std::byte*>(memory));
+    HostBytes bytes(memory, AlignedFree{capacity});
     SPILLWAY_EXPECTS(
         bytes != nullptr,
         "allocating " << format_bytes(capacity) << " of HOST memory failed although "
@@ -34,8 +71,10 @@ HostBytes allocate_aligned(std::size_t size) {
         OutOfMemory
     );
     // Padding is written to spill files with direct I/O; zero it so that no
-    // stale heap contents reach the disk.
-    std::fill(bytes.get() + size, bytes.get() + capacity, std::byte{0});
+    // stale heap contents reach the disk (mapped pages come zeroed).
+    if (capacity < min_mapped_bytes) {
+        std::fill(bytes.get() + size, bytes.get() + capacity, std::byte{0});
+    }
     return bytes;
 }
 

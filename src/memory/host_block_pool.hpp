@@ -16,18 +16,17 @@ namespace spillway::memory::detail {
 /// Free HOST blocks of one resource, by capacity (`align_up` of a buffer's
 /// size).
 ///
-/// The C library may give a freed block of a few hundred kilobytes or more
-/// back to the system at once (glibc maps such blocks on their own, and trims
-/// its heap when its top is free), and then the next buffer of that size has
+/// A block of `min_mapped_bytes` or more is mapped on its own and unmapped
+/// when freed (`allocate_aligned`), and then the next buffer of that size has
 /// the kernel fault in and zero every page again. A shuffle that spills frees
 /// and makes such buffers all the time: on the benchmark machine, zeroing
 /// fresh pages took a third of the CPU time of an out-of-core shuffle of
 /// 4 MiB chunks, and one of 1 MiB chunks took three times as long with those
-/// left to glibc as with them pooled. A pooled block is reused as it is; only
+/// left to glibc's mapping and unmapping as with them pooled. A pooled block is reused as it is; only
 /// the padding after the new buffer's size is zeroed.
 ///
-/// Only blocks of at least `min_block_bytes` are pooled; smaller ones are left
-/// to the C library, which reuses them well. A block is reused only by a
+/// Only blocks of at least `min_block_bytes` are pooled; smaller ones come
+/// from the C library, which reuses them well. A block is reused only by a
 /// buffer whose size rounds up to the same capacity, so a buffer holds no more
 /// memory than its size rounded up to 4 KiB, as without the pool.
 ///
@@ -41,11 +40,10 @@ namespace spillway::memory::detail {
 /// Thread safety: none; the owner guards the pool with its own lock.
 class HostBlockPool {
   public:
-    /// Blocks are pooled from this capacity on. By default glibc maps a
-    /// block of 128 KiB or more on its own (an aligned allocation asks it for
-    /// a page more than its size) and unmaps it when it is freed; smaller
-    /// ones its heap keeps for reuse.
-    static constexpr std::size_t min_block_bytes = std::size_t{64} << 10;
+    /// Blocks are pooled from this capacity on: the blocks the resource maps
+    /// on its own, whose every page the system would otherwise fault in and
+    /// zero again.
+    static constexpr std::size_t min_block_bytes = min_mapped_bytes;
 
     /// Free blocks, by capacity; also what `trim` hands back.
     using Blocks = std::multimap<std::size_t, HostBytes>;

@@ -8,7 +8,10 @@
 #include <common/temporary_directory.hpp>
 #include <common/watchdog.hpp>
 
+#include <sys/mman.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -95,12 +98,26 @@ TEST(HostBlockPool, BlocksSmallerThan64KibibytesAreLeftToTheCLibrary) {
     EXPECT_EQ(resource.memory_pooled(), 0U);
     host_buffer(resource, smallest_pooled);
     EXPECT_EQ(resource.memory_pooled(), smallest_pooled);
-    // Blocks between that and a huge page are pooled and reused too: glibc
-    // gives such blocks back to the system when they are freed.
+    // Blocks between that and a huge page are pooled and reused too: the
+    // resource maps such blocks on their own and unmaps them when freed.
     host_buffer(resource, mebibyte);
     auto const reused = host_buffer(resource, mebibyte);
     EXPECT_EQ(statistic(resource, "memory.host.blocks_reused"), 1.0);
     EXPECT_EQ(resource.memory_pooled(), smallest_pooled);
+}
+
+TEST(HostBlockPool, BlocksFreedFromThePoolGoBackToTheSystem) {
+    TemporaryDirectory const root;
+    BufferResource resource(test_config(root, 64 * mebibyte));
+    // Once glibc has unmapped a freed block of a mebibyte, it would carve the
+    // next one out of its heap, and keep its pages when it is freed in turn.
+    for (std::size_t size : {mebibyte, mebibyte - host_buffer_alignment}) {
+        void* block = host_buffer(resource, size).data().data();
+        resource.release_pooled_memory();
+        unsigned char resident = 0;
+        EXPECT_EQ(mincore(block, host_buffer_alignment, &resident), -1) << size << " bytes still mapped";
+        EXPECT_EQ(errno, ENOMEM);
+    }
 }
 
 TEST(HostBlockPool, PooledBlocksAndBuffersTogetherStayWithinTheLimit) {

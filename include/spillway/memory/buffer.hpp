@@ -21,8 +21,10 @@ inline constexpr std::size_t host_buffer_alignment = 4096;
 namespace detail {
 class SpillFile;
 
-/// Frees the memory of a HOST buffer.
+/// Frees the memory of a HOST buffer: unmaps it when the resource mapped it
+/// (from 64 KiB on), else gives it back to the C library.
 struct AlignedFree {
+    std::size_t capacity = 0;  ///< the bytes allocated, a multiple of `host_buffer_alignment`
     void operator()(std::byte* bytes) const noexcept;
 };
 
