@@ -2,6 +2,8 @@
 
 #include <sys/statvfs.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <sstream>
 #include <utility>
 
@@ -233,6 +235,49 @@ Buffer BufferResource::make_buffer(std::size_t size, MemoryReservation& reservat
     auto bytes = allocate_host(reservation, size, [](detail::HostBytes const&) {});
     statistics_->add_bytes("memory.allocate.bytes", size);
     return Buffer(*this, size, std::move(bytes));
+}
+
+std::size_t BufferResource::allocated_capacity(std::size_t size) noexcept {
+    constexpr std::size_t chunk_header = 8;
+    constexpr std::size_t chunk_step = 16;
+    constexpr std::size_t smallest_chunk = 32;
+    if (size + chunk_header + chunk_step < detail::HostBlockPool::min_block_bytes) {
+        return std::max(smallest_chunk, (size + chunk_header + chunk_step - 1) / chunk_step * chunk_step);
+    }
+    return detail::align_up(size);
+}
+
+void* BufferResource::allocate_bytes(std::size_t size) {
+    auto const capacity = allocated_capacity(size);
+    auto reservation = reserve_and_spill(MemoryType::HOST, capacity, AllowOverbooking::yes);
+    if (capacity >= detail::HostBlockPool::min_block_bytes) {
+        return allocate_host(reservation, capacity, [](detail::HostBytes const&) {}).release();
+    }
+    consume(reservation, capacity);
+    // NOLINTNEXTLINE(cppcoreguidelines-no-malloc): freed by deallocate_bytes
+    void* memory = std::malloc(size);
+    if (memory == nullptr) {
+        unconsume(reservation, capacity);
+        SPILLWAY_FAIL(
+            "allocating " << format_bytes(size) << " of HOST memory failed although "
+                          << "memory_limit_host allows it; lower memory_limit_host",
+            OutOfMemory
+        );
+    }
+    return memory;
+}
+
+void BufferResource::deallocate_bytes(void* memory, std::size_t size) noexcept {
+    auto const capacity = allocated_capacity(size);
+    if (capacity >= detail::HostBlockPool::min_block_bytes) {
+        release_buffer(
+            MemoryType::HOST, capacity,
+            detail::HostBytes(static_cast<std::byte*>(memory), detail::AlignedFree{capacity})
+        );
+        return;
+    }
+    std::free(memory);  // NOLINT(cppcoreguidelines-no-malloc): pairs with allocate_bytes
+    release_buffer(MemoryType::HOST, capacity);
 }
 
 Buffer BufferResource::move(Buffer&& buffer, MemoryReservation& reservation) {

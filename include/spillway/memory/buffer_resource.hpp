@@ -165,6 +165,29 @@ class BufferResource {
     /// @throws OutOfMemory if the system cannot allocate the bytes.
     [[nodiscard]] Buffer make_buffer(std::size_t size, MemoryReservation& reservation);
 
+    /// `size` bytes of HOST memory for a container's storage (what a
+    /// `HostAllocator` asks for), not initialised, aligned to 16 bytes (to
+    /// 4 KiB from `HostBlockPool`'s 64 KiB on, where freed blocks are pooled
+    /// as a buffer's are). They count as used at the capacity they occupy,
+    /// `allocated_capacity(size)`, until `deallocate_bytes` frees them.
+    ///
+    /// Room is made as `reserve_and_spill` makes it, and HOST is overbooked
+    /// when spilling cannot make enough: a container holds data that code
+    /// works on now, which spilling cannot take away, and whoever makes
+    /// containers bounds how many are alive (e.g. a `seq_join`'s window).
+    ///
+    /// Blocks while spill functions run.
+    /// @throws OutOfMemory if the system cannot allocate the bytes.
+    /// @throws whatever a spill function throws.
+    [[nodiscard]] void* allocate_bytes(std::size_t size);
+    /// Frees `memory`, which `allocate_bytes(size)` of this resource returned,
+    /// and returns its capacity to the HOST tier.
+    void deallocate_bytes(void* memory, std::size_t size) noexcept;
+    /// The HOST bytes `allocate_bytes(size)` occupies and counts: glibc's
+    /// chunk for it (its size plus an 8-byte header, in 16-byte steps, at
+    /// least 32) below 64 KiB, else `size` rounded up to 4 KiB.
+    [[nodiscard]] static std::size_t allocated_capacity(std::size_t size) noexcept;
+
     /// `buffer`'s bytes in the tier of `reservation`, paid for with
     /// `buffer.size()` bytes of it. HOST to DISK writes a spill file with the
     /// configured codec; DISK to HOST reads it back, checks it and removes it.
