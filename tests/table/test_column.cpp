@@ -3,9 +3,14 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <vector>
 
 #include <common/error_matchers.hpp>
+#include <common/temporary_directory.hpp>
+
+#include <spillway/memory/buffer_resource.hpp>
+#include <spillway/memory/host_allocator.hpp>
 
 #include <gtest/gtest.h>
 
@@ -187,4 +192,24 @@ TEST(Column, Float64EqualityComparesBitPatterns) {
     EXPECT_EQ(column_of(nan), column_of(nan));
     EXPECT_NE(column_of(0.0), column_of(-0.0));
     EXPECT_NE(column_of(1.0), column_of(2.0));
+}
+
+TEST(Column, ItsBuffersChargeTheHostResourceCurrentWhereTheyAreBuilt) {
+    test::TemporaryDirectory const root;
+    memory::MemoryConfig config;
+    config.spill_directory = root.path();
+    memory::BufferResource resource(config);
+    std::optional<Column> column;
+    {
+        memory::ScopedHostResource const scope(&resource);
+        column = int64_column({1, std::nullopt, 3});
+    }
+    auto const used = resource.memory_used(memory::MemoryType::HOST);
+    EXPECT_GE(used, column->byte_size());
+    // A gather made outside the scope is the heap's, whatever its source's.
+    auto const taken = column->take(std::vector<std::uint32_t>{2, 0});
+    EXPECT_EQ(resource.memory_used(memory::MemoryType::HOST), used);
+    column.reset();
+    EXPECT_EQ(resource.memory_used(memory::MemoryType::HOST), 0U);
+    EXPECT_EQ(taken, int64_column({3, 1}));
 }
