@@ -11,6 +11,7 @@
 
 #include <spillway/core/error.hpp>
 #include <spillway/exec/seq_join.hpp>
+#include <spillway/memory/host_allocator.hpp>
 #include <spillway/memory/memory_config.hpp>
 #include <spillway/shuffle/all_gather.hpp>
 #include <spillway/shuffle/shuffler.hpp>
@@ -192,6 +193,7 @@ std::vector<ShuffleJob::RankResult> ShuffleJob::run_rank(comm::Communicator& com
         shuffle::Shuffler shuffler(communicator, shuffle_op, partitions_, resource,
                                    shuffle::PartitionOwner::round_robin, shuffle_config_);
         auto const pack_chunk = [&](std::size_t chunk, std::stop_token const&) {
+            memory::ScopedHostResource const charged(&resource);
             auto const table = generator_.lineitem(chunk);
             return PackedChunk{table::hash_partition_and_pack(table, key_columns, partitions_, resource),
                                table::TableChecksum::of(table), table.byte_size()};
@@ -233,6 +235,7 @@ std::vector<ShuffleJob::RankResult> ShuffleJob::run_rank(comm::Communicator& com
             }
         };
         auto const check_chunk = [&](ReceivedChunk chunk, std::stop_token const&) {
+            memory::ScopedHostResource const charged(&resource);
             auto const table = table::unpack(chunk.data);
             ShuffleCheck check;
             check.add(table, key_columns, chunk.partition, partitions_);
