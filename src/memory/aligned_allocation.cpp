@@ -38,8 +38,23 @@ void AlignedFree::operator()(std::byte* bytes) const noexcept {
     if (capacity >= min_mapped_bytes) {
         munmap(bytes, capacity);
     } else {
-        std::free(bytes);  // NOLINT(cppcoreguidelines-no-malloc): pairs with posix_memalign
+        std::free(bytes);  // NOLINT(cppcoreguidelines-no-malloc): pairs with posix_memalign and malloc
     }
+}
+
+HostBytes allocate_block(std::size_t size) {
+    if (size == 0 || is_mapped_block(size)) {
+        return allocate_aligned(size);
+    }
+    // NOLINTNEXTLINE(cppcoreguidelines-no-malloc): freed by AlignedFree
+    HostBytes bytes(static_cast<std::byte*>(std::malloc(size)), AlignedFree{block_capacity(size)});
+    SPILLWAY_EXPECTS(
+        bytes != nullptr,
+        "allocating " << format_bytes(size) << " of HOST memory failed although "
+                      << "memory_limit_host allows it; lower memory_limit_host",
+        OutOfMemory
+    );
+    return bytes;
 }
 
 HostBytes allocate_aligned(std::size_t size) {

@@ -30,6 +30,30 @@ constexpr std::uint64_t align_up(std::uint64_t size) noexcept {
     return (size + host_buffer_alignment - 1) / host_buffer_alignment * host_buffer_alignment;
 }
 
+/// Whether a block for `size` bytes is mapped: aligned to 4 KiB and padded
+/// to `align_up(size)`, ready for direct I/O.
+constexpr bool is_mapped_block(std::uint64_t size) noexcept { return align_up(size) >= min_mapped_bytes; }
+
+/// The bytes a block for `size` bytes (`allocate_block`) occupies: a mapped
+/// block's `align_up(size)`, else glibc's chunk for it, its size and an
+/// 8-byte header in 16-byte steps, at least 32.
+constexpr std::uint64_t block_capacity(std::uint64_t size) noexcept {
+    constexpr std::uint64_t chunk_header = 8;
+    constexpr std::uint64_t chunk_step = 16;
+    constexpr std::uint64_t smallest_chunk = 32;
+    if (is_mapped_block(size)) {
+        return align_up(size);
+    }
+    auto const chunk = (size + chunk_header + chunk_step - 1) / chunk_step * chunk_step;
+    return chunk < smallest_chunk ? smallest_chunk : chunk;
+}
+
+/// A block for `size` bytes of a buffer or a container, not initialised:
+/// `allocate_aligned(size)` if it is mapped (`is_mapped_block`), else from the
+/// C library, aligned to 16 bytes. Null for 0.
+/// @throws OutOfMemory if the system cannot allocate it.
+HostBytes allocate_block(std::size_t size);
+
 /// `align_up(size)` bytes aligned to `host_buffer_alignment` (to a huge page
 /// for large sizes, which are advised to use transparent huge pages), mapped
 /// on their own from `min_mapped_bytes` on; the bytes from `size` to the end

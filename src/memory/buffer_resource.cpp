@@ -3,7 +3,8 @@
 #include <sys/statvfs.h>
 
 #include <algorithm>
-#include <cstdlib>
+#include <cstring>
+#include <span>
 #include <sstream>
 #include <utility>
 
@@ -32,6 +33,23 @@ MemoryConfig checked(MemoryConfig config) {
         !config.spill_directory.empty(), "spill_directory must not be empty", InvalidArgument
     );
     return config;
+}
+
+/// A HOST block's bytes, padded to 4 KiB and aligned for direct I/O: the
+/// block itself where it is mapped, else a copy (`bounce`) of its first `size` bytes.
+struct PaddedBytes {
+    detail::HostBytes bounce;
+    std::span<std::byte const> bytes;
+};
+
+PaddedBytes padded_for_direct_io(detail::HostBytes const& block, std::size_t size) {
+    if (detail::is_mapped_block(size)) {
+        return {{}, {block.get(), detail::align_up(size)}};
+    }
+    auto bounce = detail::allocate_aligned(size);
+    std::memcpy(bounce.get(), block.get(), size);
+    std::span<std::byte const> const bytes{bounce.get(), detail::align_up(size)};
+    return {std::move(bounce), bytes};
 }
 
 }  // namespace
@@ -124,27 +142,29 @@ std::uint64_t BufferResource::pool_room() const {
 }
 
 template <typename Fill>
-detail::HostBytes BufferResource::allocate_host(MemoryReservation& reservation, std::size_t size, Fill fill) {
-    consume(reservation, size);
+detail::HostBytes BufferResource::allocate_host(
+    MemoryReservation& reservation, std::size_t size, std::size_t counted, Fill fill
+) {
+    consume(reservation, counted);
     try {
         detail::HostBytes block;
-        {
+        if (detail::is_mapped_block(size)) {
             detail::HostBlockPool::Blocks unpooled;  // freed once the lock is dropped
             MutexLock lock(accounting_mutex_);
-            block = host_pool_->take(size, detail::align_up(size));
+            block = host_pool_->take(size, detail::block_capacity(size));
             if (block == nullptr) {
                 unpooled = host_pool_->trim(pool_room());
             }
         }
         if (block == nullptr) {
-            block = detail::allocate_aligned(size);
+            block = detail::allocate_block(size);
         } else {
             statistics_->add_count("memory.host.blocks_reused");
         }
         fill(block);
         return block;
     } catch (...) {
-        unconsume(reservation, size);
+        unconsume(reservation, counted);
         throw;
     }
 }
@@ -232,52 +252,26 @@ std::string BufferResource::describe_usage(MemoryType type) const {
 
 Buffer BufferResource::make_buffer(std::size_t size, MemoryReservation& reservation) {
     check_reservation(reservation, MemoryType::HOST, size, "make_buffer");
-    auto bytes = allocate_host(reservation, size, [](detail::HostBytes const&) {});
+    auto bytes = allocate_host(reservation, size, size, [](detail::HostBytes const&) {});
     statistics_->add_bytes("memory.allocate.bytes", size);
     return Buffer(*this, size, std::move(bytes));
 }
 
 std::size_t BufferResource::allocated_capacity(std::size_t size) noexcept {
-    constexpr std::size_t chunk_header = 8;
-    constexpr std::size_t chunk_step = 16;
-    constexpr std::size_t smallest_chunk = 32;
-    if (size + chunk_header + chunk_step < detail::HostBlockPool::min_block_bytes) {
-        return std::max(smallest_chunk, (size + chunk_header + chunk_step - 1) / chunk_step * chunk_step);
-    }
-    return detail::align_up(size);
+    return detail::block_capacity(size);
 }
 
 void* BufferResource::allocate_bytes(std::size_t size) {
     auto const capacity = allocated_capacity(size);
     auto reservation = reserve_and_spill(MemoryType::HOST, capacity, AllowOverbooking::yes);
-    if (capacity >= detail::HostBlockPool::min_block_bytes) {
-        return allocate_host(reservation, capacity, [](detail::HostBytes const&) {}).release();
-    }
-    consume(reservation, capacity);
-    // NOLINTNEXTLINE(cppcoreguidelines-no-malloc): freed by deallocate_bytes
-    void* memory = std::malloc(size);
-    if (memory == nullptr) {
-        unconsume(reservation, capacity);
-        SPILLWAY_FAIL(
-            "allocating " << format_bytes(size) << " of HOST memory failed although "
-                          << "memory_limit_host allows it; lower memory_limit_host",
-            OutOfMemory
-        );
-    }
-    return memory;
+    return allocate_host(reservation, size, capacity, [](detail::HostBytes const&) {}).release();
 }
 
 void BufferResource::deallocate_bytes(void* memory, std::size_t size) noexcept {
     auto const capacity = allocated_capacity(size);
-    if (capacity >= detail::HostBlockPool::min_block_bytes) {
-        release_buffer(
-            MemoryType::HOST, capacity,
-            detail::HostBytes(static_cast<std::byte*>(memory), detail::AlignedFree{capacity})
-        );
-        return;
-    }
-    std::free(memory);  // NOLINT(cppcoreguidelines-no-malloc): pairs with allocate_bytes
-    release_buffer(MemoryType::HOST, capacity);
+    release_buffer(
+        MemoryType::HOST, capacity, detail::HostBytes(static_cast<std::byte*>(memory), detail::AlignedFree{capacity})
+    );
 }
 
 Buffer BufferResource::move(Buffer&& buffer, MemoryReservation& reservation) {
@@ -292,15 +286,21 @@ Buffer BufferResource::move(Buffer&& buffer, MemoryReservation& reservation) {
     auto const size = buffer.size();
     if (target == MemoryType::DISK) {
         ScopedTimer timer(*statistics_, "memory.copy.host_to_disk.seconds");
-        auto file = disk_->write({buffer.host_.get(), detail::align_up(size)}, size);
+        auto file = disk_->write(padded_for_direct_io(buffer.host_, size).bytes, size);
         consume(reservation, size);
         Buffer const source(std::move(buffer));
         statistics_->add_bytes("memory.copy.host_to_disk.bytes", size);
         return Buffer(*this, size, std::move(file));
     }
     ScopedTimer timer(*statistics_, "memory.copy.disk_to_host.seconds");
-    auto bytes = allocate_host(reservation, size, [&](detail::HostBytes const& block) {
-        disk_->read(*buffer.file_, {block.get(), detail::align_up(size)});
+    auto bytes = allocate_host(reservation, size, size, [&](detail::HostBytes const& block) {
+        if (detail::is_mapped_block(size)) {
+            disk_->read(*buffer.file_, {block.get(), detail::align_up(size)});
+            return;
+        }
+        auto const bounce = detail::allocate_aligned(size);
+        disk_->read(*buffer.file_, {bounce.get(), detail::align_up(size)});
+        std::memcpy(block.get(), bounce.get(), size);
     });
     Buffer const source(std::move(buffer));
     statistics_->add_bytes("memory.copy.disk_to_host.bytes", size);
@@ -325,7 +325,8 @@ void BufferResource::release_buffer(MemoryType type, std::size_t size, detail::H
     SPILLWAY_ASSERT(state.used >= size, type << " used total would go negative");
     state.used -= size;
     if (bytes != nullptr) {
-        unpooled = host_pool_->give(std::move(bytes), detail::align_up(size), pool_room());
+        auto const capacity = bytes.get_deleter().capacity;
+        unpooled = host_pool_->give(std::move(bytes), capacity, pool_room());
     }
 }
 

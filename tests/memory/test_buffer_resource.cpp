@@ -150,14 +150,26 @@ TEST(BufferResource, EveryTierReturnsToZeroWhenBuffersAndReservationsAreGone) {
     expect_all_tiers_at_zero(resource);
 }
 
-TEST(BufferResource, HostBuffersAreAlignedForDirectIo) {
-    BufferResource resource(host_limited(mebibyte));
-    auto reservation = resource.reserve(MemoryType::HOST, 3 * 5000, AllowOverbooking::no);
+TEST(BufferResource, HostBuffersOf64KibibytesOrMoreAreAlignedForDirectIo) {
+    BufferResource resource(host_limited(4 * mebibyte));
+    auto reservation = resource.reserve(MemoryType::HOST, 3 * 65'000, AllowOverbooking::no);
     for (int i = 0; i < 3; ++i) {
-        auto buffer = resource.make_buffer(5000, reservation);
+        auto buffer = resource.make_buffer(65'000, reservation);
         EXPECT_EQ(reinterpret_cast<std::uintptr_t>(buffer.data().data()) % host_buffer_alignment, 0U);
-        EXPECT_EQ(buffer.data().size(), 5000U);
+        EXPECT_EQ(buffer.data().size(), 65'000U);
     }
+}
+
+TEST(BufferResource, SmallHostBuffersOccupyLittleMoreThanTheirSize) {
+    EXPECT_EQ(BufferResource::allocated_capacity(5000), 5008U);
+    EXPECT_EQ(BufferResource::allocated_capacity(1), 32U);
+    EXPECT_EQ(BufferResource::allocated_capacity(60 * 1024), 60 * 1024 + 16U);
+    EXPECT_EQ(BufferResource::allocated_capacity(60 * 1024 + 1), 64 * 1024U);
+    BufferResource resource(host_limited(mebibyte));
+    auto reservation = resource.reserve(MemoryType::HOST, 5000, AllowOverbooking::no);
+    auto buffer = resource.make_buffer(5000, reservation);
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(buffer.data().data()) % __STDCPP_DEFAULT_NEW_ALIGNMENT__, 0U);
+    EXPECT_EQ(buffer.data().size(), 5000U);
 }
 
 TEST(BufferResource, MakeBufferRejectsAReservationThatCannotPayForIt) {

@@ -13,18 +13,21 @@ namespace spillway::memory {
 
 class BufferResource;
 
-/// The alignment, in bytes, of every HOST buffer's data, and the granularity
-/// its allocation is rounded up to, so that the disk tier can read and write
-/// it with direct I/O (`O_DIRECT`) without copying.
+/// The alignment, in bytes, of a HOST buffer's data from 64 KiB on, and the
+/// granularity its allocation is rounded up to, so that the disk tier can
+/// read and write it with direct I/O (`O_DIRECT`) without copying. A smaller
+/// buffer comes from the C library, aligned to 16 bytes, and is copied
+/// through an aligned block when it is spilled or read back.
 inline constexpr std::size_t host_buffer_alignment = 4096;
 
 namespace detail {
 class SpillFile;
 
-/// Frees the memory of a HOST buffer: unmaps it when the resource mapped it
-/// (from 64 KiB on), else gives it back to the C library.
+/// Frees the block of a HOST buffer or container: unmaps it when the
+/// resource mapped it (a capacity of 64 KiB or more), else gives it back to
+/// the C library.
 struct AlignedFree {
-    std::size_t capacity = 0;  ///< the bytes allocated, a multiple of `host_buffer_alignment`
+    std::size_t capacity = 0;  ///< the bytes the block occupies
     void operator()(std::byte* bytes) const noexcept;
 };
 
@@ -62,7 +65,7 @@ class Buffer {
     /// The resource that made the buffer and accounts for it; null once moved from.
     [[nodiscard]] BufferResource* resource() const noexcept { return resource_; }
 
-    /// The bytes, aligned to `host_buffer_alignment`. Valid until the buffer
+    /// The bytes, aligned as `host_buffer_alignment` says. Valid until the buffer
     /// is destroyed, assigned or moved.
     /// @throws InvalidArgument if the buffer is not in HOST memory; move it
     ///         there with `BufferResource::move` first.
@@ -72,8 +75,7 @@ class Buffer {
 
   private:
     friend class BufferResource;
-    /// A HOST buffer over `bytes`, whose allocation holds `size` rounded up
-    /// to `host_buffer_alignment`.
+    /// A HOST buffer over `bytes`, a block for `size` bytes.
     Buffer(BufferResource& resource, std::size_t size, detail::HostBytes bytes) noexcept;
     /// A DISK buffer kept in `file`.
     Buffer(BufferResource& resource, std::size_t size, std::unique_ptr<detail::SpillFile> file) noexcept;

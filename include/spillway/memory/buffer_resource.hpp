@@ -157,8 +157,12 @@ class BufferResource {
     /// @throws ReservationError if `reservation` cannot pay for it.
     [[nodiscard]] Buffer adopt(Buffer&& buffer, MemoryReservation& reservation);
 
-    /// A new HOST buffer of `size` bytes, aligned to `host_buffer_alignment`
-    /// and not initialised, made from `size` bytes of `reservation`.
+    /// A new HOST buffer of `size` bytes, not initialised, made from `size`
+    /// bytes of `reservation`. Its block is aligned to `host_buffer_alignment`
+    /// and mapped on its own where `size` rounded up to that is 64 KiB or
+    /// more, and from the C library, aligned to 16 bytes, where it is less:
+    /// small buffers then occupy little more than their size.
+    /// `allocated_capacity(size)` is what the block occupies.
     /// Requires: `reservation` is a HOST reservation of this resource holding
     /// at least `size` bytes.
     /// @throws ReservationError if it is not.
@@ -166,9 +170,8 @@ class BufferResource {
     [[nodiscard]] Buffer make_buffer(std::size_t size, MemoryReservation& reservation);
 
     /// `size` bytes of HOST memory for a container's storage (what a
-    /// `HostAllocator` asks for), not initialised, aligned to 16 bytes (to
-    /// 4 KiB from `HostBlockPool`'s 64 KiB on, where freed blocks are pooled
-    /// as a buffer's are). They count as used at the capacity they occupy,
+    /// `HostAllocator` asks for), not initialised, in a block like a
+    /// buffer's of that size. They count as used at the capacity they occupy,
     /// `allocated_capacity(size)`, until `deallocate_bytes` frees them.
     ///
     /// Room is made as `reserve_and_spill` makes it, and HOST is overbooked
@@ -183,9 +186,10 @@ class BufferResource {
     /// Frees `memory`, which `allocate_bytes(size)` of this resource returned,
     /// and returns its capacity to the HOST tier.
     void deallocate_bytes(void* memory, std::size_t size) noexcept;
-    /// The HOST bytes `allocate_bytes(size)` occupies and counts: glibc's
-    /// chunk for it (its size plus an 8-byte header, in 16-byte steps, at
-    /// least 32) below 64 KiB, else `size` rounded up to 4 KiB.
+    /// The HOST bytes a block for `size` bytes occupies, which
+    /// `allocate_bytes(size)` counts: `size` rounded up to 4 KiB where that is
+    /// 64 KiB or more, else glibc's chunk for it (its size plus an 8-byte
+    /// header, in 16-byte steps, at least 32).
     [[nodiscard]] static std::size_t allocated_capacity(std::size_t size) noexcept;
 
     /// `buffer`'s bytes in the tier of `reservation`, paid for with
@@ -240,8 +244,9 @@ class BufferResource {
     /// bytes if it has them, which are pooled or freed.
     void release_buffer(MemoryType tier, std::size_t size, detail::HostBytes bytes = {}) noexcept;
 
-    /// HOST bytes for a buffer of `size` bytes of `reservation`, filled by
-    /// `fill(bytes)`: the bytes are counted as used (`consume`) first, then
+    /// A HOST block for `size` bytes, `counted` of them taken from
+    /// `reservation` (the buffer's size, or a container's whole capacity),
+    /// filled by `fill(bytes)`: the bytes are counted as used (`consume`) first, then
     /// taken from a pooled block if one fits, else newly allocated, for which
     /// pooled blocks are freed if the pool and the buffers would otherwise
     /// hold more than the limit. Counting the bytes first is what makes
@@ -249,7 +254,9 @@ class BufferResource {
     /// or `fill` throws, the bytes go back to `reservation`.
     /// @throws OutOfMemory if the system cannot allocate them; what `fill` throws.
     template <typename Fill>
-    detail::HostBytes allocate_host(MemoryReservation& reservation, std::size_t size, Fill fill);
+    detail::HostBytes allocate_host(
+        MemoryReservation& reservation, std::size_t size, std::size_t counted, Fill fill
+    );
     /// The bytes the HOST pool may hold beside the buffers: what is left of
     /// the limit, or 0 when pooling is off.
     std::uint64_t pool_room() const SPILLWAY_REQUIRES(accounting_mutex_);
