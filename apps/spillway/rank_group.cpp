@@ -43,6 +43,14 @@ std::uint64_t RankGroup::host_limit_per_rank() const {
     return resources_.front()->memory_limit(memory::MemoryType::HOST);
 }
 
+void RankGroup::release_resources(std::function<void()> const& removed) {
+    for (auto& resource : resources_) {
+        resource.reset();
+        removed();
+    }
+    resources_.clear();
+}
+
 void RankGroup::run(std::function<void(comm::Communicator&)> const& body) {
 #ifdef SPILLWAY_CLI_HAVE_MPI
     if (uses_mpi_) {

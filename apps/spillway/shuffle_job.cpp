@@ -63,14 +63,20 @@ struct ReceivedChunk {
     shuffle::PackedData data;
 };
 
-/// The bytes the pieces of generated chunk 0 take packed: what one chunk in
-/// flight holds in the rank's buffer resource.
-std::uint64_t packed_chunk_bytes(table::TpchGenerator const& generator, shuffle::PartitionId partitions) {
-    std::uint64_t bytes = 0;
-    for (auto const& piece : table::hash_partition(generator.lineitem(0), key_columns, partitions)) {
-        bytes += table::packed_size(piece);
+/// The HOST bytes one generating work item holds at its peak, measured on
+/// chunk 0 in a resource of `config` without a limit: the generated table,
+/// its pieces by partition and their packed buffers.
+std::uint64_t generating_item_bytes(table::TpchGenerator const& generator, shuffle::PartitionId partitions,
+                                    memory::MemoryConfig config) {
+    config.host_limit = SizeSpec::percent(100);
+    config.spill_interval = std::chrono::nanoseconds::zero();
+    memory::BufferResource scratch(config);
+    {
+        memory::ScopedHostResource const charged(&scratch);
+        auto const table = generator.lineitem(0);
+        static_cast<void>(table::hash_partition_and_pack(table, key_columns, partitions, scratch));
     }
-    return bytes;
+    return scratch.peak_memory_used(memory::MemoryType::HOST);
 }
 
 }  // namespace
@@ -88,9 +94,11 @@ ShuffleJob::ShuffleJob(Options const& options)
               1, chunks_per_thread * pool_.concurrency() / ranks_.resources().size())),
           1, 1 << 20))),
       shuffle_config_(shuffle::ShuffleConfig::from_options(options)) {
-    // A rank holds the packed pieces of its chunks in flight, and of the one
-    // it inserts, outside anything spillable; chunks vary, hence the margin.
-    auto const needed = (window_ + 1) * packed_chunk_bytes(generator_, partitions_) * 5 / 4;
+    // A rank holds the tables and packed pieces of its chunks in flight, and
+    // of the one it inserts, outside anything spillable; chunks vary, hence
+    // the margin.
+    auto const needed =
+        (window_ + 1) * generating_item_bytes(generator_, partitions_, memory_config(options)) * 5 / 4;
     auto const limit = ranks_.host_limit_per_rank();
     if (limit < needed) {
         constexpr std::uint64_t mebibyte = std::uint64_t{1} << 20;
@@ -163,11 +171,17 @@ RunSummary ShuffleJob::run(Progress& progress) {
         slowest.verify_seconds = std::max(slowest.verify_seconds, result.verify_seconds);
     }
     summary.rows = input.rows;
-    summary.seconds = seconds(Clock::now() - started);
+    summary.peak_memory = {host, disk};
+    auto const verified = Clock::now();
+    progress.start("clean up", local_ranks, Progress::Unit::items);
+    ranks_.release_resources([&] { progress.advance(1); });
+    progress.finish();
+    auto const finished = Clock::now();
+    summary.seconds = seconds(finished - started);
     summary.phases = {{"generate", slowest.generate_seconds},
                       {"exchange", slowest.exchange_seconds},
-                      {"verify", slowest.verify_seconds}};
-    summary.peak_memory = {host, disk};
+                      {"verify", slowest.verify_seconds},
+                      {"clean up", seconds(finished - verified)}};
     summary.peak_resident_bytes = peak_resident_bytes();
     bool const placed = received.misplaced_rows == 0;
     bool const complete = received.checksum == input;

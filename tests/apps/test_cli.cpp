@@ -250,8 +250,9 @@ TEST(CliShuffle, TheDefaultRunSpillsAndVerifies) {
 
 TEST(CliShuffle, ASmallLimitSpillsMostOfTheDataAndStaysWithinIt) {
     spillway::test::TemporaryDirectory spill;
-    auto const result = run_spillway(small_shuffle(
-        "32MiB", {"--ranks", "3", "--threads", "2", "--spill-dir", spill.path().string(), "--codec", "lz4"}));
+    auto const result = run_spillway({"shuffle", "--scale", "0.6", "--memory-limit", "128MiB", "--json", "--quiet",
+                                      "--ranks", "3", "--threads", "2", "--spill-dir", spill.path().string(),
+                                      "--codec", "lz4"});
     ASSERT_EQ(result.exit_code, 0) << result.err;
     auto const summary = result.summary();
     EXPECT_EQ(summary.at("verified"), true);
@@ -264,7 +265,8 @@ TEST(CliShuffle, ASmallLimitSpillsMostOfTheDataAndStaysWithinIt) {
     // ("Memory bound") allows: a chunk overbooked by a receive, one by a send,
     // and the chunks its verifying items hold. Chunks here are under 1 MiB
     // (5.3 MiB generated chunks in 12 partitions), so 4 MiB covers them all;
-    // the rank's share of the data (40 MB) would not fit.
+    // the rank's share of the data (160 MB) would not fit. The tables in
+    // flight count too, and push the chunks to disk.
     auto const& host = summary.at("peak_memory").at("HOST");
     ASSERT_EQ(host.at("ranks").size(), 3u);
     for (auto const& peak : host.at("ranks")) {
@@ -274,7 +276,7 @@ TEST(CliShuffle, ASmallLimitSpillsMostOfTheDataAndStaysWithinIt) {
 }
 
 TEST(CliShuffle, PrintsATextSummaryWithPhasesAndPeaks) {
-    auto const result = run_spillway({"shuffle", "--scale", "0.05", "--ranks", "2", "--memory-limit", "40MiB"});
+    auto const result = run_spillway({"shuffle", "--scale", "0.05", "--ranks", "2", "--memory-limit", "128MiB"});
     ASSERT_EQ(result.exit_code, 0) << result.err;
     EXPECT_THAT(result.out, HasSubstr("spillway shuffle: verified"));
     EXPECT_THAT(result.out, HasSubstr("every row arrived in the partition its key hashes to"));
@@ -317,7 +319,8 @@ TEST(CliShuffle, BadFlagValuesAreUsageErrorsNamingTheFlag) {
 spillway::test::ProcessResult run_mpi_shuffle(int processes) {
     std::vector<std::string> arguments{SPILLWAY_MPIEXEC, "--allow-run-as-root", "--oversubscribe", "-np",
                                        std::to_string(processes), SPILLWAY_CLI_PATH};
-    for (auto& argument : small_shuffle("24MiB", {"--comm", "mpi", "--threads", "1"})) {
+    for (auto& argument : std::vector<std::string>{"shuffle", "--scale", "0.3", "--memory-limit", "48MiB", "--json",
+                                                   "--quiet", "--comm", "mpi", "--threads", "1", "--window", "1"}) {
         arguments.push_back(argument);
     }
     return spillway::test::run_process(
