@@ -1,5 +1,5 @@
 # The commands README.md documents. Each one installs what is missing first.
-.PHONY: setup run test test-tsan check-thread-safety bench example clean
+.PHONY: setup run test test-memory-bound test-tsan check-thread-safety bench example clean
 
 setup:
 	@scripts/setup
@@ -11,11 +11,20 @@ run: setup
 	cmake --build --preset release --target spillway_tool
 	build/release/apps/spillway/spillway shuffle
 
-# Builds under AddressSanitizer + UndefinedBehaviorSanitizer and runs every test.
+# Builds under AddressSanitizer + UndefinedBehaviorSanitizer and runs every
+# test, then the memory-bound tests on the optimized tool.
 test: setup
 	cmake --preset asan >/dev/null
 	cmake --build --preset asan
 	ctest --preset asan
+	$(MAKE) --no-print-directory test-memory-bound
+
+# Runs the tool in real memory cgroups (needs root): the memory limit holds
+# for the whole process. Optimized build only; sanitizers would break any bound.
+test-memory-bound: setup
+	cmake --preset release >/dev/null
+	cmake --build --preset release --target spillway_tool
+	ctest --preset memory-bound
 
 # Builds under ThreadSanitizer and runs the concurrency-heavy modules' tests.
 test-tsan: setup
