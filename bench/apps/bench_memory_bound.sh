@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# How far the peak RSS of `spillway shuffle` goes past its --memory-limit, and
+# what many partitions cost.
+#
+# peak_rss_over_limit: the largest (peak RSS - floor) / L over limits L of
+# 256 MiB, 512 MiB and 1 GiB and scales 1, 2 and 4 (4 in-process ranks), each
+# run in a memory cgroup of 1.15 L + 64 MiB that must not kill it. The floor
+# is the peak RSS of the same binary with the same ranks and threads at
+# --scale 0.01: the program, its thread stacks and the C library's own.
+# peak_rss_over_limit_1000_partitions: the same for --partitions 1000 at
+# 256 MiB, scale 1, run outside a cgroup.
+# shuffle_1000_vs_16_partitions: the wall time per byte with 1000 partitions
+# over that with 16, at 256 MiB, scale 1 (the same bytes): the process's
+# whole run, clean-up included.
+#
+# Usage: spillway_bench_memory_bound   (as root, for the cgroups)
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+spillway="$here/../../apps/spillway/spillway"
+run_in_cgroup="@RUN_IN_MEMORY_CGROUP@"
+work=$(mktemp -d "$here/memory-bound-XXXXXX")
+trap 'rm -rf "$work"' EXIT
+export SPILLWAY_SPILL_DIRECTORY="$work"
+
+now() { date +%s.%N; }
+mebibytes() { awk -v b="$1" 'BEGIN { printf "%.0f", b / 1048576 }'; }
+# The peak RSS in bytes from the summary in $work/summary.json.
+peak_rss() { grep -o '"peak_resident_bytes":[0-9]*' "$work/summary.json" | cut -d: -f2; }
+# Runs `spillway shuffle ARGUMENTS...` and leaves its summary in $work/summary.json.
+shuffle() {
+  "$spillway" shuffle --json --quiet "$@" >"$work/summary.json"
+  grep -q '"verified":true' "$work/summary.json" || { echo "bench_memory_bound: shuffle $* did not verify" >&2; exit 1; }
+}
+
+shuffle --scale 0.01
+floor=$(peak_rss)
+echo "  floor: $(mebibytes "$floor") MiB peak RSS at --scale 0.01" >&2
+
+worst=0
+echo "  | limit | scale | cgroup | peak RSS | (RSS - floor) / L | time |" >&2
+for limit in 256 512 1024; do
+  for scale in 1 2 4; do
+    cgroup=$((limit * 115 / 100 + 64))
+    start=$(now)
+    (cd "$work" && "$run_in_cgroup" "$cgroup" "$spillway" shuffle --json --quiet --memory-limit "${limit}MiB" \
+      --scale "$scale" >"$work/summary.json") 2>"$work/cgroup.log" \
+      || { cat "$work/cgroup.log" >&2; echo "bench_memory_bound: L=${limit}MiB scale $scale failed" >&2; exit 1; }
+    seconds=$(awk -v s="$start" -v e="$(now)" 'BEGIN { printf "%.1f", e - s }')
+    rss=$(peak_rss)
+    ratio=$(awk -v r="$rss" -v f="$floor" -v l="$limit" 'BEGIN { printf "%.3f", (r - f) / (l * 1048576) }')
+    worst=$(awk -v a="$worst" -v b="$ratio" 'BEGIN { print (b > a ? b : a) }')
+    echo "  | ${limit} MiB | $scale | ${cgroup} MiB | $(mebibytes "$rss") MiB | $ratio | $seconds s |" >&2
+  done
+done
+echo "METRIC peak_rss_over_limit $worst ratio"
+
+declare -A seconds_with
+for partitions in 16 1000; do
+  start=$(now)
+  shuffle --memory-limit 256MiB --scale 1 --partitions "$partitions"
+  seconds_with[$partitions]=$(awk -v s="$start" -v e="$(now)" 'BEGIN { print e - s }')
+  echo "  $partitions partitions: ${seconds_with[$partitions]} s, peak RSS $(mebibytes "$(peak_rss)") MiB," \
+    "$(grep -o '"phases":{[^}]*}' "$work/summary.json")" >&2
+done
+awk -v r="$(peak_rss)" -v f="$floor" 'BEGIN { printf "METRIC peak_rss_over_limit_1000_partitions %.3f ratio\n", (r - f) / (256 * 1048576) }'
+awk -v a="${seconds_with[1000]}" -v b="${seconds_with[16]}" 'BEGIN { printf "METRIC shuffle_1000_vs_16_partitions %.2f ratio\n", a / b }'
