@@ -125,11 +125,12 @@ template <typename Fill>
 detail::HostBytes BufferResource::allocate_host(MemoryReservation& reservation, std::size_t size, Fill fill) {
     consume(reservation, size);
     try {
+        auto const capacity = detail::aligned_capacity(size);
         detail::HostBytes block;
         {
             detail::HostBlockPool::Blocks unpooled;  // freed once the lock is dropped
             MutexLock lock(accounting_mutex_);
-            block = host_pool_->take(size, detail::align_up(size));
+            block = host_pool_->take(size, capacity);
             if (block == nullptr) {
                 unpooled = host_pool_->trim(pool_room());
             }

@@ -175,6 +175,22 @@ TEST(BufferResource, MakeBufferRejectsAReservationThatCannotPayForIt) {
     EXPECT_EQ(resource.memory_used(MemoryType::HOST), 0U);
 }
 
+TEST(BufferResource, MakeBufferOfASizeNoAllocationCanHoldThrowsInsteadOfReturningNoBytes) {
+    // Rounding such a size up to the alignment wrapped to 0 bytes, and the
+    // buffer came back with null data.
+    BufferResource resource(host_limited(16 * mebibyte));
+    auto const size = SIZE_MAX - 100;
+    auto reservation = resource.reserve(MemoryType::HOST, size, AllowOverbooking::yes);
+    auto const make = [&] {
+        auto const buffer = resource.make_buffer(size, reservation);
+        ADD_FAILURE() << "make_buffer returned a buffer whose data is "
+                      << static_cast<void const*>(buffer.data().data());
+    };
+    EXPECT_THROW_WITH(make(), OutOfMemory, "HOST");
+    EXPECT_EQ(reservation.size(), size) << "the reservation got its bytes back";
+    EXPECT_EQ(resource.memory_used(MemoryType::HOST), 0U);
+}
+
 TEST(BufferResource, AllocationsAreRecordedInStatistics) {
     auto statistics = std::make_shared<Statistics>();
     BufferResource resource(host_limited(mebibyte), statistics);
