@@ -84,6 +84,57 @@ TEST(BufferResource, TryReserveRefusesSizesThatWouldOverflowTheAccounting) {
     EXPECT_TRUE(resource.try_reserve(MemoryType::HOST, SIZE_MAX).empty());
 }
 
+TEST(BufferResource, ReserveAndSpillDoesNotGrantSizeMaxUnderASmallLimit) {
+    // The overbooked first step of reserve_and_spill wrapped the reserved
+    // total, which then looked small enough to grant.
+    BufferResource resource(host_limited(16 * mebibyte));
+    EXPECT_THROW_WITH(
+        resource.reserve_and_spill(MemoryType::HOST, SIZE_MAX, AllowOverbooking::no), OutOfMemory, "HOST"
+    );
+    EXPECT_THROW_WITH(resource.reserve(MemoryType::HOST, SIZE_MAX, AllowOverbooking::no), OutOfMemory, "HOST");
+    EXPECT_EQ(resource.memory_available(MemoryType::HOST), static_cast<std::int64_t>(16 * mebibyte));
+    expect_all_tiers_at_zero(resource);
+}
+
+TEST(BufferResource, OverbookedReservationsCannotWrapTheReservedTotal) {
+    BufferResource resource(host_limited(16 * mebibyte));
+    auto const huge = std::uint64_t{1} << 63;
+    EXPECT_THROW_WITH(resource.reserve(MemoryType::HOST, huge, AllowOverbooking::yes), OutOfMemory, "at most");
+    auto first = resource.reserve(MemoryType::HOST, BufferResource::max_committed_bytes, AllowOverbooking::yes);
+    // Added to the first, this one would make the reserved total 2^64: 0.
+    EXPECT_THROW_WITH(
+        resource.reserve(MemoryType::HOST, huge + 1, AllowOverbooking::yes), OutOfMemory,
+        "cannot reserve " + format_bytes(huge + 1)
+    );
+    EXPECT_THROW_WITH(resource.reserve(MemoryType::HOST, 1, AllowOverbooking::yes), OutOfMemory, "at most");
+    EXPECT_THROW_WITH(
+        resource.reserve_and_spill(MemoryType::HOST, 1, AllowOverbooking::yes), OutOfMemory, "at most"
+    );
+    EXPECT_TRUE(resource.try_reserve(MemoryType::HOST, 1).empty());
+    EXPECT_EQ(resource.memory_reserved(MemoryType::HOST), BufferResource::max_committed_bytes);
+    EXPECT_EQ(
+        resource.memory_available(MemoryType::HOST),
+        static_cast<std::int64_t>(16 * mebibyte) - static_cast<std::int64_t>(BufferResource::max_committed_bytes)
+    );
+    first = MemoryReservation();
+    expect_all_tiers_at_zero(resource);
+}
+
+TEST(BufferResource, MemoryAvailableNeverWrapsWhateverTheLimitAndTheTotals) {
+    BufferResource resource(host_limited(0));
+    resource.set_memory_limit(MemoryType::HOST, SizeSpec::bytes(UINT64_MAX));
+    EXPECT_EQ(resource.memory_limit(MemoryType::HOST), UINT64_MAX);
+    EXPECT_EQ(resource.memory_available(MemoryType::HOST), INT64_MAX);
+    EXPECT_TRUE(resource.try_reserve(MemoryType::HOST, SIZE_MAX).empty());
+    {
+        auto const all = resource.reserve(MemoryType::HOST, BufferResource::max_committed_bytes, AllowOverbooking::no);
+        EXPECT_EQ(resource.memory_available(MemoryType::HOST), 0);
+    }
+    resource.set_memory_limit(MemoryType::HOST, SizeSpec::bytes(0));
+    auto const all = resource.reserve(MemoryType::HOST, BufferResource::max_committed_bytes, AllowOverbooking::yes);
+    EXPECT_EQ(resource.memory_available(MemoryType::HOST), -INT64_MAX);
+}
+
 TEST(BufferResource, ReserveThrowsOutOfMemoryNamingTheLimitAndItsOption) {
     BufferResource resource(host_limited(100));
     EXPECT_THROW_WITH(
@@ -176,10 +227,14 @@ TEST(BufferResource, MakeBufferRejectsAReservationThatCannotPayForIt) {
 }
 
 TEST(BufferResource, MakeBufferOfASizeNoAllocationCanHoldThrowsInsteadOfReturningNoBytes) {
-    // Rounding such a size up to the alignment wrapped to 0 bytes, and the
-    // buffer came back with null data.
+    // Rounding SIZE_MAX - 100 up to the alignment wrapped to 0 bytes, and the
+    // buffer came back with null data. No reservation holds that many bytes
+    // any more; the largest one does, and no allocation can hold it either.
     BufferResource resource(host_limited(16 * mebibyte));
-    auto const size = SIZE_MAX - 100;
+    EXPECT_THROW_WITH(
+        resource.reserve(MemoryType::HOST, SIZE_MAX - 100, AllowOverbooking::yes), OutOfMemory, "HOST"
+    );
+    auto const size = BufferResource::max_committed_bytes;
     auto reservation = resource.reserve(MemoryType::HOST, size, AllowOverbooking::yes);
     auto const make = [&] {
         auto const buffer = resource.make_buffer(size, reservation);
