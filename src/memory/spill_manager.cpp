@@ -13,7 +13,10 @@
 namespace spillway::memory {
 namespace {
 
-/// The manager whose spill function this thread is running, if any.
+/// The manager whose spill function this thread is running, or null when it
+/// runs none. Spilling is refused whenever it is set, whatever the manager:
+/// a spill function that spilled through another manager could wait for a
+/// function of that manager whose caller waits for this one.
 thread_local SpillManager const* running_spill_function_of = nullptr;
 
 /// Marks the thread as inside a spill function of `manager` for its lifetime.
@@ -63,7 +66,7 @@ SpillManager::~SpillManager() {
 SpillManager::SpillFunctionId SpillManager::add_spill_function(
     SpillFunction function, int priority, SpillConcurrency concurrency
 ) {
-    reject_reentry("add_spill_function");
+    reject_registry_change_inside_own_function("add_spill_function");
     SPILLWAY_EXPECTS(function, "add_spill_function needs a callable spill function", InvalidArgument);
     MutexLock gate(registry_gate_);
     WriterLock lock(registry_);
@@ -76,7 +79,7 @@ SpillManager::SpillFunctionId SpillManager::add_spill_function(
 }
 
 void SpillManager::remove_spill_function(SpillFunctionId id) {
-    reject_reentry("remove_spill_function");
+    reject_registry_change_inside_own_function("remove_spill_function");
     MutexLock gate(registry_gate_);
     WriterLock lock(registry_);  // waits for every spill() in progress: the drain
     auto const found =
@@ -89,7 +92,7 @@ void SpillManager::remove_spill_function(SpillFunctionId id) {
 }
 
 std::size_t SpillManager::spill(std::size_t amount) {
-    reject_reentry("spill");
+    reject_spill_inside_spill_function("spill");
     if (amount == 0) {
         return 0;
     }
@@ -135,7 +138,7 @@ SpillManager::HeadroomResult SpillManager::spill_to_make_headroom(std::size_t he
 }
 
 SpillManager::HeadroomResult SpillManager::make_headroom(std::size_t headroom, std::size_t max_claim) {
-    reject_reentry("spill_to_make_headroom");
+    reject_spill_inside_spill_function("spill_to_make_headroom");
     auto const target = static_cast<std::int64_t>(headroom);
     HeadroomResult result;
     bool exhausted = false;  // this caller's last spill freed nothing
@@ -172,12 +175,22 @@ SpillManager::HeadroomResult SpillManager::make_headroom(std::size_t headroom, s
     }
 }
 
-void SpillManager::reject_reentry(char const* what) const {
+void SpillManager::reject_spill_inside_spill_function(char const* what) {
+    SPILLWAY_EXPECTS(
+        running_spill_function_of == nullptr,
+        "SpillManager::" << what << " called from inside a spill function; a spill function must "
+                         << "not spill, spill_to_make_headroom or reserve_and_spill through any "
+                            "manager (it could wait for itself, or for a spill function waiting for it)",
+        InvalidArgument
+    );
+}
+
+void SpillManager::reject_registry_change_inside_own_function(char const* what) const {
     SPILLWAY_EXPECTS(
         running_spill_function_of != this,
         "SpillManager::" << what << " called from inside a spill function of the same manager; a "
-                         << "spill function must not spill, reserve_and_spill, or add or remove "
-                            "spill functions (it would wait for itself)",
+                         << "spill function must not add or remove spill functions of its own "
+                            "manager (it would wait for itself)",
         InvalidArgument
     );
 }

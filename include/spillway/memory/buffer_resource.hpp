@@ -147,7 +147,7 @@ class BufferResource {
     ///         used and reserved bytes would pass `max_committed_bytes`, even
     ///         with overbooking.
     /// @throws InvalidArgument if it needs to spill and is called from inside
-    ///         a spill function of this resource.
+    ///         a spill function of any resource's manager.
     /// @throws whatever a spill function throws (the reservation is returned).
     [[nodiscard]] MemoryReservation reserve_and_spill(
         MemoryType tier, std::size_t size, AllowOverbooking allow_overbooking

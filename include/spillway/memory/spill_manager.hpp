@@ -90,10 +90,15 @@ enum class SpillConcurrency {
 /// periodic thread), with the registry held shared and no other lock of the
 /// manager or the resource. Two calls of one exclusive function never overlap;
 /// calls of a shared function, and of different functions, do. A spill function
-/// may reserve, make, move and free buffers, but must not call `spill`,
-/// `spill_to_make_headroom`, `add_spill_function` or `remove_spill_function` of
-/// its own manager, nor `BufferResource::reserve_and_spill`: such a re-entrant
-/// call would wait for itself, so it throws `InvalidArgument` instead.
+/// may reserve, make, move and free buffers, but must not spill through any
+/// manager, its own or another's: `spill`, `spill_to_make_headroom`, and a
+/// `BufferResource::reserve_and_spill` that finds HOST over its limit, throw
+/// `InvalidArgument` when called from inside a spill function of any manager
+/// (on its own manager the call would wait for itself; two managers whose
+/// functions spilled each other, on one thread or two, would wait for each
+/// other). Nor may it call `add_spill_function` or `remove_spill_function` of
+/// its own manager, which would wait for itself and throw `InvalidArgument`
+/// instead; it may call those of another manager.
 ///
 /// Lifetime: owned by a `BufferResource`. Every function must be removed
 /// before the resource is destroyed; the manager aborts with a message
@@ -141,7 +146,7 @@ class SpillManager {
     /// in the revisit pass, while a skipped function is busy.
     /// @throws whatever a spill function throws; the spilling stops there, the
     ///         function stays registered and can be called again.
-    /// @throws InvalidArgument if called from inside a spill function of this
+    /// @throws InvalidArgument if called from inside a spill function of any
     ///         manager.
     std::size_t spill(std::size_t amount);
 
@@ -194,8 +199,11 @@ class SpillManager {
     /// parallel, instead of the first one claiming all of it.
     HeadroomResult make_headroom(std::size_t headroom, std::size_t max_claim);
     /// @throws InvalidArgument naming `what` if this thread is inside a spill
+    ///         function of any manager.
+    static void reject_spill_inside_spill_function(char const* what);
+    /// @throws InvalidArgument naming `what` if this thread is inside a spill
     ///         function of this manager.
-    void reject_reentry(char const* what) const;
+    void reject_registry_change_inside_own_function(char const* what) const;
     /// Claims `registration` for the caller unless it is exclusive and
     /// another caller runs it; returns whether it did. A shared function is
     /// always claimed.
