@@ -281,11 +281,19 @@ std::filesystem::path const& BufferResource::spill_directory() const noexcept {
     return disk_->directory();
 }
 
+std::uint64_t BufferResource::host_bytes_released() const {
+    MutexLock lock(accounting_mutex_);
+    return host_released_;
+}
+
 void BufferResource::release_reservation(MemoryType type, std::size_t size) noexcept {
     MutexLock lock(accounting_mutex_);
     Tier& state = tier(type);
     SPILLWAY_ASSERT(state.reserved >= size, type << " reserved total would go negative");
     state.reserved -= size;
+    if (type == MemoryType::HOST) {
+        host_released_ += size;
+    }
 }
 
 void BufferResource::release_buffer(MemoryType type, std::size_t size, detail::HostBytes bytes) noexcept {
@@ -294,6 +302,9 @@ void BufferResource::release_buffer(MemoryType type, std::size_t size, detail::H
     Tier& state = tier(type);
     SPILLWAY_ASSERT(state.used >= size, type << " used total would go negative");
     state.used -= size;
+    if (type == MemoryType::HOST) {
+        host_released_ += size;
+    }
     if (bytes != nullptr) {
         unpooled = host_pool_->give(std::move(bytes), detail::align_up(size), pool_room());
     }

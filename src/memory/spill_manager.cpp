@@ -8,6 +8,7 @@
 
 #include <spillway/core/error.hpp>
 #include <spillway/core/logging.hpp>
+#include <spillway/core/options.hpp>
 #include <spillway/memory/buffer_resource.hpp>
 
 namespace spillway::memory {
@@ -162,6 +163,7 @@ SpillManager::HeadroomResult SpillManager::make_headroom(std::size_t headroom, s
             claim = std::min(static_cast<std::size_t>(missing) - in_flight_, max_claim);
             in_flight_ += claim;
         }
+        auto const released_before = resource_.host_bytes_released();
         std::size_t spilled = 0;
         try {
             spilled = spill(claim);
@@ -170,6 +172,12 @@ SpillManager::HeadroomResult SpillManager::make_headroom(std::size_t headroom, s
             throw;
         }
         release_claim(claim);
+        if (spilled > 0 && resource_.host_bytes_released() == released_before) {
+            // Nothing of HOST was released while it spilled, by anyone: the
+            // reported bytes were not freed, and asking again would spin.
+            note_unfreed_report(spilled);
+            spilled = 0;
+        }
         result.spilled += spilled;
         exhausted = spilled == 0;
     }
@@ -223,6 +231,20 @@ std::size_t SpillManager::run_claimed(Registration& registration, std::size_t am
 void SpillManager::claim_when_idle(Registration& registration) {
     MutexLock lock(function_idle_mutex_);
     function_idle_.wait(lock, [&] { return try_claim(registration); });
+}
+
+void SpillManager::note_unfreed_report(std::size_t reported) {
+    statistics_.add_count("memory.spill.unfreed_reports");
+    // relaxed: only makes one warning of many; nothing else is published.
+    if (!warned_unfreed_report_.exchange(true, std::memory_order_relaxed)) {
+        SPILLWAY_LOG(
+            warn, "a spill function reported " << format_bytes(reported)
+                                               << " freed, but no HOST memory was released while it ran; "
+                                                  "spill_to_make_headroom counts it as having freed nothing "
+                                                  "(further such reports are counted in "
+                                                  "memory.spill.unfreed_reports)"
+        );
+    }
 }
 
 void SpillManager::release_claim(std::size_t claim) noexcept {

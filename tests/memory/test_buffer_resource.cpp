@@ -27,6 +27,7 @@ using spillway::test::Event;
 using spillway::test::Rendezvous;
 using spillway::test::expect_all_tiers_at_zero;
 using spillway::test::ScopedSpillFunction;
+using spillway::test::statistic;
 using spillway::test::mebibyte;
 using spillway::test::TemporaryDirectory;
 using spillway::test::test_config;
@@ -397,6 +398,33 @@ TEST(BufferResource, AReserveAndSpillCallerClaimsOnlyItsOwnRequestSoOthersSpillB
     EXPECT_EQ(met, 2) << "the second spiller waited for the first, which had claimed the whole shortfall";
     EXPECT_EQ(helped.spilled, 2 * mebibyte);
     EXPECT_EQ(resource.memory_available(MemoryType::HOST), 0);
+}
+
+TEST(BufferResource, ReserveAndSpillEndsWhenASpillFunctionReportsBytesItDidNotFree) {
+    // make_headroom trusted the count: it asked again and again, at full
+    // speed, forever.
+    TemporaryDirectory root;
+    BufferResource resource(test_config(root, 16 * mebibyte));
+    auto const held = resource.reserve(MemoryType::HOST, 16 * mebibyte, AllowOverbooking::no);
+    std::atomic<int> calls{0};
+    ScopedSpillFunction const lying(resource, [&](std::size_t amount) {
+        ++calls;
+        return amount;
+    });
+    Watchdog watchdog("reserve_and_spill with a spill function that frees nothing");
+    EXPECT_THROW_WITH(
+        resource.reserve_and_spill(MemoryType::HOST, mebibyte, AllowOverbooking::no), OutOfMemory,
+        "memory_limit_host"
+    );
+    EXPECT_EQ(calls, 1);
+    EXPECT_EQ(statistic(resource, "memory.spill.unfreed_reports"), 1.0);
+    auto const overbooked = resource.reserve_and_spill(MemoryType::HOST, mebibyte, AllowOverbooking::yes);
+    EXPECT_EQ(overbooked.size(), mebibyte);
+    auto const result = resource.spill_manager().spill_to_make_headroom(0);
+    EXPECT_FALSE(result.reached);
+    EXPECT_EQ(result.spilled, 0U) << "bytes nobody freed were counted as spilled";
+    EXPECT_EQ(calls, 3);
+    EXPECT_EQ(resource.memory_reserved(MemoryType::HOST), 17 * mebibyte);
 }
 
 TEST(BufferResource, RejectsAnEmptySpillDirectory) {

@@ -215,6 +215,7 @@ class BufferResource {
   private:
     friend class Buffer;
     friend class MemoryReservation;
+    friend class SpillManager;
 
     /// The accounting of one tier. Invariants: `peak_used >= used`;
     /// `used + reserved <= max_committed_bytes`.
@@ -232,6 +233,9 @@ class BufferResource {
             return limit < max_committed_bytes ? limit : max_committed_bytes;
         }
     };
+
+    /// The HOST bytes released since construction; see `host_released_`.
+    std::uint64_t host_bytes_released() const;
 
     /// Called by a reservation that returns `size` unused bytes.
     void release_reservation(MemoryType tier, std::size_t size) noexcept;
@@ -287,6 +291,11 @@ class BufferResource {
     /// A leaf lock: nothing is called while it is held.
     mutable Mutex accounting_mutex_;
     std::array<Tier, memory_type_count> tiers_ SPILLWAY_GUARDED_BY(accounting_mutex_);
+    /// The HOST bytes released so far by buffers (freed, moved out of HOST or
+    /// adopted by another resource) and by reservations; only grows (modulo
+    /// 2^64). The spill manager compares it before and after a spill to judge
+    /// whether the spill freed anything.
+    std::uint64_t host_released_ SPILLWAY_GUARDED_BY(accounting_mutex_) = 0;
     /// Freed HOST blocks kept for reuse.
     std::unique_ptr<detail::HostBlockPool> const host_pool_ SPILLWAY_PT_GUARDED_BY(accounting_mutex_);
 

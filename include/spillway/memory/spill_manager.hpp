@@ -50,7 +50,12 @@ enum class SpillConcurrency {
 /// A spill function is `std::size_t(std::size_t amount)`: asked to spill
 /// `amount` bytes, it moves buffers out of HOST memory and returns how many
 /// bytes of HOST it freed (fewer when it has no more, more when its buffers
-/// are larger than asked for).
+/// are larger than asked for). The bytes must have left HOST when it returns:
+/// `spill_to_make_headroom` judges progress by what the resource saw
+/// released, and counts a spill that reported bytes while no HOST byte of the
+/// resource was released meanwhile as having freed nothing (so it ends
+/// instead of asking again forever). Each such report is counted in
+/// `memory.spill.unfreed_reports`, and the first one logs a warning.
 ///
 /// **Callers run concurrently.** `spill` holds the registry shared, so many
 /// threads spill at once. Each function registered
@@ -81,8 +86,8 @@ enum class SpillConcurrency {
 /// under its limit after overbooking even if nobody asks. Its errors are
 /// logged and counted in `memory.spill.periodic_errors`.
 ///
-/// Statistics: `memory.spill.bytes` (the bytes each `spill` freed) and
-/// `memory.spill.seconds`.
+/// Statistics: `memory.spill.bytes` (the bytes each `spill` reported freed),
+/// `memory.spill.seconds` and `memory.spill.unfreed_reports` (above).
 ///
 /// Thread safety: every member function may be called concurrently.
 ///
@@ -112,7 +117,9 @@ class SpillManager {
 
     /// What `spill_to_make_headroom` achieved.
     struct HeadroomResult {
-        std::size_t spilled = 0;  ///< bytes this call's spills freed
+        /// Bytes this call's spills reported freed, but none of a spill that
+        /// reported bytes while no HOST byte was released.
+        std::size_t spilled = 0;
         bool reached = false;     ///< whether the headroom was seen available
     };
 
@@ -213,6 +220,9 @@ class SpillManager {
     std::size_t run_claimed(Registration& registration, std::size_t amount);
     /// Blocks until the caller claims `registration`.
     void claim_when_idle(Registration& registration);
+    /// Counts a spill that reported `reported` bytes while no HOST byte was
+    /// released, and warns about the first one.
+    void note_unfreed_report(std::size_t reported);
     /// Returns `claim` bytes to the headroom shortfall and wakes its waiters.
     void release_claim(std::size_t claim) noexcept;
     /// The body of the periodic thread.
@@ -248,6 +258,10 @@ class SpillManager {
     /// Bytes of HOST shortfall that `spill_to_make_headroom` callers have
     /// claimed and are spilling now.
     std::size_t in_flight_ SPILLWAY_GUARDED_BY(headroom_mutex_) = 0;
+
+    /// Whether `note_unfreed_report` has warned. Atomic because spilling
+    /// threads report without a lock.
+    std::atomic<bool> warned_unfreed_report_{false};
 
     Mutex periodic_mutex_;
     CondVar periodic_wake_;
