@@ -35,6 +35,8 @@ class InsideSpillFunction {
 
 }  // namespace
 
+thread_local SpillManager::Claim* SpillManager::claim_of_this_thread_ = nullptr;
+
 SpillManager::SpillManager(
     BufferResource& resource, Statistics& statistics, SpillMode mode,
     std::chrono::nanoseconds interval, std::size_t headroom
@@ -65,7 +67,7 @@ SpillManager::~SpillManager() {
 }
 
 SpillManager::SpillFunctionId SpillManager::add_spill_function(
-    SpillFunction function, int priority, SpillConcurrency concurrency
+    SpillFunction function, int priority, SpillConcurrency concurrency, SpillAnnouncement announcement
 ) {
     reject_registry_change_inside_own_function("add_spill_function");
     SPILLWAY_EXPECTS(function, "add_spill_function needs a callable spill function", InvalidArgument);
@@ -74,7 +76,7 @@ SpillManager::SpillFunctionId SpillManager::add_spill_function(
     auto const id = next_id_++;
     functions_.emplace(
         std::piecewise_construct, std::forward_as_tuple(Order{priority, id}),
-        std::forward_as_tuple(std::move(function), concurrency)
+        std::forward_as_tuple(std::move(function), concurrency, announcement)
     );
     return id;
 }
@@ -126,6 +128,9 @@ std::size_t SpillManager::spill(std::size_t amount) {
             if (spilled >= amount) {
                 break;
             }
+            if (claim_of_this_thread_ != nullptr) {
+                stop_choosing(*claim_of_this_thread_);  // let others claim while this one waits
+            }
             claim_when_idle(*registration);
             spilled += run_claimed(*registration, amount - spilled);
         }
@@ -144,14 +149,15 @@ SpillManager::HeadroomResult SpillManager::make_headroom(std::size_t headroom, s
     HeadroomResult result;
     bool exhausted = false;  // this caller's last spill freed nothing
     while (true) {
-        std::size_t claim = 0;
+        Claim claim;
         {
             MutexLock lock(headroom_mutex_);
             std::int64_t missing = 0;
-            claims_released_.wait(lock, [&]() SPILLWAY_REQUIRES(headroom_mutex_) {
+            headroom_changed_.wait(lock, [&]() SPILLWAY_REQUIRES(headroom_mutex_) {
                 missing = target - resource_.memory_available(MemoryType::HOST);
-                auto const claimed = static_cast<std::int64_t>(in_flight_);
-                return missing <= 0 || claimed == 0 || (!exhausted && missing > claimed);
+                auto const in_flight = static_cast<std::int64_t>(in_flight_);
+                return missing <= 0
+                       || (choosing_ == nullptr && (in_flight == 0 || (!exhausted && missing > in_flight)));
             });
             if (missing <= 0) {
                 result.reached = true;
@@ -160,14 +166,18 @@ SpillManager::HeadroomResult SpillManager::make_headroom(std::size_t headroom, s
             if (exhausted) {
                 return result;  // nobody is spilling and this caller found nothing
             }
-            claim = std::min(static_cast<std::size_t>(missing) - in_flight_, max_claim);
-            in_flight_ += claim;
+            claim.bytes = std::min(static_cast<std::size_t>(missing) - in_flight_, max_claim);
+            in_flight_ += claim.bytes;
+            choosing_ = &claim;
         }
         auto const released_before = resource_.host_bytes_released();
         std::size_t spilled = 0;
         try {
-            spilled = spill(claim);
+            claim_of_this_thread_ = &claim;
+            spilled = spill(claim.bytes);
+            claim_of_this_thread_ = nullptr;
         } catch (...) {
+            claim_of_this_thread_ = nullptr;
             release_claim(claim);
             throw;
         }
@@ -181,6 +191,24 @@ SpillManager::HeadroomResult SpillManager::make_headroom(std::size_t headroom, s
         result.spilled += spilled;
         exhausted = spilled == 0;
     }
+}
+
+void SpillManager::announce_victims(std::size_t bytes) {
+    if (running_spill_function_of != this || claim_of_this_thread_ == nullptr) {
+        return;  // not spilling for a headroom claim of this manager
+    }
+    Claim& claim = *claim_of_this_thread_;
+    {
+        MutexLock lock(headroom_mutex_);
+        claim.announced += bytes;
+        auto const surplus = claim.announced > claim.bytes ? claim.announced - claim.bytes : 0;
+        in_flight_ += surplus - claim.surplus;  // surplus only grows
+        claim.surplus = surplus;
+        if (choosing_ == &claim) {
+            choosing_ = nullptr;
+        }
+    }
+    headroom_changed_.notify_all();
 }
 
 void SpillManager::reject_spill_inside_spill_function(char const* what) {
@@ -224,6 +252,9 @@ std::size_t SpillManager::run_claimed(Registration& registration, std::size_t am
             manager.function_idle_.notify_all();
         }
     } const release{*this, registration};
+    if (registration.announcement == SpillAnnouncement::none && claim_of_this_thread_ != nullptr) {
+        stop_choosing(*claim_of_this_thread_);  // this function will not say what it frees
+    }
     InsideSpillFunction const inside(this);
     return registration.function(amount);
 }
@@ -247,12 +278,26 @@ void SpillManager::note_unfreed_report(std::size_t reported) {
     }
 }
 
-void SpillManager::release_claim(std::size_t claim) noexcept {
+void SpillManager::stop_choosing(Claim const& claim) {
     {
         MutexLock lock(headroom_mutex_);
-        in_flight_ -= claim;
+        if (choosing_ != &claim) {
+            return;
+        }
+        choosing_ = nullptr;
     }
-    claims_released_.notify_all();
+    headroom_changed_.notify_all();
+}
+
+void SpillManager::release_claim(Claim const& claim) noexcept {
+    {
+        MutexLock lock(headroom_mutex_);
+        in_flight_ -= claim.bytes + claim.surplus;
+        if (choosing_ == &claim) {
+            choosing_ = nullptr;
+        }
+    }
+    headroom_changed_.notify_all();
 }
 
 void SpillManager::run_periodically(std::chrono::nanoseconds interval) {
