@@ -57,8 +57,18 @@ HostBytes allocate_block(std::size_t size) {
     return bytes;
 }
 
+std::size_t aligned_capacity(std::size_t size) {
+    SPILLWAY_EXPECTS(
+        size <= max_aligned_size,
+        "cannot allocate " << format_bytes(size) << " (" << size << " bytes) of HOST memory: no "
+                           << "allocation can be larger than " << format_bytes(max_aligned_size),
+        OutOfMemory
+    );
+    return align_up(size);
+}
+
 HostBytes allocate_aligned(std::size_t size) {
-    auto const capacity = align_up(size);
+    auto const capacity = aligned_capacity(size);
     if (capacity == 0) {
         return {};
     }

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 
 #include <spillway/memory/buffer.hpp>
 
@@ -25,22 +26,35 @@ inline constexpr std::size_t huge_page_bytes = std::size_t{2} << 20;
 /// left to the C library, which reuses them well.
 inline constexpr std::size_t min_mapped_bytes = std::size_t{64} << 10;
 
+/// The largest size `allocate_aligned` accepts: rounded up to the alignment
+/// it is still at most `PTRDIFF_MAX`, the most bytes one object may span.
+inline constexpr std::size_t max_aligned_size =
+    static_cast<std::size_t>(PTRDIFF_MAX) / host_buffer_alignment * host_buffer_alignment;
+
 /// `size` rounded up to a multiple of `host_buffer_alignment`.
+/// Requires: `size <= max_aligned_size` (larger sizes would wrap around).
 constexpr std::uint64_t align_up(std::uint64_t size) noexcept {
     return (size + host_buffer_alignment - 1) / host_buffer_alignment * host_buffer_alignment;
 }
 
 /// Whether a block for `size` bytes is mapped: aligned to 4 KiB and padded
-/// to `align_up(size)`, ready for direct I/O.
-constexpr bool is_mapped_block(std::uint64_t size) noexcept { return align_up(size) >= min_mapped_bytes; }
+/// to `align_up(size)`, ready for direct I/O. True for sizes no block can
+/// hold, which `allocate_aligned` rejects.
+constexpr bool is_mapped_block(std::uint64_t size) noexcept {
+    return size > max_aligned_size || align_up(size) >= min_mapped_bytes;
+}
 
 /// The bytes a block for `size` bytes (`allocate_block`) occupies: a mapped
 /// block's `align_up(size)`, else glibc's chunk for it, its size and an
-/// 8-byte header in 16-byte steps, at least 32.
+/// 8-byte header in 16-byte steps, at least 32. The largest `uint64_t` for
+/// sizes above `max_aligned_size`, which no block can hold.
 constexpr std::uint64_t block_capacity(std::uint64_t size) noexcept {
     constexpr std::uint64_t chunk_header = 8;
     constexpr std::uint64_t chunk_step = 16;
     constexpr std::uint64_t smallest_chunk = 32;
+    if (size > max_aligned_size) {
+        return std::numeric_limits<std::uint64_t>::max();
+    }
     if (is_mapped_block(size)) {
         return align_up(size);
     }
@@ -50,15 +64,23 @@ constexpr std::uint64_t block_capacity(std::uint64_t size) noexcept {
 
 /// A block for `size` bytes of a buffer or a container, not initialised:
 /// `allocate_aligned(size)` if it is mapped (`is_mapped_block`), else from the
-/// C library, aligned to 16 bytes. Null for 0.
-/// @throws OutOfMemory if the system cannot allocate it.
+/// C library, aligned to 16 bytes. Null for 0, never null otherwise.
+/// @throws OutOfMemory if the system cannot allocate it, or if `size` is
+///         above `max_aligned_size`.
 HostBytes allocate_block(std::size_t size);
+
+/// `align_up(size)`, checked: the capacity of a HOST block for `size` bytes.
+/// @throws OutOfMemory naming `size` if it is above `max_aligned_size`, so
+///         that no allocation can hold it.
+std::size_t aligned_capacity(std::size_t size);
 
 /// `align_up(size)` bytes aligned to `host_buffer_alignment` (to a huge page
 /// for large sizes, which are advised to use transparent huge pages), mapped
 /// on their own from `min_mapped_bytes` on; the bytes from `size` to the end
-/// are zeroed, the others are not initialised. Null for 0.
-/// @throws OutOfMemory if the system cannot allocate them.
+/// are zeroed, the others are not initialised. Null for 0, never null
+/// otherwise.
+/// @throws OutOfMemory if the system cannot allocate them, or if `size` is
+///         above `max_aligned_size`.
 HostBytes allocate_aligned(std::size_t size);
 
 }  // namespace spillway::memory::detail

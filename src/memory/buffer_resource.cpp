@@ -106,8 +106,8 @@ void BufferResource::set_memory_limit(MemoryType type, SizeSpec limit) {
 std::int64_t BufferResource::memory_available(MemoryType type) const {
     MutexLock lock(accounting_mutex_);
     Tier const& state = tier(type);
-    return static_cast<std::int64_t>(state.limit)
-           - static_cast<std::int64_t>(state.used + state.reserved);
+    // Both are at most max_committed_bytes, INT64_MAX: the difference fits.
+    return static_cast<std::int64_t>(state.accounted_limit()) - static_cast<std::int64_t>(state.committed());
 }
 
 std::uint64_t BufferResource::memory_used(MemoryType type) const {
@@ -138,7 +138,8 @@ void BufferResource::release_pooled_memory() {
 
 std::uint64_t BufferResource::pool_room() const {
     Tier const& host = tier(MemoryType::HOST);
-    return config_.pool_host_blocks && host.used < host.limit ? host.limit - host.used : 0;
+    auto const limit = host.accounted_limit();
+    return config_.pool_host_blocks && host.used < limit ? limit - host.used : 0;
 }
 
 template <typename Fill>
@@ -147,11 +148,12 @@ detail::HostBytes BufferResource::allocate_host(
 ) {
     consume(reservation, counted);
     try {
+        auto const capacity = detail::block_capacity(size);
         detail::HostBytes block;
         if (detail::is_mapped_block(size)) {
             detail::HostBlockPool::Blocks unpooled;  // freed once the lock is dropped
             MutexLock lock(accounting_mutex_);
-            block = host_pool_->take(size, detail::block_capacity(size));
+            block = host_pool_->take(size, capacity);
             if (block == nullptr) {
                 unpooled = host_pool_->trim(pool_room());
             }
@@ -172,8 +174,9 @@ detail::HostBytes BufferResource::allocate_host(
 MemoryReservation BufferResource::try_reserve(MemoryType type, std::size_t size) {
     MutexLock lock(accounting_mutex_);
     Tier& state = tier(type);
-    auto const committed = state.used + state.reserved;
-    if (committed > state.limit || size > state.limit - committed) {
+    auto const committed = state.committed();
+    auto const limit = state.accounted_limit();
+    if (committed > limit || size > limit - committed) {
         return MemoryReservation(this, type, 0);
     }
     state.reserved += size;
@@ -201,9 +204,21 @@ MemoryReservation BufferResource::reserve(
     MemoryType type, std::size_t size, AllowOverbooking allow_overbooking
 ) {
     if (allow_overbooking == AllowOverbooking::yes) {
-        MutexLock lock(accounting_mutex_);
-        tier(type).reserved += size;
-        return MemoryReservation(this, type, size);
+        {
+            MutexLock lock(accounting_mutex_);
+            Tier& state = tier(type);
+            if (size <= max_committed_bytes - state.committed()) {
+                state.reserved += size;
+                return MemoryReservation(this, type, size);
+            }
+        }
+        SPILLWAY_FAIL(
+            "cannot reserve " << format_bytes(size) << " (" << size << " bytes) of " << type
+                              << ": a tier holds at most " << format_bytes(max_committed_bytes)
+                              << " used and reserved together, even when overbooking, and "
+                              << describe_usage(type),
+            OutOfMemory
+        );
     }
     auto reservation = try_reserve(type, size);
     SPILLWAY_EXPECTS(
@@ -311,11 +326,19 @@ std::filesystem::path const& BufferResource::spill_directory() const noexcept {
     return disk_->directory();
 }
 
+std::uint64_t BufferResource::host_bytes_released() const {
+    MutexLock lock(accounting_mutex_);
+    return host_released_;
+}
+
 void BufferResource::release_reservation(MemoryType type, std::size_t size) noexcept {
     MutexLock lock(accounting_mutex_);
     Tier& state = tier(type);
     SPILLWAY_ASSERT(state.reserved >= size, type << " reserved total would go negative");
     state.reserved -= size;
+    if (type == MemoryType::HOST) {
+        host_released_ += size;
+    }
 }
 
 void BufferResource::release_buffer(MemoryType type, std::size_t size, detail::HostBytes bytes) noexcept {
@@ -324,6 +347,9 @@ void BufferResource::release_buffer(MemoryType type, std::size_t size, detail::H
     Tier& state = tier(type);
     SPILLWAY_ASSERT(state.used >= size, type << " used total would go negative");
     state.used -= size;
+    if (type == MemoryType::HOST) {
+        host_released_ += size;
+    }
     if (bytes != nullptr) {
         auto const capacity = bytes.get_deleter().capacity;
         unpooled = host_pool_->give(std::move(bytes), capacity, pool_room());
@@ -353,6 +379,10 @@ void BufferResource::check_reservation(
 void BufferResource::consume(MemoryReservation& reservation, std::size_t size) {
     MutexLock lock(accounting_mutex_);
     Tier& state = tier(reservation.mem_type());
+    SPILLWAY_ASSERT(
+        state.reserved >= size, reservation.mem_type() << " reserved total would go negative"
+    );
+    // The committed total does not change, so it stays within max_committed_bytes.
     state.reserved -= size;
     state.used += size;
     state.peak_used = std::max(state.peak_used, state.used);

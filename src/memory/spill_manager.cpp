@@ -8,12 +8,16 @@
 
 #include <spillway/core/error.hpp>
 #include <spillway/core/logging.hpp>
+#include <spillway/core/options.hpp>
 #include <spillway/memory/buffer_resource.hpp>
 
 namespace spillway::memory {
 namespace {
 
-/// The manager whose spill function this thread is running, if any.
+/// The manager whose spill function this thread is running, or null when it
+/// runs none. Spilling is refused whenever it is set, whatever the manager:
+/// a spill function that spilled through another manager could wait for a
+/// function of that manager whose caller waits for this one.
 thread_local SpillManager const* running_spill_function_of = nullptr;
 
 /// Marks the thread as inside a spill function of `manager` for its lifetime.
@@ -30,6 +34,8 @@ class InsideSpillFunction {
 };
 
 }  // namespace
+
+thread_local SpillManager::Claim* SpillManager::claim_of_this_thread_ = nullptr;
 
 SpillManager::SpillManager(
     BufferResource& resource, Statistics& statistics, SpillMode mode,
@@ -61,22 +67,22 @@ SpillManager::~SpillManager() {
 }
 
 SpillManager::SpillFunctionId SpillManager::add_spill_function(
-    SpillFunction function, int priority, SpillConcurrency concurrency
+    SpillFunction function, int priority, SpillConcurrency concurrency, SpillAnnouncement announcement
 ) {
-    reject_reentry("add_spill_function");
+    reject_registry_change_inside_own_function("add_spill_function");
     SPILLWAY_EXPECTS(function, "add_spill_function needs a callable spill function", InvalidArgument);
     MutexLock gate(registry_gate_);
     WriterLock lock(registry_);
     auto const id = next_id_++;
     functions_.emplace(
         std::piecewise_construct, std::forward_as_tuple(Order{priority, id}),
-        std::forward_as_tuple(std::move(function), concurrency)
+        std::forward_as_tuple(std::move(function), concurrency, announcement)
     );
     return id;
 }
 
 void SpillManager::remove_spill_function(SpillFunctionId id) {
-    reject_reentry("remove_spill_function");
+    reject_registry_change_inside_own_function("remove_spill_function");
     MutexLock gate(registry_gate_);
     WriterLock lock(registry_);  // waits for every spill() in progress: the drain
     auto const found =
@@ -89,7 +95,7 @@ void SpillManager::remove_spill_function(SpillFunctionId id) {
 }
 
 std::size_t SpillManager::spill(std::size_t amount) {
-    reject_reentry("spill");
+    reject_spill_inside_spill_function("spill");
     if (amount == 0) {
         return 0;
     }
@@ -122,6 +128,9 @@ std::size_t SpillManager::spill(std::size_t amount) {
             if (spilled >= amount) {
                 break;
             }
+            if (claim_of_this_thread_ != nullptr) {
+                stop_choosing(*claim_of_this_thread_);  // let others claim while this one waits
+            }
             claim_when_idle(*registration);
             spilled += run_claimed(*registration, amount - spilled);
         }
@@ -135,19 +144,20 @@ SpillManager::HeadroomResult SpillManager::spill_to_make_headroom(std::size_t he
 }
 
 SpillManager::HeadroomResult SpillManager::make_headroom(std::size_t headroom, std::size_t max_claim) {
-    reject_reentry("spill_to_make_headroom");
+    reject_spill_inside_spill_function("spill_to_make_headroom");
     auto const target = static_cast<std::int64_t>(headroom);
     HeadroomResult result;
     bool exhausted = false;  // this caller's last spill freed nothing
     while (true) {
-        std::size_t claim = 0;
+        Claim claim;
         {
             MutexLock lock(headroom_mutex_);
             std::int64_t missing = 0;
-            claims_released_.wait(lock, [&]() SPILLWAY_REQUIRES(headroom_mutex_) {
+            headroom_changed_.wait(lock, [&]() SPILLWAY_REQUIRES(headroom_mutex_) {
                 missing = target - resource_.memory_available(MemoryType::HOST);
-                auto const claimed = static_cast<std::int64_t>(in_flight_);
-                return missing <= 0 || claimed == 0 || (!exhausted && missing > claimed);
+                auto const in_flight = static_cast<std::int64_t>(in_flight_);
+                return missing <= 0
+                       || (choosing_ == nullptr && (in_flight == 0 || (!exhausted && missing > in_flight)));
             });
             if (missing <= 0) {
                 result.reached = true;
@@ -156,28 +166,67 @@ SpillManager::HeadroomResult SpillManager::make_headroom(std::size_t headroom, s
             if (exhausted) {
                 return result;  // nobody is spilling and this caller found nothing
             }
-            claim = std::min(static_cast<std::size_t>(missing) - in_flight_, max_claim);
-            in_flight_ += claim;
+            claim.bytes = std::min(static_cast<std::size_t>(missing) - in_flight_, max_claim);
+            in_flight_ += claim.bytes;
+            choosing_ = &claim;
         }
+        auto const released_before = resource_.host_bytes_released();
         std::size_t spilled = 0;
         try {
-            spilled = spill(claim);
+            claim_of_this_thread_ = &claim;
+            spilled = spill(claim.bytes);
+            claim_of_this_thread_ = nullptr;
         } catch (...) {
+            claim_of_this_thread_ = nullptr;
             release_claim(claim);
             throw;
         }
         release_claim(claim);
+        if (spilled > 0 && resource_.host_bytes_released() == released_before) {
+            // Nothing of HOST was released while it spilled, by anyone: the
+            // reported bytes were not freed, and asking again would spin.
+            note_unfreed_report(spilled);
+            spilled = 0;
+        }
         result.spilled += spilled;
         exhausted = spilled == 0;
     }
 }
 
-void SpillManager::reject_reentry(char const* what) const {
+void SpillManager::announce_victims(std::size_t bytes) {
+    if (running_spill_function_of != this || claim_of_this_thread_ == nullptr) {
+        return;  // not spilling for a headroom claim of this manager
+    }
+    Claim& claim = *claim_of_this_thread_;
+    {
+        MutexLock lock(headroom_mutex_);
+        claim.announced += bytes;
+        auto const surplus = claim.announced > claim.bytes ? claim.announced - claim.bytes : 0;
+        in_flight_ += surplus - claim.surplus;  // surplus only grows
+        claim.surplus = surplus;
+        if (choosing_ == &claim) {
+            choosing_ = nullptr;
+        }
+    }
+    headroom_changed_.notify_all();
+}
+
+void SpillManager::reject_spill_inside_spill_function(char const* what) {
+    SPILLWAY_EXPECTS(
+        running_spill_function_of == nullptr,
+        "SpillManager::" << what << " called from inside a spill function; a spill function must "
+                         << "not spill, spill_to_make_headroom or reserve_and_spill through any "
+                            "manager (it could wait for itself, or for a spill function waiting for it)",
+        InvalidArgument
+    );
+}
+
+void SpillManager::reject_registry_change_inside_own_function(char const* what) const {
     SPILLWAY_EXPECTS(
         running_spill_function_of != this,
         "SpillManager::" << what << " called from inside a spill function of the same manager; a "
-                         << "spill function must not spill, reserve_and_spill, or add or remove "
-                            "spill functions (it would wait for itself)",
+                         << "spill function must not add or remove spill functions of its own "
+                            "manager (it would wait for itself)",
         InvalidArgument
     );
 }
@@ -203,6 +252,9 @@ std::size_t SpillManager::run_claimed(Registration& registration, std::size_t am
             manager.function_idle_.notify_all();
         }
     } const release{*this, registration};
+    if (registration.announcement == SpillAnnouncement::none && claim_of_this_thread_ != nullptr) {
+        stop_choosing(*claim_of_this_thread_);  // this function will not say what it frees
+    }
     InsideSpillFunction const inside(this);
     return registration.function(amount);
 }
@@ -212,12 +264,40 @@ void SpillManager::claim_when_idle(Registration& registration) {
     function_idle_.wait(lock, [&] { return try_claim(registration); });
 }
 
-void SpillManager::release_claim(std::size_t claim) noexcept {
+void SpillManager::note_unfreed_report(std::size_t reported) {
+    statistics_.add_count("memory.spill.unfreed_reports");
+    // relaxed: only makes one warning of many; nothing else is published.
+    if (!warned_unfreed_report_.exchange(true, std::memory_order_relaxed)) {
+        SPILLWAY_LOG(
+            warn, "a spill function reported " << format_bytes(reported)
+                                               << " freed, but no HOST memory was released while it ran; "
+                                                  "spill_to_make_headroom counts it as having freed nothing "
+                                                  "(further such reports are counted in "
+                                                  "memory.spill.unfreed_reports)"
+        );
+    }
+}
+
+void SpillManager::stop_choosing(Claim const& claim) {
     {
         MutexLock lock(headroom_mutex_);
-        in_flight_ -= claim;
+        if (choosing_ != &claim) {
+            return;
+        }
+        choosing_ = nullptr;
     }
-    claims_released_.notify_all();
+    headroom_changed_.notify_all();
+}
+
+void SpillManager::release_claim(Claim const& claim) noexcept {
+    {
+        MutexLock lock(headroom_mutex_);
+        in_flight_ -= claim.bytes + claim.surplus;
+        if (choosing_ == &claim) {
+            choosing_ = nullptr;
+        }
+    }
+    headroom_changed_.notify_all();
 }
 
 void SpillManager::run_periodically(std::chrono::nanoseconds interval) {

@@ -20,7 +20,8 @@ SpillableStore::SpillableStore(BufferResource& resource, std::string name, int s
     : resource_(resource),
       name_(checked_name(std::move(name))),
       spill_function_id_(resource.spill_manager().add_spill_function(
-          [this](std::size_t amount) { return spill(amount); }, spill_priority, SpillConcurrency::shared
+          [this](std::size_t amount) { return spill(amount); }, spill_priority, SpillConcurrency::shared,
+          SpillAnnouncement::victims
       )) {}
 
 SpillableStore::~SpillableStore() {
@@ -154,6 +155,11 @@ std::size_t SpillableStore::spill(std::size_t amount) {
         MutexLock lock(mutex_);
         victims = choose_victims(amount);
     }
+    std::size_t chosen = 0;
+    for (auto const& victim : victims) {
+        chosen += victim.second.size();
+    }
+    resource_.spill_manager().announce_victims(chosen);
     std::size_t spilled = 0;
     auto victim = victims.begin();
     try {

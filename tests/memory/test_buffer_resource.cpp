@@ -27,6 +27,7 @@ using spillway::test::Event;
 using spillway::test::Rendezvous;
 using spillway::test::expect_all_tiers_at_zero;
 using spillway::test::ScopedSpillFunction;
+using spillway::test::statistic;
 using spillway::test::mebibyte;
 using spillway::test::TemporaryDirectory;
 using spillway::test::test_config;
@@ -82,6 +83,57 @@ TEST(BufferResource, TryReserveRefusesSizesThatWouldOverflowTheAccounting) {
     BufferResource resource(host_limited(100));
     auto held = resource.reserve(MemoryType::HOST, 10, AllowOverbooking::no);
     EXPECT_TRUE(resource.try_reserve(MemoryType::HOST, SIZE_MAX).empty());
+}
+
+TEST(BufferResource, ReserveAndSpillDoesNotGrantSizeMaxUnderASmallLimit) {
+    // The overbooked first step of reserve_and_spill wrapped the reserved
+    // total, which then looked small enough to grant.
+    BufferResource resource(host_limited(16 * mebibyte));
+    EXPECT_THROW_WITH(
+        resource.reserve_and_spill(MemoryType::HOST, SIZE_MAX, AllowOverbooking::no), OutOfMemory, "HOST"
+    );
+    EXPECT_THROW_WITH(resource.reserve(MemoryType::HOST, SIZE_MAX, AllowOverbooking::no), OutOfMemory, "HOST");
+    EXPECT_EQ(resource.memory_available(MemoryType::HOST), static_cast<std::int64_t>(16 * mebibyte));
+    expect_all_tiers_at_zero(resource);
+}
+
+TEST(BufferResource, OverbookedReservationsCannotWrapTheReservedTotal) {
+    BufferResource resource(host_limited(16 * mebibyte));
+    auto const huge = std::uint64_t{1} << 63;
+    EXPECT_THROW_WITH(resource.reserve(MemoryType::HOST, huge, AllowOverbooking::yes), OutOfMemory, "at most");
+    auto first = resource.reserve(MemoryType::HOST, BufferResource::max_committed_bytes, AllowOverbooking::yes);
+    // Added to the first, this one would make the reserved total 2^64: 0.
+    EXPECT_THROW_WITH(
+        resource.reserve(MemoryType::HOST, huge + 1, AllowOverbooking::yes), OutOfMemory,
+        "cannot reserve " + format_bytes(huge + 1)
+    );
+    EXPECT_THROW_WITH(resource.reserve(MemoryType::HOST, 1, AllowOverbooking::yes), OutOfMemory, "at most");
+    EXPECT_THROW_WITH(
+        resource.reserve_and_spill(MemoryType::HOST, 1, AllowOverbooking::yes), OutOfMemory, "at most"
+    );
+    EXPECT_TRUE(resource.try_reserve(MemoryType::HOST, 1).empty());
+    EXPECT_EQ(resource.memory_reserved(MemoryType::HOST), BufferResource::max_committed_bytes);
+    EXPECT_EQ(
+        resource.memory_available(MemoryType::HOST),
+        static_cast<std::int64_t>(16 * mebibyte) - static_cast<std::int64_t>(BufferResource::max_committed_bytes)
+    );
+    first = MemoryReservation();
+    expect_all_tiers_at_zero(resource);
+}
+
+TEST(BufferResource, MemoryAvailableNeverWrapsWhateverTheLimitAndTheTotals) {
+    BufferResource resource(host_limited(0));
+    resource.set_memory_limit(MemoryType::HOST, SizeSpec::bytes(UINT64_MAX));
+    EXPECT_EQ(resource.memory_limit(MemoryType::HOST), UINT64_MAX);
+    EXPECT_EQ(resource.memory_available(MemoryType::HOST), INT64_MAX);
+    EXPECT_TRUE(resource.try_reserve(MemoryType::HOST, SIZE_MAX).empty());
+    {
+        auto const all = resource.reserve(MemoryType::HOST, BufferResource::max_committed_bytes, AllowOverbooking::no);
+        EXPECT_EQ(resource.memory_available(MemoryType::HOST), 0);
+    }
+    resource.set_memory_limit(MemoryType::HOST, SizeSpec::bytes(0));
+    auto const all = resource.reserve(MemoryType::HOST, BufferResource::max_committed_bytes, AllowOverbooking::yes);
+    EXPECT_EQ(resource.memory_available(MemoryType::HOST), -INT64_MAX);
 }
 
 TEST(BufferResource, ReserveThrowsOutOfMemoryNamingTheLimitAndItsOption) {
@@ -184,6 +236,26 @@ TEST(BufferResource, MakeBufferRejectsAReservationThatCannotPayForIt) {
     MemoryReservation none;
     EXPECT_THROW_WITH(resource.make_buffer(0, none), ReservationError, "of this BufferResource");
     EXPECT_EQ(small.size(), 10U);
+    EXPECT_EQ(resource.memory_used(MemoryType::HOST), 0U);
+}
+
+TEST(BufferResource, MakeBufferOfASizeNoAllocationCanHoldThrowsInsteadOfReturningNoBytes) {
+    // Rounding SIZE_MAX - 100 up to the alignment wrapped to 0 bytes, and the
+    // buffer came back with null data. No reservation holds that many bytes
+    // any more; the largest one does, and no allocation can hold it either.
+    BufferResource resource(host_limited(16 * mebibyte));
+    EXPECT_THROW_WITH(
+        resource.reserve(MemoryType::HOST, SIZE_MAX - 100, AllowOverbooking::yes), OutOfMemory, "HOST"
+    );
+    auto const size = BufferResource::max_committed_bytes;
+    auto reservation = resource.reserve(MemoryType::HOST, size, AllowOverbooking::yes);
+    auto const make = [&] {
+        auto const buffer = resource.make_buffer(size, reservation);
+        ADD_FAILURE() << "make_buffer returned a buffer whose data is "
+                      << static_cast<void const*>(buffer.data().data());
+    };
+    EXPECT_THROW_WITH(make(), OutOfMemory, "HOST");
+    EXPECT_EQ(reservation.size(), size) << "the reservation got its bytes back";
     EXPECT_EQ(resource.memory_used(MemoryType::HOST), 0U);
 }
 
@@ -338,6 +410,33 @@ TEST(BufferResource, AReserveAndSpillCallerClaimsOnlyItsOwnRequestSoOthersSpillB
     EXPECT_EQ(met, 2) << "the second spiller waited for the first, which had claimed the whole shortfall";
     EXPECT_EQ(helped.spilled, 2 * mebibyte);
     EXPECT_EQ(resource.memory_available(MemoryType::HOST), 0);
+}
+
+TEST(BufferResource, ReserveAndSpillEndsWhenASpillFunctionReportsBytesItDidNotFree) {
+    // make_headroom trusted the count: it asked again and again, at full
+    // speed, forever.
+    TemporaryDirectory root;
+    BufferResource resource(test_config(root, 16 * mebibyte));
+    auto const held = resource.reserve(MemoryType::HOST, 16 * mebibyte, AllowOverbooking::no);
+    std::atomic<int> calls{0};
+    ScopedSpillFunction const lying(resource, [&](std::size_t amount) {
+        ++calls;
+        return amount;
+    });
+    Watchdog watchdog("reserve_and_spill with a spill function that frees nothing");
+    EXPECT_THROW_WITH(
+        resource.reserve_and_spill(MemoryType::HOST, mebibyte, AllowOverbooking::no), OutOfMemory,
+        "memory_limit_host"
+    );
+    EXPECT_EQ(calls, 1);
+    EXPECT_EQ(statistic(resource, "memory.spill.unfreed_reports"), 1.0);
+    auto const overbooked = resource.reserve_and_spill(MemoryType::HOST, mebibyte, AllowOverbooking::yes);
+    EXPECT_EQ(overbooked.size(), mebibyte);
+    auto const result = resource.spill_manager().spill_to_make_headroom(0);
+    EXPECT_FALSE(result.reached);
+    EXPECT_EQ(result.spilled, 0U) << "bytes nobody freed were counted as spilled";
+    EXPECT_EQ(calls, 3);
+    EXPECT_EQ(resource.memory_reserved(MemoryType::HOST), 17 * mebibyte);
 }
 
 TEST(BufferResource, RejectsAnEmptySpillDirectory) {

@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <filesystem>
+#include <functional>
 #include <future>
 #include <list>
 #include <random>
@@ -312,15 +313,92 @@ TEST(SpillManager, ReentrantCallsFromASpillFunctionAreRejectedInsteadOfDeadlocki
     }
 }
 
-TEST(SpillManager, ASpillFunctionMayUseAnotherManager) {
+TEST(SpillManager, ASpillFunctionCannotSpillThroughAnotherManager) {
+    // Spill functions of two managers that spill each other would wait for
+    // each other, so a spill function may spill through no manager at all.
     TemporaryDirectory root;
     BufferResource outer(test_config(root));
     BufferResource inner(test_config(root));
     ScopedSpillFunction const inner_function(inner, pretend);
+    std::vector<std::function<void()>> const calls{
+        [&] { inner.spill_manager().spill(1); },
+        [&] { inner.spill_manager().spill_to_make_headroom(1); },
+        [&] { static_cast<void>(inner.reserve_and_spill(MemoryType::HOST, 1ULL << 40, AllowOverbooking::no)); },
+    };
+    Watchdog watchdog("spill calls into another manager");
+    for (auto const& call : calls) {
+        ScopedSpillFunction const outer_function(outer, [&](std::size_t amount) {
+            call();
+            return amount;
+        });
+        EXPECT_THROW_WITH(outer.spill_manager().spill(10), InvalidArgument, "called from inside a spill function");
+    }
+}
+
+TEST(SpillManager, ASpillFunctionMayReserveWithoutSpillingAndChangeAnotherManagersFunctions) {
+    TemporaryDirectory root;
+    BufferResource outer(test_config(root));
+    BufferResource inner(test_config(root));
     ScopedSpillFunction const outer_function(outer, [&](std::size_t amount) {
-        return inner.spill_manager().spill(amount);
+        auto const reservation = inner.reserve_and_spill(MemoryType::HOST, 1, AllowOverbooking::no);
+        auto const id = inner.spill_manager().add_spill_function(pretend, 0);
+        inner.spill_manager().remove_spill_function(id);
+        return amount;
     });
     EXPECT_EQ(outer.spill_manager().spill(10), 10U);
+}
+
+class SpillFunctionsOfTwoManagersCallingEachOther : public ::testing::TestWithParam<SpillConcurrency> {};
+
+TEST_P(SpillFunctionsOfTwoManagersCallingEachOther, AreRejectedInsteadOfDeadlockingOrRecursing) {
+    // A's function spills B, whose function spills A: with exclusive
+    // functions the second call of A's waited for the first, forever; with
+    // shared ones the calls recursed until the stack overflowed.
+    TemporaryDirectory root;
+    BufferResource first(test_config(root));
+    BufferResource second(test_config(root));
+    ScopedSpillFunction const first_function(
+        first, [&](std::size_t amount) { return second.spill_manager().spill(amount); }, 0, GetParam()
+    );
+    ScopedSpillFunction const second_function(
+        second, [&](std::size_t amount) { return first.spill_manager().spill(amount); }, 0, GetParam()
+    );
+    Watchdog watchdog("spill functions of two managers calling each other");
+    EXPECT_THROW_WITH(first.spill_manager().spill(10), InvalidArgument, "called from inside a spill function");
+    EXPECT_THROW_WITH(
+        second.spill_manager().spill_to_make_headroom(1ULL << 40), InvalidArgument,
+        "called from inside a spill function"
+    );
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    SpillManager, SpillFunctionsOfTwoManagersCallingEachOther, ::testing::Values(exclusive, shared),
+    [](auto const& param_info) { return param_info.param == exclusive ? std::string("Exclusive") : std::string("Shared"); }
+);
+
+TEST(SpillManager, TwoThreadsInsideFunctionsOfTwoManagersCannotSpillEachOther) {
+    // Thread 1 inside A's function spills B while thread 2 inside B's
+    // function spills A: each waited for the other's busy function.
+    TemporaryDirectory root;
+    BufferResource first(test_config(root));
+    BufferResource second(test_config(root));
+    Rendezvous both_inside(2);
+    auto const spilling_the_other = [&](BufferResource& other) {
+        return [&](std::size_t amount) {
+            EXPECT_TRUE(both_inside.arrive_and_wait());
+            return other.spill_manager().spill(amount);
+        };
+    };
+    ScopedSpillFunction const first_function(first, spilling_the_other(second));
+    ScopedSpillFunction const second_function(second, spilling_the_other(first));
+    Watchdog watchdog("two threads spilling each other's manager");
+    auto const spill = [](BufferResource& resource) {
+        return std::async(std::launch::async, [&resource] { return resource.spill_manager().spill(10); });
+    };
+    auto one = spill(first);
+    auto two = spill(second);
+    EXPECT_THROW_WITH(one.get(), InvalidArgument, "called from inside a spill function");
+    EXPECT_THROW_WITH(two.get(), InvalidArgument, "called from inside a spill function");
 }
 
 TEST(SpillManager, RejectsUnknownIdsAndEmptyFunctions) {

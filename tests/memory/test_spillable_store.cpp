@@ -15,6 +15,7 @@
 #include <map>
 #include <random>
 #include <thread>
+#include <vector>
 
 #include <spillway/core/error.hpp>
 #include <spillway/core/trace.hpp>
@@ -31,6 +32,35 @@ using namespace std::chrono_literals;
 namespace {
 
 constexpr std::uint64_t kibibyte = 1024;
+
+/// The bytes spilled when `callers` threads, meeting first, each
+/// `reserve_and_spill` `request` bytes of a HOST limit that `chunks` buffers
+/// of `chunk` bytes in one store fill. Expects every request granted.
+std::uint64_t spilled_by_requests_at_once(int callers, std::size_t request, std::size_t chunk, std::size_t chunks) {
+    TemporaryDirectory root;
+    BufferResource resource(test_config(root, chunks * chunk));
+    SpillableStore store(resource, "test");
+    for (std::size_t key = 0; key < chunks; ++key) {
+        store.insert(key, host_buffer(resource, chunk));
+    }
+    Rendezvous start(static_cast<std::size_t>(callers));
+    std::vector<MemoryReservation> reservations(static_cast<std::size_t>(callers));
+    std::vector<std::thread> threads;
+    for (auto& reservation : reservations) {
+        threads.emplace_back([&] {
+            EXPECT_TRUE(start.arrive_and_wait());
+            reservation = resource.reserve_and_spill(MemoryType::HOST, request, AllowOverbooking::no);
+        });
+    }
+    for (auto& thread : threads) {
+        thread.join();
+    }
+    for (auto const& reservation : reservations) {
+        EXPECT_EQ(reservation.size(), request);
+    }
+    EXPECT_LE(resource.memory_available(MemoryType::HOST), static_cast<std::int64_t>(chunk));
+    return store.bytes(MemoryType::DISK);
+}
 
 
 }  // namespace
@@ -278,6 +308,49 @@ TEST(SpillableStore, TwoThreadsShortOfMemorySpillOneStoreAtTheSameTime) {
     EXPECT_EQ(store.bytes(MemoryType::DISK), 128 * kibibyte);
     EXPECT_EQ(contents(*store.extract(1)), test_bytes(64 * kibibyte, 1));
     EXPECT_EQ(contents(*store.extract(2)), test_bytes(64 * kibibyte, 2));
+}
+
+TEST(SpillableStore, RequestsAtOnceSmallerThanItsBuffersSpillAboutTheFewestBuffersTheyNeed) {
+    // Each caller claimed at most its request, all claimed at once, and each
+    // wrote a whole buffer: 8 requests of 1 MiB spilled all eight 4 MiB
+    // buffers instead of two, 8 of 256 KiB seven or eight 1 MiB ones.
+    Watchdog watchdog("concurrent requests smaller than the store's buffers");
+    auto const few_large = spilled_by_requests_at_once(8, mebibyte, 4 * mebibyte, 8);
+    EXPECT_GE(few_large, 8 * mebibyte);
+    EXPECT_LE(static_cast<double>(few_large), 1.10 * 8 * mebibyte) << "spilled " << few_large / mebibyte << " MiB";
+    auto const many_small = spilled_by_requests_at_once(8, 256 * kibibyte, mebibyte, 16);
+    EXPECT_GE(many_small, 2 * mebibyte);
+    EXPECT_LE(static_cast<double>(many_small), 1.10 * 2 * mebibyte) << "spilled " << many_small / mebibyte << " MiB";
+}
+
+TEST(SpillableStore, RequestsAtOnceForMoreThanABufferWriteTheirVictimsAtTheSameTime) {
+    TemporaryDirectory root;
+    auto operations = std::make_shared<FaultInjectingFileOperations>();
+    auto config = faulty_config(root, operations);
+    config.host_limit = SizeSpec::bytes(2 * mebibyte);
+    BufferResource resource(config);
+    SpillableStore store(resource, "test");
+    store.insert(1, host_buffer(resource, mebibyte));
+    store.insert(2, host_buffer(resource, mebibyte));
+    Rendezvous writing(2);
+    std::atomic<bool> met{true};
+    operations->before_write([&] {
+        if (!writing.arrive_and_wait()) {
+            met = false;
+        }
+    });
+    Watchdog watchdog("two requests spilling one store");
+    auto const request = [&] {
+        auto const reservation = resource.reserve_and_spill(MemoryType::HOST, mebibyte, AllowOverbooking::no);
+        EXPECT_EQ(reservation.size(), mebibyte);
+    };
+    std::thread one(request);
+    std::thread two(request);
+    one.join();
+    two.join();
+    operations->before_write({});
+    EXPECT_TRUE(met) << "one request waited for the other's write before it chose its own victim";
+    EXPECT_EQ(store.bytes(MemoryType::DISK), 2 * mebibyte);
 }
 
 TEST(SpillableStore, ExtractWaitsForASpillOfThatBufferToFinish) {

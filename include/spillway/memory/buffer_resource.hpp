@@ -63,6 +63,11 @@ class HostBlockPool;
 /// destroying it while any is alive terminates the process with a message.
 class BufferResource {
   public:
+    /// The most bytes one tier may hold used and reserved together, whatever
+    /// its limit and even when overbooking, so that `memory_available` can
+    /// always be computed: a request that would pass it fails.
+    static constexpr std::uint64_t max_committed_bytes = INT64_MAX;
+
     /// A resource configured by `config`, recording into `statistics` (a new
     /// one if null), which the caller may share with other modules. Makes
     /// its spill directory under `config.spill_directory`, after removing the
@@ -85,11 +90,13 @@ class BufferResource {
     /// Changes the limit of `tier`; a percentage is resolved as in
     /// `MemoryConfig`. Takes effect for every later reservation; buffers and
     /// reservations already made are kept even if the new limit is below them.
-    /// Pooled HOST blocks that no longer fit within the limit are freed.
+    /// Pooled HOST blocks that no longer fit within the limit are freed. A
+    /// limit above `max_committed_bytes` acts as `max_committed_bytes`.
     void set_memory_limit(MemoryType tier, SizeSpec limit);
 
-    /// The limit of `tier` minus its used and reserved bytes. Negative when
-    /// the tier is over its limit.
+    /// The limit of `tier` (at most `max_committed_bytes`) minus its used and
+    /// reserved bytes. Negative when the tier is over its limit; never
+    /// overflows, since neither term passes `max_committed_bytes`.
     [[nodiscard]] std::int64_t memory_available(MemoryType tier) const;
     /// The bytes of `tier` held by buffers.
     [[nodiscard]] std::uint64_t memory_used(MemoryType tier) const;
@@ -105,16 +112,20 @@ class BufferResource {
     void release_pooled_memory();
 
     /// Reserves `size` bytes of `tier`. With `AllowOverbooking::yes` the
-    /// reservation is always granted, even past the limit.
+    /// reservation is granted even past the limit, but never past
+    /// `max_committed_bytes`.
     /// @throws OutOfMemory naming the limit and its option if the tier has
     ///         less than `size` bytes available and overbooking is not allowed.
+    /// @throws OutOfMemory naming `size` if the tier's used and reserved bytes
+    ///         would pass `max_committed_bytes`, even with overbooking.
     [[nodiscard]] MemoryReservation reserve(
         MemoryType tier, std::size_t size, AllowOverbooking allow_overbooking
     );
 
     /// Reserves `size` bytes of `tier` if that many are available. Returns
     /// the reservation, or an empty one when the bytes are not available (an
-    /// expected outcome, not an error). A request for 0 bytes always succeeds
+    /// expected outcome, not an error), which includes every `size` that would
+    /// take the tier past `max_committed_bytes`. A request for 0 bytes always succeeds
     /// with an empty reservation, so compare `size()` with the request.
     [[nodiscard]] MemoryReservation try_reserve(MemoryType tier, std::size_t size);
 
@@ -132,8 +143,11 @@ class BufferResource {
     /// Blocks while spill functions run (on this thread or others).
     /// @throws OutOfMemory naming the limit, its option and what was spilled
     ///         if the tier stays over its limit and overbooking is not allowed.
+    /// @throws OutOfMemory naming `size`, before any spilling, if the tier's
+    ///         used and reserved bytes would pass `max_committed_bytes`, even
+    ///         with overbooking.
     /// @throws InvalidArgument if it needs to spill and is called from inside
-    ///         a spill function of this resource.
+    ///         a spill function of any resource's manager.
     /// @throws whatever a spill function throws (the reservation is returned).
     [[nodiscard]] MemoryReservation reserve_and_spill(
         MemoryType tier, std::size_t size, AllowOverbooking allow_overbooking
@@ -228,15 +242,27 @@ class BufferResource {
   private:
     friend class Buffer;
     friend class MemoryReservation;
+    friend class SpillManager;
 
-    /// The accounting of one tier. Invariant: `peak_used >= used`.
+    /// The accounting of one tier. Invariants: `peak_used >= used`;
+    /// `used + reserved <= max_committed_bytes`.
     struct Tier {
         std::uint64_t capacity = 0;  ///< what a percentage limit is a percentage of
-        std::uint64_t limit = 0;
+        std::uint64_t limit = 0;     ///< as set, possibly above max_committed_bytes
         std::uint64_t used = 0;      ///< bytes held by buffers
         std::uint64_t reserved = 0;  ///< bytes held by reservations
         std::uint64_t peak_used = 0;
+
+        /// The bytes held by buffers and reservations.
+        [[nodiscard]] std::uint64_t committed() const noexcept { return used + reserved; }
+        /// The limit that availability is computed with: at most max_committed_bytes.
+        [[nodiscard]] std::uint64_t accounted_limit() const noexcept {
+            return limit < max_committed_bytes ? limit : max_committed_bytes;
+        }
     };
+
+    /// The HOST bytes released since construction; see `host_released_`.
+    std::uint64_t host_bytes_released() const;
 
     /// Called by a reservation that returns `size` unused bytes.
     void release_reservation(MemoryType tier, std::size_t size) noexcept;
@@ -295,6 +321,11 @@ class BufferResource {
     /// A leaf lock: nothing is called while it is held.
     mutable Mutex accounting_mutex_;
     std::array<Tier, memory_type_count> tiers_ SPILLWAY_GUARDED_BY(accounting_mutex_);
+    /// The HOST bytes released so far by buffers (freed, moved out of HOST or
+    /// adopted by another resource) and by reservations; only grows (modulo
+    /// 2^64). The spill manager compares it before and after a spill to judge
+    /// whether the spill freed anything.
+    std::uint64_t host_released_ SPILLWAY_GUARDED_BY(accounting_mutex_) = 0;
     /// Freed HOST blocks kept for reuse.
     std::unique_ptr<detail::HostBlockPool> const host_pool_ SPILLWAY_PT_GUARDED_BY(accounting_mutex_);
 

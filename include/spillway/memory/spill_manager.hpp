@@ -44,13 +44,31 @@ enum class SpillConcurrency {
     shared,
 };
 
+/// Whether a spill function tells its manager what it is about to free.
+enum class SpillAnnouncement {
+    /// It does not: the manager learns what a call freed when it returns.
+    none,
+    /// Every call, once it has chosen its victims and before it writes them,
+    /// calls `SpillManager::announce_victims` with their bytes (or returns
+    /// without calling it). `spill_to_make_headroom` callers hold back their
+    /// claims until then, and count bytes announced beyond a claim as being
+    /// spilled already, so that callers that each ask for less than one
+    /// victim holds do not each spill a victim of their own.
+    victims,
+};
+
 /// Calls the registered spill functions, in priority order, to free HOST
 /// memory, and keeps HOST within its limit.
 ///
 /// A spill function is `std::size_t(std::size_t amount)`: asked to spill
 /// `amount` bytes, it moves buffers out of HOST memory and returns how many
 /// bytes of HOST it freed (fewer when it has no more, more when its buffers
-/// are larger than asked for).
+/// are larger than asked for). The bytes must have left HOST when it returns:
+/// `spill_to_make_headroom` judges progress by what the resource saw
+/// released, and counts a spill that reported bytes while no HOST byte of the
+/// resource was released meanwhile as having freed nothing (so it ends
+/// instead of asking again forever). Each such report is counted in
+/// `memory.spill.unfreed_reports`, and the first one logs a warning.
 ///
 /// **Callers run concurrently.** `spill` holds the registry shared, so many
 /// threads spill at once. Each function registered
@@ -67,7 +85,12 @@ enum class SpillConcurrency {
 /// times; and it returns only once the headroom is really there (or nothing
 /// more can be spilled), so no caller relies on a promise another caller
 /// failed to keep. `BufferResource::reserve_and_spill` callers claim at most
-/// their own request at a time, so several of them spill in parallel.
+/// their own request at a time, so several of them spill in parallel. While
+/// one caller's functions registered `SpillAnnouncement::victims` choose their
+/// victims, no other caller claims (choosing is quick; the writing stays
+/// parallel), and what they announce beyond the claim counts as being
+/// spilled: so callers whose requests are smaller than the victims spill
+/// about the fewest victims that cover them, not one victim each.
 ///
 /// **Registry changes drain.** `add_spill_function` and
 /// `remove_spill_function` take the registry exclusively, waiting for every
@@ -81,19 +104,27 @@ enum class SpillConcurrency {
 /// under its limit after overbooking even if nobody asks. Its errors are
 /// logged and counted in `memory.spill.periodic_errors`.
 ///
-/// Statistics: `memory.spill.bytes` (the bytes each `spill` freed) and
-/// `memory.spill.seconds`.
+/// Statistics: `memory.spill.bytes` (the bytes each `spill` reported freed),
+/// `memory.spill.seconds` and `memory.spill.unfreed_reports` (above).
 ///
 /// Thread safety: every member function may be called concurrently.
 ///
 /// Callbacks: a spill function runs on the thread that called `spill` (or the
 /// periodic thread), with the registry held shared and no other lock of the
-/// manager or the resource. Two calls of one exclusive function never overlap;
-/// calls of a shared function, and of different functions, do. A spill function
-/// may reserve, make, move and free buffers, but must not call `spill`,
-/// `spill_to_make_headroom`, `add_spill_function` or `remove_spill_function` of
-/// its own manager, nor `BufferResource::reserve_and_spill`: such a re-entrant
-/// call would wait for itself, so it throws `InvalidArgument` instead.
+/// manager or the resource. It may call `announce_victims`, which takes the
+/// manager's headroom lock briefly, so it must not hold the resource's
+/// accounting lock then (nothing outside the resource can). Two calls of one
+/// exclusive function never overlap; calls of a shared function, and of
+/// different functions, do. A spill function
+/// may reserve, make, move and free buffers, but must not spill through any
+/// manager, its own or another's: `spill`, `spill_to_make_headroom`, and a
+/// `BufferResource::reserve_and_spill` that finds HOST over its limit, throw
+/// `InvalidArgument` when called from inside a spill function of any manager
+/// (on its own manager the call would wait for itself; two managers whose
+/// functions spilled each other, on one thread or two, would wait for each
+/// other). Nor may it call `add_spill_function` or `remove_spill_function` of
+/// its own manager, which would wait for itself and throw `InvalidArgument`
+/// instead; it may call those of another manager.
 ///
 /// Lifetime: owned by a `BufferResource`. Every function must be removed
 /// before the resource is destroyed; the manager aborts with a message
@@ -107,7 +138,9 @@ class SpillManager {
 
     /// What `spill_to_make_headroom` achieved.
     struct HeadroomResult {
-        std::size_t spilled = 0;  ///< bytes this call's spills freed
+        /// Bytes this call's spills reported freed, but none of a spill that
+        /// reported bytes while no HOST byte was released.
+        std::size_t spilled = 0;
         bool reached = false;     ///< whether the headroom was seen available
     };
 
@@ -120,11 +153,13 @@ class SpillManager {
     /// Registers `function` with `priority`: higher priorities are asked
     /// first, equal ones in the order they were added. `concurrency` says
     /// whether its calls may overlap. Waits for every `spill` in progress.
+    /// `announcement` says whether its calls announce their victims.
     /// Returns the id to remove it with.
     /// @throws InvalidArgument if `function` is empty, or if called from
     ///         inside a spill function of this manager.
     SpillFunctionId add_spill_function(
-        SpillFunction function, int priority, SpillConcurrency concurrency = SpillConcurrency::exclusive
+        SpillFunction function, int priority, SpillConcurrency concurrency = SpillConcurrency::exclusive,
+        SpillAnnouncement announcement = SpillAnnouncement::none
     );
 
     /// Unregisters the function `id`. Waits for every `spill` in progress, so
@@ -141,7 +176,7 @@ class SpillManager {
     /// in the revisit pass, while a skipped function is busy.
     /// @throws whatever a spill function throws; the spilling stops there, the
     ///         function stays registered and can be called again.
-    /// @throws InvalidArgument if called from inside a spill function of this
+    /// @throws InvalidArgument if called from inside a spill function of any
     ///         manager.
     std::size_t spill(std::size_t amount);
 
@@ -153,6 +188,15 @@ class SpillManager {
     /// is spilling (not `reached`).
     /// @throws as `spill`.
     HeadroomResult spill_to_make_headroom(std::size_t headroom = 0);
+
+    /// Tells the manager that the spill function running on this thread has
+    /// chosen victims worth `bytes` of HOST and is about to free them. For
+    /// functions registered `SpillAnnouncement::victims`; several calls in one
+    /// spill add up. Does nothing unless this thread runs a spill function of
+    /// this manager for `spill_to_make_headroom` (or `reserve_and_spill`), so
+    /// a spill function may call it whoever calls the function. Takes the
+    /// headroom lock briefly; never blocks otherwise.
+    void announce_victims(std::size_t bytes);
 
     /// How `spill` admits concurrent callers.
     [[nodiscard]] SpillMode mode() const noexcept { return mode_; }
@@ -169,10 +213,11 @@ class SpillManager {
 
     /// A registered function and whether a caller is running it.
     struct Registration {
-        Registration(SpillFunction function_, SpillConcurrency concurrency_)
-            : function(std::move(function_)), concurrency(concurrency_) {}
+        Registration(SpillFunction function_, SpillConcurrency concurrency_, SpillAnnouncement announcement_)
+            : function(std::move(function_)), concurrency(concurrency_), announcement(announcement_) {}
         SpillFunction const function;
         SpillConcurrency const concurrency;
+        SpillAnnouncement const announcement;
         /// For an exclusive function: set by the one caller that runs
         /// `function`, cleared when it returns. Atomic because callers holding
         /// the registry shared race to claim it. Unused for a shared one.
@@ -188,14 +233,27 @@ class SpillManager {
         }
     };
 
+    /// One claim of `make_headroom` on the shortfall, while its spill runs.
+    /// `bytes` is set before the claim is published in `in_flight_` and not
+    /// changed after; the other fields are guarded by `headroom_mutex_`.
+    struct Claim {
+        std::size_t bytes = 0;      ///< claimed of the shortfall
+        std::size_t announced = 0;  ///< victims announced by the functions it ran
+        /// `announced` beyond `bytes`, counted in `in_flight_` besides `bytes`.
+        std::size_t surplus = 0;
+    };
+
     /// `spill_to_make_headroom(headroom)`, claiming at most `max_claim` bytes
     /// at a time: `BufferResource::reserve_and_spill` passes its request size,
     /// so that concurrent requesters each spill about their own need, in
     /// parallel, instead of the first one claiming all of it.
     HeadroomResult make_headroom(std::size_t headroom, std::size_t max_claim);
     /// @throws InvalidArgument naming `what` if this thread is inside a spill
+    ///         function of any manager.
+    static void reject_spill_inside_spill_function(char const* what);
+    /// @throws InvalidArgument naming `what` if this thread is inside a spill
     ///         function of this manager.
-    void reject_reentry(char const* what) const;
+    void reject_registry_change_inside_own_function(char const* what) const;
     /// Claims `registration` for the caller unless it is exclusive and
     /// another caller runs it; returns whether it did. A shared function is
     /// always claimed.
@@ -205,8 +263,15 @@ class SpillManager {
     std::size_t run_claimed(Registration& registration, std::size_t amount);
     /// Blocks until the caller claims `registration`.
     void claim_when_idle(Registration& registration);
-    /// Returns `claim` bytes to the headroom shortfall and wakes its waiters.
-    void release_claim(std::size_t claim) noexcept;
+    /// Counts a spill that reported `reported` bytes while no HOST byte was
+    /// released, and warns about the first one.
+    void note_unfreed_report(std::size_t reported);
+    /// Lets other callers claim again if `claim` is the one whose victims are
+    /// being chosen, and wakes them.
+    void stop_choosing(Claim const& claim);
+    /// Takes `claim`'s bytes and surplus out of `in_flight_`, stops its
+    /// choosing, and wakes the waiters.
+    void release_claim(Claim const& claim) noexcept;
     /// The body of the periodic thread.
     void run_periodically(std::chrono::nanoseconds interval);
 
@@ -218,8 +283,10 @@ class SpillManager {
 
     // Lock order (see docs/architecture.md): registry_gate_, then registry_;
     // spill functions then take their owners' locks; function_idle_mutex_ is
-    // taken under registry_; headroom_mutex_ and periodic_mutex_ are taken
-    // with no other lock of the manager held.
+    // taken under registry_; headroom_mutex_ is taken with no other lock of
+    // the manager held, or under registry_ alone (by a caller entering a spill
+    // function, and by `announce_victims`); periodic_mutex_ is taken with no
+    // other lock of the manager held.
 
     /// Held by `add_spill_function` and `remove_spill_function` while they
     /// wait for the registry; `spill` passes through it before taking the
@@ -235,11 +302,23 @@ class SpillManager {
     Mutex function_idle_mutex_ SPILLWAY_ACQUIRED_AFTER(registry_);
     CondVar function_idle_;
 
-    Mutex headroom_mutex_;
-    CondVar claims_released_;  ///< notified whenever `in_flight_` shrinks
-    /// Bytes of HOST shortfall that `spill_to_make_headroom` callers have
-    /// claimed and are spilling now.
+    Mutex headroom_mutex_ SPILLWAY_ACQUIRED_AFTER(registry_);
+    /// Notified whenever `in_flight_` shrinks or `choosing_` is cleared.
+    CondVar headroom_changed_;
+    /// Bytes of HOST that `spill_to_make_headroom` callers are spilling now:
+    /// the sum of their claims' `bytes` and `surplus`.
     std::size_t in_flight_ SPILLWAY_GUARDED_BY(headroom_mutex_) = 0;
+    /// The claim whose spill has not yet shown what it will free: no function
+    /// announced victims for it, and it has not entered a function that does
+    /// not announce, waited to revisit a busy one, or returned. No other claim
+    /// is made while it is set. Null when none.
+    Claim const* choosing_ SPILLWAY_GUARDED_BY(headroom_mutex_) = nullptr;
+    /// The claim this thread spills for in `make_headroom`, or null.
+    static thread_local Claim* claim_of_this_thread_;
+
+    /// Whether `note_unfreed_report` has warned. Atomic because spilling
+    /// threads report without a lock.
+    std::atomic<bool> warned_unfreed_report_{false};
 
     Mutex periodic_mutex_;
     CondVar periodic_wake_;

@@ -33,7 +33,8 @@ namespace spillway::memory {
 /// and writes them outside it, so inserts and extracts of other keys go on
 /// while it writes, and so do other spills of the store: the function is
 /// registered `SpillConcurrency::shared`, and each caller writes victims of
-/// its own. Victims are chosen among the HOST buffers not being moved:
+/// its own. It announces its victims' bytes to the spill manager once they
+/// are chosen (`SpillAnnouncement::victims`), before writing them. Victims are chosen among the HOST buffers not being moved:
 /// the smallest that alone covers what is still missing, or, when none is that
 /// large, the largest, repeated until `amount` is covered; of equal sizes, the
 /// one with the largest key. This frees the amount with the fewest files and
