@@ -3,6 +3,7 @@
 #include <sys/statvfs.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <span>
 #include <sstream>
@@ -255,6 +256,52 @@ MemoryReservation BufferResource::reserve_and_spill(
     );
 }
 
+MemoryReservation BufferResource::reserve_or_wait(std::size_t size) {
+    auto const limit = memory_limit(MemoryType::HOST);
+    SPILLWAY_EXPECTS(
+        size <= limit,
+        "cannot reserve " << format_bytes(size) << " of HOST: that is more than the limit of "
+                          << format_bytes(limit) << " (memory_limit_host); raise memory_limit_host",
+        OutOfMemory
+    );
+    while (true) {
+        auto const released_before = host_bytes_released();
+        auto reservation = reserve(MemoryType::HOST, size, AllowOverbooking::yes);
+        if (memory_available(MemoryType::HOST) >= 0 || spill_manager_.make_headroom(0, size).reached) {
+            return reservation;
+        }
+        reservation = MemoryReservation();  // waiting holds nothing: releases `size`
+        MutexLock lock(accounting_mutex_);
+        host_waiting_ += size;
+        // Progress is anything released beyond this caller's own reservation.
+        bool const progressed = host_released_signal_.wait_for(
+            lock, config_.reserve_timeout,
+            [&]() SPILLWAY_REQUIRES(accounting_mutex_) { return host_released_ - released_before > size; }
+        );
+        host_waiting_ -= size;
+        if (!progressed) {
+            Tier const& host = tier(MemoryType::HOST);
+            SPILLWAY_FAIL(
+                "cannot reserve " << format_bytes(size) << " of HOST: nothing was freed or spilled for "
+                                  << std::chrono::duration<double>(config_.reserve_timeout).count()
+                                  << " s while it waited; the limit is "
+                                  << format_bytes(host.limit) << " (memory_limit_host), "
+                                  << format_bytes(host.used) << " are in use by buffers and containers, "
+                                  << format_bytes(host.reserved) << " reserved and "
+                                  << format_bytes(host_waiting_) << " more waited for; raise memory_limit_host, "
+                                  << "keep more of the data in spillable containers, or raise "
+                                     "memory_reserve_timeout",
+                OutOfMemory
+            );
+        }
+    }
+}
+
+std::uint64_t BufferResource::memory_waiting() const {
+    MutexLock lock(accounting_mutex_);
+    return host_waiting_;
+}
+
 std::string BufferResource::describe_usage(MemoryType type) const {
     MutexLock lock(accounting_mutex_);
     Tier const& state = tier(type);
@@ -338,6 +385,9 @@ void BufferResource::release_reservation(MemoryType type, std::size_t size) noex
     state.reserved -= size;
     if (type == MemoryType::HOST) {
         host_released_ += size;
+        if (host_waiting_ != 0) {
+            host_released_signal_.notify_all();
+        }
     }
 }
 
@@ -349,6 +399,9 @@ void BufferResource::release_buffer(MemoryType type, std::size_t size, detail::H
     state.used -= size;
     if (type == MemoryType::HOST) {
         host_released_ += size;
+        if (host_waiting_ != 0) {
+            host_released_signal_.notify_all();
+        }
     }
     if (bytes != nullptr) {
         auto const capacity = bytes.get_deleter().capacity;

@@ -23,6 +23,7 @@ MemoryConfig MemoryConfig::from_options(Options const& options) {
     config.force_disk = options.get_bool("spill_force_disk", config.force_disk);
     config.spill_interval = options.get_duration("spill_interval", config.spill_interval);
     config.spill_headroom = options.get_bytes("spill_headroom", config.spill_headroom);
+    config.reserve_timeout = options.get_duration("memory_reserve_timeout", config.reserve_timeout);
     return config;
 }
 

@@ -312,7 +312,7 @@ void SpillManager::run_periodically(std::chrono::nanoseconds interval) {
             }
         }
         try {
-            spill_to_make_headroom(periodic_headroom_);
+            spill_to_make_headroom(periodic_headroom_ + resource_.memory_waiting());
         } catch (std::exception const& error) {
             statistics_.add_count("memory.spill.periodic_errors");
             SPILLWAY_LOG(warn, "periodic spill failed: " << error.what());

@@ -16,7 +16,9 @@ std::unordered_map<shuffle::PartitionId, shuffle::PackedData> hash_partition_and
             continue;
         }
         auto const size = packed_size(piece);
-        auto reservation = resource.reserve_and_spill(memory::MemoryType::HOST, size, overbooking);
+        auto reservation = overbooking == memory::AllowOverbooking::no
+                               ? resource.reserve_or_wait(size)
+                               : resource.reserve_and_spill(memory::MemoryType::HOST, size, overbooking);
         auto buffer = resource.make_buffer(size, reservation);
         auto metadata = pack_into(piece, buffer.data());
         chunks.emplace(partition, shuffle::PackedData{std::move(metadata), std::move(buffer)});

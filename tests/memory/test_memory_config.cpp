@@ -20,6 +20,7 @@ TEST(MemoryConfig, DefaultsApplyWhenNoOptionIsSet) {
     EXPECT_FALSE(config.force_disk);
     EXPECT_EQ(config.spill_interval, std::chrono::milliseconds(100));
     EXPECT_EQ(config.spill_headroom, 0U);
+    EXPECT_EQ(config.reserve_timeout, std::chrono::seconds(30));
     EXPECT_EQ(config.spill_mode, SpillMode::concurrent);
 }
 
@@ -34,6 +35,7 @@ TEST(MemoryConfig, ReadsEveryOption) {
     options.set("spill_force_disk", "yes");
     options.set("spill_interval", "off");
     options.set("spill_headroom", "1GiB");
+    options.set("memory_reserve_timeout", "2s");
     auto const config = MemoryConfig::from_options(options);
     EXPECT_EQ(config.host_limit, SizeSpec::bytes(512ULL << 20));
     EXPECT_EQ(config.disk_limit, SizeSpec::percent(25));
@@ -44,6 +46,7 @@ TEST(MemoryConfig, ReadsEveryOption) {
     EXPECT_TRUE(config.force_disk);
     EXPECT_EQ(config.spill_interval, std::chrono::nanoseconds::zero());
     EXPECT_EQ(config.spill_headroom, 1ULL << 30);
+    EXPECT_EQ(config.reserve_timeout, std::chrono::seconds(2));
 }
 
 TEST(MemoryConfig, EnvironmentVariablesSetOptions) {

@@ -153,6 +153,29 @@ class BufferResource {
         MemoryType tier, std::size_t size, AllowOverbooking allow_overbooking
     );
 
+    /// Reserves `size` bytes of HOST within its limit, waiting for room
+    /// rather than overbooking: spills as `reserve_and_spill` does and, when
+    /// that cannot make enough room, gives its bytes back and waits until
+    /// HOST memory is freed or spilled elsewhere, then tries again. While it
+    /// waits, its bytes count in `memory_waiting()`, and the spill manager's
+    /// periodic thread spills for them as well as for its headroom.
+    ///
+    /// Progress, not wall time, bounds the wait: it fails only after
+    /// `MemoryConfig::reserve_timeout` passed with no HOST memory freed at
+    /// all. Waiters are not ordered; each retries when memory is freed.
+    ///
+    /// Blocks while spill functions run and while it waits.
+    /// @throws OutOfMemory at once if `size` is more than the HOST limit, or
+    ///         once the timeout passes without progress, naming the limit,
+    ///         what is in use, reserved and waiting, and the options to change.
+    /// @throws InvalidArgument if it needs to spill and is called from inside
+    ///         a spill function.
+    /// @throws whatever a spill function throws (nothing stays reserved).
+    [[nodiscard]] MemoryReservation reserve_or_wait(std::size_t size);
+
+    /// The HOST bytes that `reserve_or_wait` callers are waiting for now.
+    [[nodiscard]] std::uint64_t memory_waiting() const;
+
     /// `buffer`, a HOST buffer of any resource, re-homed into this one
     /// without copying its bytes: they leave the used total of `buffer`'s
     /// resource and join this one's, paid for with `buffer.size()` bytes of
@@ -326,6 +349,10 @@ class BufferResource {
     /// 2^64). The spill manager compares it before and after a spill to judge
     /// whether the spill freed anything.
     std::uint64_t host_released_ SPILLWAY_GUARDED_BY(accounting_mutex_) = 0;
+    /// The HOST bytes `reserve_or_wait` callers wait for.
+    std::uint64_t host_waiting_ SPILLWAY_GUARDED_BY(accounting_mutex_) = 0;
+    /// Notified, while anyone waits, whenever HOST bytes are released.
+    CondVar host_released_signal_;
     /// Freed HOST blocks kept for reuse.
     std::unique_ptr<detail::HostBlockPool> const host_pool_ SPILLWAY_PT_GUARDED_BY(accounting_mutex_);
 

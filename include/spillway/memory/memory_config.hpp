@@ -63,6 +63,11 @@ struct MemoryConfig {
     /// `spill_headroom`); 0 keeps HOST within its limit.
     std::uint64_t spill_headroom = 0;
 
+    /// How long `BufferResource::reserve_or_wait` waits for HOST memory to be
+    /// freed or spilled before it fails (option `memory_reserve_timeout`).
+    /// The time counts from the last progress, not from the request.
+    std::chrono::nanoseconds reserve_timeout = std::chrono::seconds(30);
+
     /// How the spill manager admits concurrent spillers. `serialized` exists
     /// only for benchmarks that measure what concurrency gains; there is no
     /// option for it.

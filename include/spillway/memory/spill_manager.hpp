@@ -100,8 +100,10 @@ enum class SpillAnnouncement {
 /// so a stream of spills cannot starve it.
 ///
 /// **A periodic thread** (when the interval is positive) calls
-/// `spill_to_make_headroom(spill_headroom)` every interval, so HOST goes back
-/// under its limit after overbooking even if nobody asks. Its errors are
+/// `spill_to_make_headroom(spill_headroom + waiting)` every interval, where
+/// `waiting` is what `BufferResource::reserve_or_wait` callers wait for, so
+/// HOST goes back under its limit after overbooking even if nobody asks, and
+/// room is made for waiting requests once anything can be spilled. Its errors are
 /// logged and counted in `memory.spill.periodic_errors`.
 ///
 /// Statistics: `memory.spill.bytes` (the bytes each `spill` reported freed),

@@ -16,13 +16,15 @@ namespace spillway::table {
 
 /// `table` split into `partitions` pieces by the hash of its `key_columns`
 /// (`hash_partition`), each non-empty piece packed (`pack_into`) into a HOST
-/// buffer of `resource` whose reservation is made with `reserve_and_spill`,
-/// so that making room for it spills other data rather than exceeding the
-/// limit. Empty partitions are left out. The result is what
-/// `Shuffler::insert` takes.
+/// buffer of `resource`. Its reservation spills other data to make room
+/// rather than exceed the limit: with `overbooking` `no` it is made with
+/// `reserve_or_wait`, which also waits for memory that others free; with
+/// `yes`, with `reserve_and_spill`, which overbooks instead. Empty partitions
+/// are left out. The result is what `Shuffler::insert` takes.
 /// @throws InvalidArgument as `hash_partition` and `pack_into` do.
-/// @throws OutOfMemory if `overbooking` is `no` and HOST cannot make room for
-///         a piece even by spilling.
+/// @throws OutOfMemory if `overbooking` is `no` and a piece is larger than
+///         the HOST limit, or no memory was freed for it within
+///         `memory_reserve_timeout`.
 [[nodiscard]] std::unordered_map<shuffle::PartitionId, shuffle::PackedData> hash_partition_and_pack(
     Table const& table, std::span<std::size_t const> key_columns, shuffle::PartitionId partitions,
     memory::BufferResource& resource, memory::AllowOverbooking overbooking = memory::AllowOverbooking::no);

@@ -1,0 +1,135 @@
+// BufferResource::reserve_or_wait: admission that waits for HOST memory to be
+// freed or spilled instead of overbooking, with a progress timeout.
+#include <spillway/memory/buffer_resource.hpp>
+
+#include <common/error_matchers.hpp>
+#include <common/temporary_directory.hpp>
+#include <common/watchdog.hpp>
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include <spillway/core/error.hpp>
+
+#include <gtest/gtest.h>
+
+#include "memory_test_support.hpp"
+
+using namespace spillway;
+using namespace spillway::memory;
+
+using spillway::test::BufferPile;
+using spillway::test::host_buffer;
+using spillway::test::mebibyte;
+using spillway::test::ScopedSpillFunction;
+using spillway::test::TemporaryDirectory;
+using spillway::test::test_config;
+using spillway::test::Watchdog;
+
+namespace {
+
+/// Calls `resource.reserve_or_wait(size)` on a thread of its own.
+class Waiter {
+  public:
+    Waiter(BufferResource& resource, std::size_t size)
+        : thread_([this, &resource, size] {
+              try {
+                  granted_ = resource.reserve_or_wait(size);
+              } catch (std::exception const& error) {
+                  error_ = error.what();
+              }
+          }) {}
+    /// Waits for the call to return; its reservation, or its error as a failure.
+    MemoryReservation join() {
+        thread_.join();
+        EXPECT_EQ(error_, "");
+        return granted_ ? std::move(*granted_) : MemoryReservation();
+    }
+  private:
+    std::optional<MemoryReservation> granted_;
+    std::string error_;
+    std::thread thread_;
+};
+
+/// Blocks until `resource` has a `reserve_or_wait` caller waiting for `bytes`.
+void wait_until_waiting(BufferResource const& resource, std::uint64_t bytes) {
+    while (resource.memory_waiting() != bytes) {
+        std::this_thread::yield();
+    }
+}
+
+}  // namespace
+
+TEST(ReserveOrWait, ReservesAtOnceWhenThereIsRoom) {
+    TemporaryDirectory root;
+    BufferResource resource(test_config(root, mebibyte));
+    auto const reservation = resource.reserve_or_wait(mebibyte);
+    EXPECT_EQ(reservation.size(), mebibyte);
+    EXPECT_EQ(resource.memory_available(MemoryType::HOST), 0);
+}
+
+TEST(ReserveOrWait, SpillsWhatIsMissingFirst) {
+    TemporaryDirectory root;
+    BufferResource resource(test_config(root, 4 * mebibyte));
+    BufferPile pile(resource, 4, mebibyte);
+    ScopedSpillFunction const spilling(resource, [&](std::size_t n) { return pile.spill(n); });
+    auto const reservation = resource.reserve_or_wait(2 * mebibyte);
+    EXPECT_EQ(reservation.size(), 2 * mebibyte);
+    EXPECT_EQ(pile.count(), 2U);
+    EXPECT_EQ(resource.memory_waiting(), 0U);
+}
+
+TEST(ReserveOrWait, WaitsForMemoryFreedElsewhereInsteadOfOverbooking) {
+    Watchdog const watchdog("a reserve_or_wait caller waiting for a freed buffer");
+    TemporaryDirectory root;
+    BufferResource resource(test_config(root, mebibyte));
+    std::optional<Buffer> held = host_buffer(resource, mebibyte);
+    Waiter waiter(resource, mebibyte / 2);
+    wait_until_waiting(resource, mebibyte / 2);
+    EXPECT_EQ(resource.memory_available(MemoryType::HOST), 0) << "a waiting request holds nothing";
+    held.reset();
+    EXPECT_EQ(waiter.join().size(), mebibyte / 2);
+    EXPECT_EQ(resource.memory_waiting(), 0U);
+}
+
+TEST(ReserveOrWait, ThePeriodicSpillThreadMakesRoomForAWaitingRequest) {
+    Watchdog const watchdog("a reserve_or_wait caller waiting for the periodic spill thread");
+    TemporaryDirectory root;
+    auto config = test_config(root, 4 * mebibyte);
+    config.spill_interval = std::chrono::milliseconds(1);
+    config.reserve_timeout = std::chrono::seconds(5);
+    BufferResource resource(config);
+    BufferPile pile(resource, 4, mebibyte);
+    // Nothing can be spilled when the request arrives, so it waits.
+    Waiter waiter(resource, mebibyte);
+    wait_until_waiting(resource, mebibyte);
+    // Registered now, the pile is spilled only by the periodic thread, which
+    // spills what waiting requests need beyond its headroom of 0.
+    ScopedSpillFunction const spilling(resource, [&](std::size_t n) { return pile.spill(n); });
+    EXPECT_EQ(waiter.join().size(), mebibyte);
+    EXPECT_EQ(pile.count(), 3U);
+}
+
+TEST(ReserveOrWait, FailsAtOnceForMoreThanTheLimit) {
+    TemporaryDirectory root;
+    BufferResource resource(test_config(root, mebibyte));
+    EXPECT_THROW_WITH(
+        static_cast<void>(resource.reserve_or_wait(mebibyte + 1)), OutOfMemory, "more than the limit"
+    );
+    EXPECT_EQ(resource.memory_waiting(), 0U);
+}
+
+TEST(ReserveOrWait, FailsNamingTheTimeoutWhenNothingIsFreedForThatLong) {
+    TemporaryDirectory root;
+    auto config = test_config(root, mebibyte);
+    config.reserve_timeout = std::chrono::milliseconds(20);
+    BufferResource resource(config);
+    auto const held = host_buffer(resource, mebibyte);
+    EXPECT_THROW_WITH(
+        static_cast<void>(resource.reserve_or_wait(mebibyte / 2)), OutOfMemory, "memory_reserve_timeout"
+    );
+    EXPECT_EQ(resource.memory_reserved(MemoryType::HOST), 0U);
+    EXPECT_EQ(resource.memory_waiting(), 0U);
+}
