@@ -232,24 +232,29 @@ MemoryReservation BufferResource::reserve(
     return reservation;
 }
 
+BufferResource::SpillingReservation BufferResource::reserve_spilling(std::size_t size) {
+    auto reservation = reserve(MemoryType::HOST, size, AllowOverbooking::yes);
+    if (memory_available(MemoryType::HOST) >= 0) {
+        return {std::move(reservation), {0, true}};
+    }
+    auto const headroom = spill_manager_.make_headroom(0, size);
+    return {std::move(reservation), headroom};
+}
+
 MemoryReservation BufferResource::reserve_and_spill(
     MemoryType type, std::size_t size, AllowOverbooking allow_overbooking
 ) {
     if (type != MemoryType::HOST) {
         return reserve(type, size, allow_overbooking);
     }
-    auto reservation = reserve(type, size, AllowOverbooking::yes);
-    if (memory_available(type) >= 0) {
-        return reservation;
-    }
-    auto const result = spill_manager_.make_headroom(0, size);
-    if (result.reached || allow_overbooking == AllowOverbooking::yes) {
-        return reservation;
+    auto [reservation, headroom] = reserve_spilling(size);
+    if (headroom.reached || allow_overbooking == AllowOverbooking::yes) {
+        return std::move(reservation);
     }
     reservation = MemoryReservation();
     SPILLWAY_FAIL(
         "cannot reserve " << format_bytes(size) << " of HOST even after spilling "
-                          << format_bytes(result.spilled) << ": " << describe_usage(type)
+                          << format_bytes(headroom.spilled) << ": " << describe_usage(type)
                           << "; raise memory_limit_host, or keep more of the data in spillable "
                              "containers",
         OutOfMemory
@@ -266,9 +271,9 @@ MemoryReservation BufferResource::reserve_or_wait(std::size_t size) {
     );
     while (true) {
         auto const released_before = host_bytes_released();
-        auto reservation = reserve(MemoryType::HOST, size, AllowOverbooking::yes);
-        if (memory_available(MemoryType::HOST) >= 0 || spill_manager_.make_headroom(0, size).reached) {
-            return reservation;
+        auto [reservation, headroom] = reserve_spilling(size);
+        if (headroom.reached) {
+            return std::move(reservation);
         }
         reservation = MemoryReservation();  // waiting holds nothing: releases `size`
         MutexLock lock(accounting_mutex_);

@@ -284,6 +284,17 @@ class BufferResource {
         }
     };
 
+    /// A HOST reservation and what spilling for it achieved.
+    struct SpillingReservation {
+        MemoryReservation reservation;
+        SpillManager::HeadroomResult headroom;
+    };
+    /// `size` bytes of HOST reserved, overbooking if need be, and then, if
+    /// HOST is over its limit, spilled for as `spill_to_make_headroom(0)`
+    /// does, claiming at most `size` at a time: the first step of
+    /// `reserve_and_spill` and `reserve_or_wait`.
+    SpillingReservation reserve_spilling(std::size_t size);
+
     /// The HOST bytes released since construction; see `host_released_`.
     std::uint64_t host_bytes_released() const;
 
