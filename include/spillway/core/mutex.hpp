@@ -13,12 +13,30 @@
 
 #include <spillway/core/thread_annotations.hpp>
 
+#if defined(__SANITIZE_THREAD__)
+#define SPILLWAY_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define SPILLWAY_TSAN 1
+#endif
+#endif
+#if defined(SPILLWAY_TSAN)
+#include <sanitizer/tsan_interface.h>
+#endif
+
 namespace spillway {
 
 /// An exclusive, non-recursive mutex. Same guarantees as `std::mutex`.
 class SPILLWAY_CAPABILITY("mutex") Mutex {
   public:
     Mutex() = default;
+#if defined(SPILLWAY_TSAN)
+    // std::mutex never calls pthread_mutex_destroy, so ThreadSanitizer would
+    // keep this mutex's lock-order history for the next mutex at its address
+    // (a stack slot reused by a later object) and report cycles between
+    // unrelated objects.
+    ~Mutex() { __tsan_mutex_destroy(mutex_.native_handle(), 0); }
+#endif
     Mutex(Mutex const&) = delete;
     Mutex& operator=(Mutex const&) = delete;
 
