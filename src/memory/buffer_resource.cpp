@@ -43,8 +43,12 @@ struct PaddedBytes {
     std::span<std::byte const> bytes;
 };
 
+/// Whether a block for `size` bytes is spilled and read back through an
+/// aligned copy: it has bytes, and the C library's alignment.
+bool needs_bounce(std::size_t size) { return size != 0 && !detail::is_mapped_block(size); }
+
 PaddedBytes padded_for_direct_io(detail::HostBytes const& block, std::size_t size) {
-    if (detail::is_mapped_block(size)) {
+    if (!needs_bounce(size)) {
         return {{}, {block.get(), detail::align_up(size)}};
     }
     auto bounce = detail::allocate_aligned(size);
@@ -361,7 +365,7 @@ Buffer BufferResource::move(Buffer&& buffer, MemoryReservation& reservation) {
     }
     ScopedTimer timer(*statistics_, "memory.copy.disk_to_host.seconds");
     auto bytes = allocate_host(reservation, size, size, [&](detail::HostBytes const& block) {
-        if (detail::is_mapped_block(size)) {
+        if (!needs_bounce(size)) {
             disk_->read(*buffer.file_, {block.get(), detail::align_up(size)});
             return;
         }
