@@ -62,6 +62,28 @@ constexpr std::uint64_t block_capacity(std::uint64_t size) noexcept {
     return chunk < smallest_chunk ? smallest_chunk : chunk;
 }
 
+/// The bytes a container's block for `size` bytes occupies: below
+/// `min_mapped_bytes` as `block_capacity`, from there on `align_up(size)`
+/// rounded up to the next of 1, 1.25, 1.5 and 1.75 times a power of two.
+/// Container storage grows and shrinks by varying sizes (a table's columns
+/// differ from chunk to chunk); whole size classes let a freed block go to
+/// the next container of a similar size from the pool, instead of the
+/// system faulting in and zeroing fresh pages for it, at a cost of at most a
+/// quarter more memory, which is counted.
+constexpr std::uint64_t container_block_capacity(std::uint64_t size) noexcept {
+    auto const capacity = block_capacity(size);
+    if (!is_mapped_block(size) || size > max_aligned_size / 2) {
+        return capacity;
+    }
+    auto power = std::uint64_t{1} << (63 - __builtin_clzll(capacity));
+    for (std::uint64_t quarters = 4; quarters <= 8; ++quarters) {
+        if (power / 4 * quarters >= capacity) {
+            return power / 4 * quarters;
+        }
+    }
+    return capacity;  // unreachable: 8 quarters of the power are twice it
+}
+
 /// A block for `size` bytes of a buffer or a container, not initialised:
 /// `allocate_aligned(size)` if it is mapped (`is_mapped_block`), else from the
 /// C library, aligned to 16 bytes. Null for 0, never null otherwise.

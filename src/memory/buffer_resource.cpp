@@ -241,7 +241,7 @@ BufferResource::SpillingReservation BufferResource::reserve_spilling(std::size_t
     if (memory_available(MemoryType::HOST) >= 0) {
         return {std::move(reservation), {0, true}};
     }
-    auto const headroom = spill_manager_.make_headroom(0, size);
+    auto const headroom = spill_manager_.make_headroom(0, size, SpillManager::Waiting::excluded);
     return {std::move(reservation), headroom};
 }
 
@@ -332,14 +332,20 @@ std::size_t BufferResource::allocated_capacity(std::size_t size) noexcept {
     return detail::block_capacity(size);
 }
 
+std::size_t BufferResource::container_capacity(std::size_t size) noexcept {
+    return detail::container_block_capacity(size);
+}
+
 void* BufferResource::allocate_bytes(std::size_t size) {
-    auto const capacity = allocated_capacity(size);
+    auto const capacity = container_capacity(size);
     auto reservation = reserve_and_spill(MemoryType::HOST, capacity, AllowOverbooking::yes);
-    return allocate_host(reservation, size, capacity, [](detail::HostBytes const&) {}).release();
+    // A block of the whole capacity, so that the pool matches it by its class.
+    auto const block_size = detail::is_mapped_block(size) ? capacity : size;
+    return allocate_host(reservation, block_size, capacity, [](detail::HostBytes const&) {}).release();
 }
 
 void BufferResource::deallocate_bytes(void* memory, std::size_t size) noexcept {
-    auto const capacity = allocated_capacity(size);
+    auto const capacity = container_capacity(size);
     release_buffer(
         MemoryType::HOST, capacity, detail::HostBytes(static_cast<std::byte*>(memory), detail::AlignedFree{capacity})
     );

@@ -140,12 +140,19 @@ std::size_t SpillManager::spill(std::size_t amount) {
 }
 
 SpillManager::HeadroomResult SpillManager::spill_to_make_headroom(std::size_t headroom) {
-    return make_headroom(headroom, std::numeric_limits<std::size_t>::max());
+    return make_headroom(headroom, std::numeric_limits<std::size_t>::max(), Waiting::excluded);
 }
 
-SpillManager::HeadroomResult SpillManager::make_headroom(std::size_t headroom, std::size_t max_claim) {
+SpillManager::HeadroomResult SpillManager::make_headroom(
+    std::size_t headroom, std::size_t max_claim, Waiting waiting
+) {
     reject_spill_inside_spill_function("spill_to_make_headroom");
-    auto const target = static_cast<std::int64_t>(headroom);
+    // With the waiting requests, the target moves: one that got its bytes
+    // stops counting, and must not be spilled for again.
+    auto const target = [&] {
+        auto const waited_for = waiting == Waiting::included ? resource_.memory_waiting() : 0;
+        return static_cast<std::int64_t>(headroom + waited_for);
+    };
     HeadroomResult result;
     bool exhausted = false;  // this caller's last spill freed nothing
     while (true) {
@@ -154,7 +161,7 @@ SpillManager::HeadroomResult SpillManager::make_headroom(std::size_t headroom, s
             MutexLock lock(headroom_mutex_);
             std::int64_t missing = 0;
             headroom_changed_.wait(lock, [&]() SPILLWAY_REQUIRES(headroom_mutex_) {
-                missing = target - resource_.memory_available(MemoryType::HOST);
+                missing = target() - resource_.memory_available(MemoryType::HOST);
                 auto const in_flight = static_cast<std::int64_t>(in_flight_);
                 return missing <= 0
                        || (choosing_ == nullptr && (in_flight == 0 || (!exhausted && missing > in_flight)));
@@ -312,7 +319,7 @@ void SpillManager::run_periodically(std::chrono::nanoseconds interval) {
             }
         }
         try {
-            spill_to_make_headroom(periodic_headroom_ + resource_.memory_waiting());
+            make_headroom(periodic_headroom_, std::numeric_limits<std::size_t>::max(), Waiting::included);
         } catch (std::exception const& error) {
             statistics_.add_count("memory.spill.periodic_errors");
             SPILLWAY_LOG(warn, "periodic spill failed: " << error.what());

@@ -208,8 +208,8 @@ class BufferResource {
 
     /// `size` bytes of HOST memory for a container's storage (what a
     /// `HostAllocator` asks for), not initialised, in a block like a
-    /// buffer's of that size. They count as used at the capacity they occupy,
-    /// `allocated_capacity(size)`, until `deallocate_bytes` frees them.
+    /// buffer's, of `container_capacity(size)` bytes. They count as used at
+    /// that capacity until `deallocate_bytes` frees them.
     ///
     /// Room is made as `reserve_and_spill` makes it, and HOST is overbooked
     /// when spilling cannot make enough: a container holds data that code
@@ -223,11 +223,15 @@ class BufferResource {
     /// Frees `memory`, which `allocate_bytes(size)` of this resource returned,
     /// and returns its capacity to the HOST tier.
     void deallocate_bytes(void* memory, std::size_t size) noexcept;
-    /// The HOST bytes a block for `size` bytes occupies, which
-    /// `allocate_bytes(size)` counts: `size` rounded up to 4 KiB where that is
-    /// 64 KiB or more, else glibc's chunk for it (its size plus an 8-byte
-    /// header, in 16-byte steps, at least 32).
+    /// The HOST bytes a buffer's block for `size` bytes occupies: `size`
+    /// rounded up to 4 KiB where that is 64 KiB or more, else glibc's chunk
+    /// for it (its size plus an 8-byte header, in 16-byte steps, at least 32).
     [[nodiscard]] static std::size_t allocated_capacity(std::size_t size) noexcept;
+    /// The HOST bytes `allocate_bytes(size)` occupies and counts:
+    /// `allocated_capacity(size)` below 64 KiB; from there on that rounded up
+    /// to a size class (1, 1.25, 1.5 or 1.75 times a power of two), so that a
+    /// freed block is reused by the next container of a similar size.
+    [[nodiscard]] static std::size_t container_capacity(std::size_t size) noexcept;
 
     /// `buffer`'s bytes in the tier of `reservation`, paid for with
     /// `buffer.size()` bytes of it. HOST to DISK writes a spill file with the

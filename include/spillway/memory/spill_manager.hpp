@@ -245,11 +245,17 @@ class SpillManager {
         std::size_t surplus = 0;
     };
 
+    /// Whether a headroom target includes what `reserve_or_wait` callers
+    /// wait for at each moment (the periodic thread's), or not.
+    enum class Waiting { excluded, included };
+
     /// `spill_to_make_headroom(headroom)`, claiming at most `max_claim` bytes
     /// at a time: `BufferResource::reserve_and_spill` passes its request size,
     /// so that concurrent requesters each spill about their own need, in
-    /// parallel, instead of the first one claiming all of it.
-    HeadroomResult make_headroom(std::size_t headroom, std::size_t max_claim);
+    /// parallel, instead of the first one claiming all of it. With `waiting`
+    /// included, the target is `headroom` plus `memory_waiting()` as it is
+    /// whenever it is checked.
+    HeadroomResult make_headroom(std::size_t headroom, std::size_t max_claim, Waiting waiting);
     /// @throws InvalidArgument naming `what` if this thread is inside a spill
     ///         function of any manager.
     static void reject_spill_inside_spill_function(char const* what);
