@@ -60,9 +60,10 @@ TEST(ThreadPool, RunsPostedWorkOnSeveralThreadsAtOnce) {
 
 TEST(ThreadPool, AWaitingThreadRunsQueuedWork) {
     // The pool's one worker is held at a rendezvous, so the work that sets
-    // the notification can only run on the thread that waits for it.
-    ThreadPool pool(ThreadPool::Config{1});
+    // the notification can only run on the thread that waits for it. The
+    // rendezvous outlives the pool, whose worker may still be leaving it.
     test::Rendezvous release_worker(2);
+    ThreadPool pool(ThreadPool::Config{1});
     Notification holding;
     FunctionWork hold([&] {
         holding.notify();
