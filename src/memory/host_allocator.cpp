@@ -29,7 +29,7 @@ void deallocate_bytes(BufferResource* resource, void* memory, std::size_t size) 
     if (resource != nullptr) {
         resource->deallocate_bytes(memory, size);
     } else {
-        ::operator delete(memory, size);
+        ::operator delete(memory);
     }
 }
 
