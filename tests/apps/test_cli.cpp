@@ -250,7 +250,7 @@ TEST(CliShuffle, TheDefaultRunSpillsAndVerifies) {
 
 TEST(CliShuffle, ASmallLimitSpillsMostOfTheDataAndStaysWithinIt) {
     spillway::test::TemporaryDirectory spill;
-    auto const result = run_spillway({"shuffle", "--scale", "0.6", "--memory-limit", "128MiB", "--json", "--quiet",
+    auto const result = run_spillway({"shuffle", "--scale", "0.6", "--memory-limit", "160MiB", "--json", "--quiet",
                                       "--ranks", "3", "--threads", "2", "--spill-dir", spill.path().string(),
                                       "--codec", "lz4"});
     ASSERT_EQ(result.exit_code, 0) << result.err;
