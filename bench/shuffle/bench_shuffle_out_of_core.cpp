@@ -48,8 +48,9 @@
 // faster wherever a transfer is a copy that gains from the CPU's caches (on
 // the benchmark machine's virtual disk, one thread read 8.2 to 8.4 GiB/s into
 // one 4 MiB block and 4.4 to 5.6 into 64 MiB of blocks in turn, in three runs
-// each; BENCHMARKS.md has the figures for other sizes). No data that fills the
-// HOST limits stays in the caches, but the figure against that bound is kept,
+// each; docs/perf-notes/2026-12-01-benchmark-history.md has the figures for
+// other sizes). No data that fills the HOST limits stays in the caches, but
+// the figure against that bound is kept,
 // to compare with the figures measured before the bound used as much memory
 // as the shuffle:
 //
