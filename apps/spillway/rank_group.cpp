@@ -44,9 +44,18 @@ std::uint64_t RankGroup::host_limit_per_rank() const {
 }
 
 void RankGroup::release_resources(std::function<void()> const& removed) {
-    for (auto& resource : resources_) {
-        resource.reset();
-        removed();
+    // One thread a resource: removing spill files waits on the disk, and the
+    // disk takes several removals at once.
+    Mutex mutex;
+    {
+        std::vector<std::jthread> threads;
+        for (auto& resource : resources_) {
+            threads.emplace_back([&] {
+                resource.reset();
+                MutexLock lock(mutex);
+                removed();
+            });
+        }
     }
     resources_.clear();
 }
