@@ -55,9 +55,10 @@ class RankGroup {
     ///         a failed rank causes in the collectives of the rest, are dropped).
     void run(std::function<void(comm::Communicator&)> const& body);
 
-    /// Destroys the buffer resources, removing their spill directories,
-    /// and calls `removed()` after each one: with many spill files that takes
-    /// a while, which the caller shows and counts in its time. Afterwards
+    /// Destroys the buffer resources, each on a thread of its own, removing
+    /// their spill directories, and calls `removed()` after each one (one call
+    /// at a time, on those threads): with many spill files that takes a
+    /// while, which the caller shows and counts in its time. Afterwards
     /// `resources()` is empty and `host_limit_per_rank` must not be called.
     /// Requires: `run` has returned.
     void release_resources(std::function<void()> const& removed);
