@@ -140,13 +140,14 @@ std::uint64_t parse_bytes(std::string_view text, std::string_view what) {
                 "GB, TB), such as 512MiB",
         InvalidArgument
     );
-    long double const bytes = static_cast<long double>(parsed->number) * *factor;
+    // Rounded as a long double: std::llround's long long overflows past 2^63.
+    long double const bytes = std::round(static_cast<long double>(parsed->number) * *factor);
     SPILLWAY_EXPECTS(
         bytes < static_cast<long double>(std::numeric_limits<std::uint64_t>::max()),
         what << ": size '" << text << "' is too large",
         InvalidArgument
     );
-    return static_cast<std::uint64_t>(std::llround(bytes));
+    return static_cast<std::uint64_t>(bytes);
 }
 
 SizeSpec parse_size(std::string_view text, std::string_view what) {

@@ -20,6 +20,12 @@ TEST(ParseBytes, AcceptsBinaryAndDecimalUnitsInAnyCase) {
     EXPECT_EQ(parse_bytes("1TiB"), 1ull << 40);
 }
 
+TEST(ParseBytes, SizesBetweenTwoToThe63AndTwoToThe64AreExact) {
+    EXPECT_EQ(parse_bytes("10000000TiB"), 10'000'000ull << 40);
+    EXPECT_EQ(parse_bytes("18446744073709549568"), 18'446'744'073'709'549'568ull);  // 2^64 - 2048
+    EXPECT_THROW_WITH(parse_bytes("18446744073709551616"), InvalidArgument, "too large");  // 2^64
+}
+
 TEST(ParseBytes, RejectsGarbageWithAMessageNamingWhatWasParsed) {
     EXPECT_THROW_WITH(parse_bytes("lots", "memory limit"), InvalidArgument, "memory limit: invalid size 'lots'");
     EXPECT_THROW_WITH(parse_bytes("12 parsecs"), InvalidArgument, "invalid size");
