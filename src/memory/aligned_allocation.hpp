@@ -2,6 +2,7 @@
 /// @file
 /// Aligned HOST allocations for buffers and disk-tier staging.
 
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -75,7 +76,7 @@ constexpr std::uint64_t container_block_capacity(std::uint64_t size) noexcept {
     if (!is_mapped_block(size) || size > max_aligned_size / 2) {
         return capacity;
     }
-    auto power = std::uint64_t{1} << (63 - __builtin_clzll(capacity));
+    auto const power = std::bit_floor(capacity);
     for (std::uint64_t quarters = 4; quarters <= 8; ++quarters) {
         if (power / 4 * quarters >= capacity) {
             return power / 4 * quarters;
