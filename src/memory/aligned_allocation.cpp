@@ -32,6 +32,16 @@ std::byte* map_aligned(std::size_t capacity, std::size_t alignment) noexcept {
     return reinterpret_cast<std::byte*>(aligned);
 }
 
+/// @throws OutOfMemory naming `capacity` if `bytes` is null.
+void expect_allocated(HostBytes const& bytes, std::size_t capacity) {
+    SPILLWAY_EXPECTS(
+        bytes != nullptr,
+        "allocating " << format_bytes(capacity) << " of HOST memory failed although "
+                      << "memory_limit_host allows it; lower memory_limit_host",
+        OutOfMemory
+    );
+}
+
 }  // namespace
 
 void AlignedFree::operator()(std::byte* bytes) const noexcept {
@@ -48,12 +58,7 @@ HostBytes allocate_block(std::size_t size) {
     }
     // NOLINTNEXTLINE(cppcoreguidelines-no-malloc): freed by AlignedFree
     HostBytes bytes(static_cast<std::byte*>(std::malloc(size)), AlignedFree{block_capacity(size)});
-    SPILLWAY_EXPECTS(
-        bytes != nullptr,
-        "allocating " << format_bytes(size) << " of HOST memory failed although "
-                      << "memory_limit_host allows it; lower memory_limit_host",
-        OutOfMemory
-    );
+    expect_allocated(bytes, block_capacity(size));
     return bytes;
 }
 
@@ -89,12 +94,7 @@ HostBytes allocate_aligned(std::size_t size) {
         }
     }
     HostBytes bytes(memory, AlignedFree{capacity});
-    SPILLWAY_EXPECTS(
-        bytes != nullptr,
-        "allocating " << format_bytes(capacity) << " of HOST memory failed although "
-                      << "memory_limit_host allows it; lower memory_limit_host",
-        OutOfMemory
-    );
+    expect_allocated(bytes, capacity);
     // Padding is written to spill files with direct I/O; zero it so that no
     // stale heap contents reach the disk (mapped pages come zeroed).
     if (capacity < min_mapped_bytes) {

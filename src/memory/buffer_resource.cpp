@@ -388,6 +388,13 @@ std::filesystem::path const& BufferResource::spill_directory() const noexcept {
     return disk_->directory();
 }
 
+void BufferResource::note_host_released(std::size_t size) noexcept {
+    host_released_ += size;
+    if (host_waiting_ != 0) {
+        host_released_signal_.notify_all();
+    }
+}
+
 std::uint64_t BufferResource::host_bytes_released() const {
     MutexLock lock(accounting_mutex_);
     return host_released_;
@@ -399,10 +406,7 @@ void BufferResource::release_reservation(MemoryType type, std::size_t size) noex
     SPILLWAY_ASSERT(state.reserved >= size, type << " reserved total would go negative");
     state.reserved -= size;
     if (type == MemoryType::HOST) {
-        host_released_ += size;
-        if (host_waiting_ != 0) {
-            host_released_signal_.notify_all();
-        }
+        note_host_released(size);
     }
 }
 
@@ -413,10 +417,7 @@ void BufferResource::release_buffer(MemoryType type, std::size_t size, detail::H
     SPILLWAY_ASSERT(state.used >= size, type << " used total would go negative");
     state.used -= size;
     if (type == MemoryType::HOST) {
-        host_released_ += size;
-        if (host_waiting_ != 0) {
-            host_released_signal_.notify_all();
-        }
+        note_host_released(size);
     }
     if (bytes != nullptr) {
         auto const capacity = bytes.get_deleter().capacity;

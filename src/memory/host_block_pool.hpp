@@ -22,8 +22,8 @@ namespace spillway::memory::detail {
 /// and makes such buffers all the time: on the benchmark machine, zeroing
 /// fresh pages took a third of the CPU time of an out-of-core shuffle of
 /// 4 MiB chunks, and one of 1 MiB chunks took three times as long with those
-/// left to glibc's mapping and unmapping as with them pooled. A pooled block is reused as it is; only
-/// the padding after the new buffer's size is zeroed.
+/// left to glibc's mapping and unmapping as with them pooled. A pooled block
+/// is reused as it is; only the padding after the new buffer's size is zeroed.
 ///
 /// Only blocks of at least `min_block_bytes` are pooled; smaller ones come
 /// from the C library, which reuses them well. A block is reused only by a

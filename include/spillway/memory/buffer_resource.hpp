@@ -299,6 +299,10 @@ class BufferResource {
     /// `reserve_and_spill` and `reserve_or_wait`.
     SpillingReservation reserve_spilling(std::size_t size);
 
+    /// Counts `size` HOST bytes as released, and wakes `reserve_or_wait`
+    /// callers if any wait.
+    void note_host_released(std::size_t size) noexcept SPILLWAY_REQUIRES(accounting_mutex_);
+
     /// The HOST bytes released since construction; see `host_released_`.
     std::uint64_t host_bytes_released() const;
 
