@@ -1,30 +1,88 @@
 #include <spillway/table/row_hash.hpp>
 
-#include <cstring>
+#include <bit>
+#include <charconv>
+#include <cmath>
+#include <optional>
+#include <string_view>
+
+#include <spillway/table/date32.hpp>
 
 #include "xxhash.hpp"
 
 namespace spillway::table {
 namespace {
 
-/// Chains the values of `column` into `hashes`, one per row.
-template <typename Value>
-void hash_fixed(Column const& column, std::span<std::uint64_t> hashes) {
+/// Chains the canonical 8 bytes of an integer into `hash`.
+std::uint64_t hash_integer(std::int64_t value, std::uint64_t hash) noexcept {
+    return XXH3_64bits_withSeed(&value, sizeof value, hash);
+}
+
+std::uint64_t hash_null(std::uint64_t hash) noexcept { return XXH3_64bits_withSeed(nullptr, 0, ~hash); }
+
+/// The bit pattern every NaN hashes as: the default quiet NaN.
+constexpr std::uint64_t canonical_nan = 0x7ff8000000000000;
+
+/// Chains a double: as the integer it equals, if it is integral and within
+/// int64's range (so `-0.0` is `0`), as one NaN, or as its IEEE bit pattern.
+std::uint64_t hash_double(double value, std::uint64_t hash) noexcept {
+    constexpr double two_to_63 = 9223372036854775808.0;
+    if (value >= -two_to_63 && value < two_to_63 && std::trunc(value) == value) {
+        return hash_integer(static_cast<std::int64_t>(value), hash);
+    }
+    auto const bits = std::isnan(value) ? canonical_nan : std::bit_cast<std::uint64_t>(value);
+    return XXH3_64bits_withSeed(&bits, sizeof bits, hash);
+}
+
+/// The integer `text` spells exactly: an optional `-` and decimal digits
+/// without a leading zero (`0` itself, but not `-0`, `042` or `+4`), within
+/// int64's range.
+std::optional<std::int64_t> spelled_integer(std::string_view text) noexcept {
+    auto const digits = text.substr(text.starts_with('-') ? 1 : 0);
+    if (digits.empty() || digits.size() > 19 || digits[0] < '0' || digits[0] > '9'
+        || (digits[0] == '0' && (digits.size() > 1 || digits.size() < text.size()))) {
+        return std::nullopt;
+    }
+    std::int64_t value = 0;
+    auto const [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (error != std::errc{} || end != text.data() + text.size()) {
+        return std::nullopt;
+    }
+    return value;
+}
+
+/// Chains a string: as the integer it spells exactly, as the date it spells
+/// as `YYYY-MM-DD` (days since the epoch), or as its bytes.
+std::uint64_t hash_string(std::string_view text, std::uint64_t hash) noexcept {
+    if (auto const integer = spelled_integer(text)) {
+        return hash_integer(*integer, hash);
+    }
+    if (text.size() >= 10) {
+        if (auto const days = parse_date32(text)) {
+            return hash_integer(*days, hash);
+        }
+    }
+    return XXH3_64bits_withSeed(text.data(), text.size(), hash);
+}
+
+/// Chains the values of a fixed-width `column`, each with `hash_value`.
+template <typename Value, typename Hash>
+void hash_fixed(Column const& column, std::span<std::uint64_t> hashes, Hash hash_value) {
     auto const* values = reinterpret_cast<Value const*>(column.data_buffer().data());
     for (std::size_t row = 0; row < hashes.size(); ++row) {
-        hashes[row] = column.is_null(row) ? XXH3_64bits_withSeed(nullptr, 0, ~hashes[row])
-                                          : XXH3_64bits_withSeed(&values[row], sizeof(Value), hashes[row]);
+        hashes[row] = column.is_null(row) ? hash_null(hashes[row]) : hash_value(values[row], hashes[row]);
     }
 }
 
 void hash_strings(Column const& column, std::span<std::uint64_t> hashes) {
     auto const offsets = column.offsets();
-    auto const* characters = column.characters().data();
+    auto const characters = column.characters();
     for (std::size_t row = 0; row < hashes.size(); ++row) {
         hashes[row] = column.is_null(row)
-                        ? XXH3_64bits_withSeed(nullptr, 0, ~hashes[row])
-                        : XXH3_64bits_withSeed(characters + offsets[row],
-                                               static_cast<std::size_t>(offsets[row + 1] - offsets[row]), hashes[row]);
+                        ? hash_null(hashes[row])
+                        : hash_string(characters.substr(static_cast<std::size_t>(offsets[row]),
+                                                        static_cast<std::size_t>(offsets[row + 1] - offsets[row])),
+                                      hashes[row]);
     }
 }
 
@@ -34,12 +92,12 @@ std::vector<std::uint64_t> hash_rows(Table const& table, std::span<std::size_t c
     std::vector<std::uint64_t> hashes(table.num_rows(), seed);
     for (auto const index : columns) {
         auto const& column = table.column(index);
-        if (column.type() == DataType::string) {
-            hash_strings(column, hashes);
-        } else if (data_width(column.type()) == sizeof(std::uint32_t)) {
-            hash_fixed<std::uint32_t>(column, hashes);
-        } else {
-            hash_fixed<std::uint64_t>(column, hashes);
+        switch (column.type()) {
+            case DataType::int32:
+            case DataType::date32: hash_fixed<std::int32_t>(column, hashes, hash_integer); break;
+            case DataType::int64: hash_fixed<std::int64_t>(column, hashes, hash_integer); break;
+            case DataType::float64: hash_fixed<double>(column, hashes, hash_double); break;
+            case DataType::string: hash_strings(column, hashes); break;
         }
     }
     return hashes;

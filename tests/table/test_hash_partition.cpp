@@ -3,6 +3,10 @@
 #include <spillway/table/table_checksum.hpp>
 
 #include <algorithm>
+#include <bit>
+#include <cmath>
+#include <limits>
+#include <string_view>
 #include <numeric>
 #include <random>
 #include <vector>
@@ -63,6 +67,58 @@ TEST(RowHash, TellsANullFromAnEmptyString) {
     auto const hashes = hash_rows(builder.finish(), columns);
     EXPECT_NE(hashes[0], hashes[1]);
     EXPECT_EQ(hashes[1], hashes[2]);
+}
+
+namespace {
+
+/// The hash of a one-column table holding `value`, a value of `type`.
+template <typename Value>
+std::uint64_t hash_of(DataType type, Value value) {
+    TableBuilder builder(Schema({{"key", type}}));
+    builder.column(0).append(value);
+    std::vector<std::size_t> const columns{0};
+    return hash_rows(builder.finish(), columns).front();
+}
+
+std::uint64_t hash_of_bytes(std::string_view bytes) { return XXH3_64bits_withSeed(bytes.data(), bytes.size(), 0); }
+
+}  // namespace
+
+TEST(RowHash, HashesEqualKeysEquallyWhateverTheirType) {
+    auto const forty_two = hash_of(DataType::int64, std::int64_t{42});
+    EXPECT_EQ(hash_of(DataType::int32, std::int32_t{42}), forty_two);
+    EXPECT_EQ(hash_of(DataType::float64, 42.0), forty_two);
+    EXPECT_EQ(hash_of(DataType::string, std::string_view("42")), forty_two);
+    EXPECT_EQ(hash_of(DataType::string, std::string_view("-7")), hash_of(DataType::int64, std::int64_t{-7}));
+    EXPECT_EQ(hash_of(DataType::string, std::string_view("0")), hash_of(DataType::int64, std::int64_t{0}));
+    EXPECT_EQ(hash_of(DataType::string, std::string_view("-9223372036854775808")),
+              hash_of(DataType::int64, std::numeric_limits<std::int64_t>::min()));
+    EXPECT_EQ(hash_of(DataType::string, std::string_view("1995-03-15")),
+              hash_of(DataType::date32, std::int32_t{9204}));
+    EXPECT_EQ(hash_of(DataType::date32, std::int32_t{9204}), hash_of(DataType::int64, std::int64_t{9204}));
+}
+
+TEST(RowHash, HashesStringsThatDoNotSpellAnIntegerExactlyAsTheirBytes) {
+    for (std::string_view const text : {"042", "-0", "+7", " 42", "42 ", "4.2e1", "42.0", "-", "",
+                                        "9223372036854775808", "1995-02-30", "user_1"}) {
+        EXPECT_EQ(hash_of(DataType::string, text), hash_of_bytes(text)) << "'" << text << "'";
+    }
+}
+
+TEST(RowHash, HashesZerosAsOneValueAndNaNsAsOneValue) {
+    EXPECT_EQ(hash_of(DataType::float64, -0.0), hash_of(DataType::float64, 0.0));
+    EXPECT_EQ(hash_of(DataType::float64, -0.0), hash_of(DataType::int64, std::int64_t{0}));
+    auto const quiet = std::numeric_limits<double>::quiet_NaN();
+    auto const payload = std::bit_cast<double>(std::uint64_t{0xfff0000000000123});
+    ASSERT_TRUE(std::isnan(payload));
+    EXPECT_EQ(hash_of(DataType::float64, quiet), hash_of(DataType::float64, -quiet));
+    EXPECT_EQ(hash_of(DataType::float64, quiet), hash_of(DataType::float64, payload));
+    std::uint64_t const nan_bits = 0x7ff8000000000000;
+    EXPECT_EQ(hash_of(DataType::float64, quiet), XXH3_64bits_withSeed(&nan_bits, sizeof nan_bits, 0));
+    auto const half = 1.5;
+    EXPECT_EQ(hash_of(DataType::float64, half), XXH3_64bits_withSeed(&half, sizeof half, 0));
+    EXPECT_NE(hash_of(DataType::float64, 9223372036854775808.0), hash_of(DataType::int64,
+                                                                           std::numeric_limits<std::int64_t>::min()));
 }
 
 TEST(PartitionIndex, SpreadsHashesEvenlyOverTheRange) {

@@ -20,15 +20,26 @@ inline constexpr std::uint64_t checksum_hash_seed = 0x5350494c4c574159;  // "SPI
 
 /// The hash of each row's values in `columns`, taken in that order.
 ///
+/// Each value is hashed by its canonical form, so that equal keys hash
+/// equally whatever type a column was given or inferred as
+/// (docs/table_format.md, "Row hash"):
+/// - an integer of any width, and a date (its days since 1970-01-01), as an
+///   int64;
+/// - a float64 that is integral and within int64's range as that int64
+///   (`-0.0` is `0`), every NaN as one NaN, any other as its IEEE bits;
+/// - a string that spells an integer exactly (`42`, `-7`; not `042`, `-0`,
+///   `+7`, ` 42` or `4.2e1`) as that integer, one that is a `YYYY-MM-DD`
+///   date as that date, any other as its bytes;
+/// - a null as a value of its own, distinct from every other.
+///
 /// The hash is XXH3-64 chained through its seed: starting from `seed`, each
 /// column in turn replaces the running hash `h` with
-/// `XXH3_64bits_withSeed(value, width, h)`, where the value is the
-/// little-endian bytes of an `int32`, `date32` (4 bytes), `int64` or the bit
-/// pattern of a `float64` (8 bytes), or a string's bytes; a null replaces it
-/// with `XXH3_64bits_withSeed(nullptr, 0, ~h)`. The result depends only on
-/// the values and types, never on the row's position, the chunking or the
-/// machine (docs/table_format.md). An empty `columns` gives `seed` for every
-/// row.
+/// `XXH3_64bits_withSeed(bytes, length, h)`, where the bytes are the
+/// little-endian 8 bytes of the canonical int64, the 8 bytes of the double,
+/// or the string's bytes; a null replaces it with
+/// `XXH3_64bits_withSeed(nullptr, 0, ~h)`. The result depends only on the
+/// values, never on the row's position, the chunking or the machine. An
+/// empty `columns` gives `seed` for every row.
 /// @throws InvalidArgument if a column index is out of range.
 [[nodiscard]] std::vector<std::uint64_t> hash_rows(
     Table const& table, std::span<std::size_t const> columns, std::uint64_t seed = partition_hash_seed
