@@ -54,6 +54,25 @@ void ColumnBuilder::append_null() {
     ++size_;
 }
 
+void ColumnBuilder::truncate(std::size_t rows) {
+    SPILLWAY_ASSERT(rows <= size_, "truncating a column of " << size_ << " rows to " << rows);
+    if (null_count_ != 0) {
+        for (auto row = rows; row < size_; ++row) {
+            null_count_ -= detail::get_bit(validity_.data(), row) ? 0 : 1;
+        }
+        validity_.resize(null_count_ == 0 ? 0 : detail::bitmap_bytes(rows));
+    }
+    if (type_ == DataType::string) {
+        std::int32_t end = 0;
+        std::memcpy(&end, data_.data() + rows * sizeof(end), sizeof(end));
+        characters_.resize(static_cast<std::size_t>(end));
+        data_.resize((rows + 1) * sizeof(end));
+    } else {
+        data_.resize(rows * data_width(type_));
+    }
+    size_ = rows;
+}
+
 void ColumnBuilder::set_validity_bit(bool valid) {
     if (validity_.size() < detail::bitmap_bytes(size_ + 1)) {
         validity_.push_back(std::byte{0});

@@ -54,6 +54,11 @@ CsvOptions CsvOptions::from_options(Options const& options, CsvOptions const& de
     result.infer_rows = static_cast<std::size_t>(options.get_int(
         "csv_infer_rows", static_cast<std::int64_t>(defaults.infer_rows), 1, std::numeric_limits<std::int32_t>::max()
     ));
+    if (auto const value = options.find("csv_bad_rows")) {
+        SPILLWAY_EXPECTS(value->text == "fail" || value->text == "skip",
+                         "option csv_bad_rows must be 'fail' or 'skip', got '" << value->text << "'", InvalidArgument);
+        result.bad_rows = value->text == "skip" ? BadRows::skip : BadRows::fail;
+    }
     result.validate();
     return result;
 }

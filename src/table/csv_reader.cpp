@@ -190,7 +190,7 @@ std::pair<std::vector<std::string>, std::size_t> read_header(std::string_view te
     auto const end = scanner.scan(
         1, CsvScanner::all_fields,
         [&](std::size_t, std::string_view value, bool, std::size_t) { names.emplace_back(value); },
-        [](std::size_t, std::size_t, std::size_t) {});
+        [](std::size_t, std::size_t, std::size_t, bool) {});
     if (options.trailing_delimiter && !names.empty() && names.back().empty()) {
         names.pop_back();
     }
@@ -210,12 +210,10 @@ Schema infer_schema(std::string_view text, std::vector<std::string> names, CsvOp
     };
     std::vector<Candidates> candidates;
     std::size_t columns = names.size();
-    bool last_field_empty = true;
     CsvScanner scanner(text, options, errors);
     scanner.scan(
         options.infer_rows, CsvScanner::all_fields,
         [&](std::size_t field, std::string_view value, bool quoted, std::size_t) {
-            last_field_empty = value.empty() && !quoted;
             if (candidates.size() <= field) {
                 candidates.resize(field + 1);
             }
@@ -230,11 +228,11 @@ Schema infer_schema(std::string_view text, std::vector<std::string> names, CsvOp
             candidate.float64 = candidate.float64 && parse_float64(value, real);
             candidate.date32 = candidate.date32 && parse_date32(value).has_value();
         },
-        [&](std::size_t begin, std::size_t, std::size_t fields) {
+        [&](std::size_t begin, std::size_t, std::size_t fields, bool last_empty) {
             if (columns == 0) {
                 columns = fields - (options.trailing_delimiter && fields > 1 ? 1 : 0);
             }
-            if (fields != fields_per_row(columns, options) || (options.trailing_delimiter && !last_field_empty)) {
+            if (fields != fields_per_row(columns, options) || (options.trailing_delimiter && !last_empty)) {
                 errors.fail(begin, expected_fields_message(columns, fields, options));
             }
         });
@@ -264,7 +262,7 @@ std::vector<std::string> CsvRows::split(std::span<std::uint32_t const> partition
                          "partition id " << partition_of_row[index] << " is out of range for " << partitions
                                          << " partitions",
                          InvalidArgument);
-        bytes[partition_of_row[index]] += offsets[index + 1] - offsets[index];
+        bytes[partition_of_row[index]] += ends[index] - begins[index];
     }
     std::vector<std::string> parts(partitions);
     for (std::uint32_t partition = 0; partition < partitions; ++partition) {
@@ -325,33 +323,44 @@ CsvRows CsvBlock::parse_rows(std::span<std::size_t const> columns, bool all_fiel
     auto const last_field = all_fields || columns.empty() ? CsvScanner::all_fields : *std::ranges::max_element(columns);
     CsvRows rows;
     rows.text = text();
-    rows.offsets.reserve(line_breaks_ + 1);
+    rows.begins.reserve(line_breaks_);
+    rows.ends.reserve(line_breaks_);
     CsvErrors const errors(source_->path, text(), first_line_);
-    bool trailing_field_empty = true;  // whether the field after the last column is empty
+    // A value that does not parse is reported once its row is known to have
+    // the right number of fields: a row that does not is reported as such.
+    std::optional<std::pair<std::size_t, std::string>> unparsed;
     CsvScanner scanner(text(), options, errors);
     scanner.scan(
         std::numeric_limits<std::size_t>::max(), last_field,
         [&](std::size_t field, std::string_view value, bool quoted, std::size_t position) {
             if (field >= slot_of_field.size()) {
-                trailing_field_empty = field == slot_of_field.size() && value.empty() && !quoted;
                 return;
             }
             auto const slot = slot_of_field[field];
-            if (slot != no_slot && !append_field(builders[slot], value, quoted)) {
-                errors.fail(position, "column '" + schema.field(field).name + "': cannot parse " + quoted_excerpt(value)
-                                          + " as " + std::string(to_string(schema.field(field).type)));
+            if (slot != no_slot && !append_field(builders[slot], value, quoted) && !unparsed) {
+                unparsed.emplace(position, "column '" + schema.field(field).name + "': cannot parse "
+                                               + quoted_excerpt(value) + " as "
+                                               + std::string(to_string(schema.field(field).type)));
             }
         },
-        [&](std::size_t begin, std::size_t, std::size_t found) {
-            bool const complete =
-                all_fields ? found == expected_fields && (!options.trailing_delimiter || trailing_field_empty)
-                           : last_field == CsvScanner::all_fields || found > last_field;
-            if (!complete) {
-                errors.fail(begin, expected_fields_message(schema.size(), found, options));
+        [&](std::size_t begin, std::size_t end, std::size_t found, bool last_empty) {
+            if (found != expected_fields || (options.trailing_delimiter && !last_empty)) {
+                if (options.bad_rows == CsvOptions::BadRows::fail) {
+                    errors.fail(begin, expected_fields_message(schema.size(), found, options));
+                }
+                for (auto& builder : builders) {
+                    builder.truncate(rows.size());
+                }
+                ++rows.skipped_rows;
+                unparsed.reset();
+                return;
             }
-            rows.offsets.push_back(static_cast<std::uint32_t>(begin));
+            if (unparsed) {
+                errors.fail(unparsed->first, unparsed->second);
+            }
+            rows.begins.push_back(static_cast<std::uint32_t>(begin));
+            rows.ends.push_back(static_cast<std::uint32_t>(end));
         });
-    rows.offsets.push_back(static_cast<std::uint32_t>(size_));
     std::vector<Column> parsed;
     parsed.reserve(builders.size());
     for (auto& builder : builders) {
@@ -369,6 +378,7 @@ CsvReader::CsvReader(std::filesystem::path path, CsvOptions options, std::option
     static_cast<void>(::posix_fadvise(descriptor_, 0, 0, POSIX_FADV_SEQUENTIAL));
     pending_ = std::make_unique_for_overwrite<char[]>(options_.chunk_bytes + 1);
     fill();
+    skip_byte_order_mark();
 
     std::vector<std::string> names;
     if (options_.header && pending_size_ != 0) {
@@ -414,6 +424,19 @@ void CsvReader::fill() {
     }
     if (end_of_file_ && pending_size_ != 0 && pending_[pending_size_ - 1] != '\n') {
         pending_[pending_size_++] = '\n';  // the buffer has one byte to spare for this
+    }
+}
+
+void CsvReader::skip_byte_order_mark() {
+    std::string_view const start(pending_.get(), pending_size_);
+    SPILLWAY_EXPECTS(!start.starts_with("\x1f\x8b"),
+                     "'" << path_ << "' is gzip-compressed; decompress it first (CSV input is read as plain text)",
+                     CorruptData);
+    constexpr std::string_view byte_order_mark = "\xef\xbb\xbf";
+    if (start.starts_with(byte_order_mark)) {
+        pending_size_ -= byte_order_mark.size();
+        std::memmove(pending_.get(), pending_.get() + byte_order_mark.size(), pending_size_);
+        fill();
     }
 }
 

@@ -54,13 +54,14 @@ class CsvScanner {
     CsvScanner(std::string_view text, CsvOptions const& options, CsvErrors const& errors) noexcept
         : begin_(text.data()), end_(text.data() + text.size()), options_(options), errors_(errors) {}
 
-    /// Scans up to `max_rows` rows. For each field calls
+    /// Scans up to `max_rows` rows. For each field up to `last_field` (and
+    /// for each field of a row whose rest holds a quote) calls
     /// `on_field(index, value, quoted, position)` (the value, unquoted and
     /// unescaped, is valid during the call only), then for each row
-    /// `on_row(begin, end, fields)` with the row's byte range and number of
-    /// fields. A row's scan stops after field `last_field` when no quote can
-    /// hide a line break in the rest of the row; `fields` then counts the
-    /// fields scanned. Returns the end of the last row scanned.
+    /// `on_row(begin, end, fields, last_empty)` with the row's byte range, its
+    /// number of fields and whether its last field is empty and unquoted.
+    /// The fields after `last_field` of a row without quotes are only
+    /// counted, by their delimiters. Returns the end of the last row scanned.
     /// @throws CorruptData on malformed quoting.
     template <typename OnField, typename OnRow>
     std::size_t scan(std::size_t max_rows, std::size_t last_field, OnField&& on_field, OnRow&& on_row) {
@@ -71,6 +72,7 @@ class CsvScanner {
             char const* line_break = find(position, '\n');
             SPILLWAY_ASSERT(line_break != nullptr, "CSV text must end with a line break");
             std::size_t field = 0;
+            bool last_empty = false;
             while (true) {
                 auto const offset = static_cast<std::size_t>(position - begin_);
                 if (position == next_quote_) {
@@ -88,6 +90,7 @@ class CsvScanner {
                                      "must be doubled");
                     }
                     on_field(field, value, true, offset);
+                    last_empty = false;
                 } else {
                     char const* const content_end =
                         line_break > position && line_break[-1] == '\r' ? line_break - 1 : line_break;
@@ -100,6 +103,7 @@ class CsvScanner {
                     }
                     on_field(field, std::string_view(position, static_cast<std::size_t>(field_end - position)), false,
                              offset);
+                    last_empty = field_end == position;
                     position = delimiter != nullptr ? delimiter : line_break;
                 }
                 ++field;
@@ -108,11 +112,15 @@ class CsvScanner {
                 }
                 ++position;  // past the delimiter
                 if (field > last_field && (next_quote_ == nullptr || next_quote_ > line_break)) {
+                    char const* const content_end = line_break[-1] == '\r' ? line_break - 1 : line_break;
+                    field += 1 + count(position, content_end, options_.delimiter);
+                    last_empty = position == content_end || content_end[-1] == options_.delimiter;
                     break;
                 }
             }
             position = line_break + 1;
-            on_row(static_cast<std::size_t>(row - begin_), static_cast<std::size_t>(position - begin_), field);
+            on_row(static_cast<std::size_t>(row - begin_), static_cast<std::size_t>(position - begin_), field,
+                   last_empty);
         }
         return static_cast<std::size_t>(position - begin_);
     }
@@ -123,6 +131,14 @@ class CsvScanner {
         return static_cast<char const*>(std::memchr(from, character, static_cast<std::size_t>(to - from)));
     }
     char const* find(char const* from, char character) const noexcept { return find(from, end_, character); }
+    /// The number of `character` in [from, to).
+    static std::size_t count(char const* from, char const* to, char character) noexcept {
+        std::size_t found = 0;
+        for (; from < to; ++from) {
+            found += *from == character ? 1 : 0;
+        }
+        return found;
+    }
     /// The first quote character at or after `from`, or null.
     char const* find_quote(char const* from) const noexcept {
         return options_.quote.has_value() ? find(from, *options_.quote) : nullptr;

@@ -96,6 +96,34 @@ TEST(ColumnBuilder, CreatesTheValidityBitmapOnlyWhenANullIsAppended) {
     }
 }
 
+TEST(ColumnBuilder, TruncateRemovesTheLastRowsWithTheirNullsAndCharacters) {
+    ColumnBuilder strings(DataType::string);
+    strings.append("kept");
+    strings.append_null();
+    strings.append("dropped");
+    strings.append_null();
+    strings.truncate(2);
+    strings.append("after");
+    auto const column = strings.finish();
+    ASSERT_EQ(column.size(), 3u);
+    EXPECT_EQ(column.null_count(), 1u);
+    EXPECT_EQ(column.string(0), "kept");
+    EXPECT_TRUE(column.is_null(1));
+    EXPECT_EQ(column.string(2), "after");
+    EXPECT_EQ(column.characters(), "keptafter");
+
+    ColumnBuilder ints(DataType::int64);
+    ints.append(std::int64_t{1});
+    ints.append_null();
+    ints.truncate(1);
+    ints.append(std::int64_t{2});
+    auto const dense = ints.finish();
+    ASSERT_EQ(dense.size(), 2u);
+    EXPECT_EQ(dense.null_count(), 0u);
+    EXPECT_TRUE(dense.validity_buffer().empty()) << "no null is left, so no bitmap";
+    EXPECT_EQ(dense.values<std::int64_t>()[1], 2);
+}
+
 TEST(ColumnBuilder, IsEmptyAndReusableAfterFinish) {
     ColumnBuilder builder(DataType::string);
     builder.append("first");

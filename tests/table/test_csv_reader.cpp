@@ -268,13 +268,70 @@ TEST_F(CsvReaderTest, RowChecksumsIgnoreTheLineBreakStyle) {
     EXPECT_THROW_WITH(static_cast<void>(rows.split(bad_ids, 3)), InvalidArgument, "partition id 3 is out of range");
 }
 
-TEST_F(CsvReaderTest, ParseColumnsSkipsTheRestOfARowWithoutCheckingIt) {
-    auto const path = file("ragged.csv", "k,v\n1,a\n2,b,extra\n");
-    CsvReader reader(path, CsvOptions(), Schema({{"k", DataType::int64}, {"v", DataType::string}}));
-    auto const block = reader.read_block();
+TEST_F(CsvReaderTest, ParseColumnsChecksTheFieldCountOfEveryRow) {
+    Schema const schema({{"k", DataType::int64}, {"v", DataType::string}});
     std::vector<std::size_t> const key{0};
-    EXPECT_EQ(block->parse_columns(key).columns.num_rows(), 2u);
-    EXPECT_THROW_WITH(static_cast<void>(block->parse()), CorruptData, "ragged.csv:3: expected 2 fields, found 3");
+    auto const parse_keys = [&](std::string const& name, std::string const& text, CsvOptions const& options) {
+        CsvReader reader(file(name, text), options, schema);
+        return reader.read_block()->parse_columns(key);
+    };
+    EXPECT_THROW_WITH(static_cast<void>(parse_keys("long.csv", "k,v\n1,a\n2,b,extra\n", CsvOptions())), CorruptData,
+                      "long.csv:3: expected 2 fields, found 3");
+    EXPECT_THROW_WITH(static_cast<void>(parse_keys("short.csv", "k,v\n1,a\n2\n", CsvOptions())), CorruptData,
+                      "short.csv:3: expected 2 fields, found 1");
+    EXPECT_THROW_WITH(static_cast<void>(parse_keys("crlf.csv", "k,v\r\n1,a\r\n2,b,\r\n", CsvOptions())),
+                      CorruptData, "crlf.csv:3: expected 2 fields, found 3");
+    // A row with a wrong field count is reported as such, even where a value
+    // in it does not parse.
+    EXPECT_THROW_WITH(static_cast<void>(parse_keys("shifted.csv", "k,v\nx,y,z\n", CsvOptions())), CorruptData,
+                      "shifted.csv:2: expected 2 fields, found 3");
+    EXPECT_THROW_WITH(static_cast<void>(parse_keys("value.csv", "k,v\nx,y\n", CsvOptions())), CorruptData,
+                      "value.csv:2: column 'k': cannot parse 'x' as int64");
+
+    auto tbl = CsvOptions::tbl();
+    Schema const two({{"a", DataType::int64}, {"b", DataType::string}});
+    CsvReader reader(file("rows.tbl", "1|x|\n2|y\n"), tbl, two);
+    EXPECT_THROW_WITH(static_cast<void>(reader.read_block()->parse_columns(key)), CorruptData,
+                      "rows.tbl:2: expected 2 fields and a trailing '|', found 2");
+}
+
+TEST_F(CsvReaderTest, AWrongFieldCountFarPastTheInferredRowsIsStillAnError) {
+    std::string text = "k,v\n";
+    for (int row = 0; row < 3000; ++row) {
+        text += std::to_string(row) + ",x\n";
+    }
+    text += "3000,x,extra\n";
+    CsvReader reader(file("late.csv", text), CsvOptions());
+    std::vector<std::size_t> const key{0};
+    EXPECT_THROW_WITH(static_cast<void>(reader.read_block()->parse_columns(key)), CorruptData,
+                      "late.csv:3002: expected 2 fields, found 3");
+}
+
+TEST_F(CsvReaderTest, SkippingBadRowsLeavesOutAndCountsRowsWithTheWrongFieldCount) {
+    CsvOptions options;
+    options.bad_rows = CsvOptions::BadRows::skip;
+    Schema const schema({{"k", DataType::int64}, {"v", DataType::string}});
+    CsvReader reader(file("bad.csv", "k,v\n1,a\nx,y,z\n3\n,\n5,\"e,f\"\n"), options, schema);
+    auto const block = reader.read_block();
+    std::vector<std::size_t> const columns{1, 0};
+    auto const rows = block->parse_columns(columns);
+    EXPECT_EQ(rows.skipped_rows, 2u);
+    ASSERT_EQ(rows.size(), 3u);
+    EXPECT_EQ(rows.row(0), "1,a\n");
+    EXPECT_EQ(rows.row(1), ",\n");
+    EXPECT_EQ(rows.row(2), "5,\"e,f\"\n");
+    ASSERT_EQ(rows.columns.num_rows(), 3u);
+    EXPECT_EQ(rows.columns.column(1).values<std::int64_t>()[2], 5);
+    EXPECT_TRUE(rows.columns.column(0).is_null(1));
+    EXPECT_EQ(rows.columns.column(0).string(2), "e,f");
+    EXPECT_EQ(block->parse().num_rows(), 3u);
+}
+
+TEST_F(CsvReaderTest, SkipsAByteOrderMarkAndRejectsGzip) {
+    auto const table = read_all(file("bom.csv", "\xef\xbb\xbfid,name\n1,x\n"), CsvOptions());
+    EXPECT_EQ(table.schema().to_string(), "id:int64, name:string");
+    EXPECT_THROW_WITH(CsvReader(file("rows.csv.gz", std::string("\x1f\x8b\x08\x00", 4)), CsvOptions()), CorruptData,
+                      "rows.csv.gz' is gzip-compressed; decompress it first");
 }
 
 TEST_F(CsvReaderTest, AGivenSchemaWinsOverInferenceAndMustMatchTheHeader) {
@@ -348,6 +405,10 @@ TEST_F(CsvReaderTest, ReadsOptionsFromSettings) {
     EXPECT_TRUE(options.trailing_delimiter);
     EXPECT_EQ(options.chunk_bytes, 1u << 20);
     EXPECT_EQ(options.infer_rows, 10u);
+    EXPECT_EQ(options.bad_rows, CsvOptions::BadRows::fail);
+    EXPECT_EQ(CsvOptions::from_options(Options().set("csv_bad_rows", "skip")).bad_rows, CsvOptions::BadRows::skip);
+    EXPECT_THROW_WITH(CsvOptions::from_options(Options().set("csv_bad_rows", "drop")), InvalidArgument,
+                      "csv_bad_rows must be 'fail' or 'skip', got 'drop'");
     EXPECT_EQ(CsvOptions::from_options(Options(), CsvOptions::tbl()).delimiter, '|');
     EXPECT_THROW_WITH(CsvOptions::from_options(Options().set("csv_delimiter", "ab")), InvalidArgument,
                       "csv_delimiter must be one character");

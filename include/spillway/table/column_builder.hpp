@@ -47,6 +47,9 @@ class ColumnBuilder {
     void append(std::string_view value);
     /// Appends a null.
     void append_null();
+    /// Removes every row after the first `rows`, keeping the capacity.
+    /// Requires: `rows <= size()` (asserted).
+    void truncate(std::size_t rows);
 
     /// The column of every row appended; the builder is empty afterwards. The
     /// column's buffers keep the capacity they grew to (under twice their

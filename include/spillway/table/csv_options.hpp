@@ -3,6 +3,7 @@
 /// How a CSV file is laid out, for `CsvReader` and `CsvWriter`.
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 
 #include <spillway/core/options.hpp>
@@ -29,14 +30,21 @@ struct CsvOptions {
     std::size_t chunk_bytes = std::size_t{16} << 20;
     /// The rows a reader looks at to infer column types.
     std::size_t infer_rows = 1000;
+    /// What parsing does with a row that has the wrong number of fields.
+    enum class BadRows : std::uint8_t {
+        fail,  ///< raise `CorruptData` naming the file, the line and the counts
+        skip,  ///< leave the row out and count it (`CsvRows::skipped_rows`)
+    };
+    BadRows bad_rows = BadRows::fail;
 
     /// TPC-H `.tbl`: `|`-separated, no quoting, no header, a trailing `|`.
     [[nodiscard]] static CsvOptions tbl() noexcept;
 
     /// `defaults` with the options `csv_delimiter` (one character, or `tab`),
     /// `csv_quote` (one character, or `none`), `csv_header`,
-    /// `csv_trailing_delimiter`, `csv_chunk_bytes` and `csv_infer_rows` that
-    /// `options` sets applied (docs/configuration.md).
+    /// `csv_trailing_delimiter`, `csv_chunk_bytes`, `csv_infer_rows` and
+    /// `csv_bad_rows` (`fail` or `skip`) that `options` sets applied
+    /// (docs/configuration.md).
     /// @throws InvalidArgument naming the option if a value is malformed, or
     /// the result fails `validate`.
     [[nodiscard]] static CsvOptions from_options(Options const& options, CsvOptions const& defaults);

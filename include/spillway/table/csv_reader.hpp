@@ -27,17 +27,22 @@ struct CsvSource;
 struct CsvRows {
     /// The selected columns, in the order they were selected.
     Table columns;
-    /// `columns.num_rows() + 1` offsets into `text`: row `i` is
-    /// `text.substr(offsets[i], offsets[i + 1] - offsets[i])`.
-    std::vector<std::uint32_t> offsets;
+    /// Where each row is in `text`: row `i` is
+    /// `text.substr(begins[i], ends[i] - begins[i])`. Rows are in file order
+    /// and do not overlap; rows left out (`skipped_rows`) leave gaps.
+    std::vector<std::uint32_t> begins;
+    std::vector<std::uint32_t> ends;
     /// The block's text.
     std::string_view text;
+    /// Rows with the wrong number of fields that were left out
+    /// (`CsvOptions::BadRows::skip`).
+    std::uint64_t skipped_rows = 0;
 
     /// The number of rows.
-    [[nodiscard]] std::size_t size() const noexcept { return offsets.size() - 1; }
+    [[nodiscard]] std::size_t size() const noexcept { return begins.size(); }
     /// The text of row `row`, line break included. Requires: `row < size()`.
     [[nodiscard]] std::string_view row(std::size_t row) const noexcept {
-        return text.substr(offsets[row], offsets[row + 1] - offsets[row]);
+        return text.substr(begins[row], ends[row] - begins[row]);
     }
 
     /// The text of the rows of each partition, in their order: element `p`
@@ -74,18 +79,21 @@ class CsvBlock {
     /// The line number (from 1) in the file of the block's first row.
     [[nodiscard]] std::uint64_t first_line() const noexcept { return first_line_; }
 
-    /// Every column of every row.
+    /// Every column of every row (rows with the wrong number of fields are
+    /// left out under `CsvOptions::BadRows::skip`).
     /// @throws CorruptData naming the file, line and column if a row does not
-    /// have the schema's fields (plus the trailing delimiter, if set), a value
-    /// does not parse as its column's type, or quoting is malformed.
+    /// have the schema's fields (plus the trailing delimiter, if set; the
+    /// message gives both counts), a value does not parse as its column's
+    /// type, or quoting is malformed.
     [[nodiscard]] Table parse() const;
 
     /// The columns `columns` (indices into the schema, distinct) of every row,
-    /// and each row's text. Parses only those fields: in a block
-    /// without quotes, scanning a row stops at its last selected field, so
-    /// the fields after it are not checked.
+    /// and each row's text. Parses only those fields, but checks every row's
+    /// number of fields: in a block without quotes, the fields after the last
+    /// selected one are counted by their delimiters.
     /// @throws InvalidArgument if a column index is out of range or repeated.
-    /// @throws CorruptData as `parse` does, for the fields it reads.
+    /// @throws CorruptData as `parse` does, for the fields it reads and every
+    /// row's number of fields.
     [[nodiscard]] CsvRows parse_columns(std::span<std::size_t const> columns) const;
 
   private:
@@ -93,7 +101,8 @@ class CsvBlock {
     CsvBlock(std::shared_ptr<detail::CsvSource const> source, std::unique_ptr<char[]> text, std::size_t size,
              std::uint64_t first_line, std::size_t line_breaks);
 
-    /// Parses the selected columns; checks every field if `all_fields`.
+    /// Parses the selected columns; checks the value of every field if
+    /// `all_fields`.
     [[nodiscard]] CsvRows parse_rows(std::span<std::size_t const> columns, bool all_fields) const;
 
     std::shared_ptr<detail::CsvSource const> source_;  ///< the file's path, options and schema
@@ -103,8 +112,8 @@ class CsvBlock {
     std::size_t line_breaks_;  ///< the `\n` in the text: at least the number of rows
 };
 
-/// Reads a CSV file block by block. Opens the file, reads the header if the
-/// options say there is one, and settles the schema: the one given (whose
+/// Reads a CSV file block by block. Opens the file, skips a UTF-8 byte order
+/// mark, reads the header if the options say there is one, and settles the schema: the one given (whose
 /// names win over the header's), or one inferred from the first `infer_rows` rows (each column gets the first of
 /// int64, float64, date32 and string that holds every non-null value seen; a
 /// column without any is string). Without a header the columns
@@ -122,7 +131,8 @@ class CsvReader {
     /// @throws InvalidArgument if the options are invalid.
     /// @throws IoError naming the path if it cannot be opened or read.
     /// @throws CorruptData naming the file and line if the header does not
-    /// match a given schema or the rows used for inference are malformed.
+    /// match a given schema or the rows used for inference are malformed, or
+    /// if the file is gzip-compressed.
     CsvReader(std::filesystem::path path, CsvOptions options, std::optional<Schema> schema = std::nullopt);
     CsvReader(CsvReader const&) = delete;
     CsvReader& operator=(CsvReader const&) = delete;
@@ -145,6 +155,9 @@ class CsvReader {
     /// Reads from the file after the bytes already pending until `chunk_bytes`
     /// are pending or the file ends; at the end, adds a missing final `\n`.
     void fill();
+    /// Drops a UTF-8 byte order mark at the start of the file.
+    /// @throws CorruptData if the file is gzip-compressed.
+    void skip_byte_order_mark();
     /// The bytes up to the end of the last whole row pending.
     /// @throws CorruptData if there is none.
     [[nodiscard]] std::size_t complete_rows() const;
