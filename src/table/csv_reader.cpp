@@ -249,6 +249,29 @@ Schema infer_schema(std::string_view text, std::vector<std::string> names, CsvOp
     return Schema(std::move(fields));
 }
 
+/// Appends to `out` the row of `text` in [begin, end), whose fields start at
+/// `field_starts`, with its fields in `field_order`, then the trailing
+/// delimiter if the dialect has one and the row's line break.
+void rewrite_row(std::string_view text, std::size_t begin, std::size_t end, std::span<std::size_t const> field_starts,
+                 std::span<std::size_t const> field_order, CsvOptions const& options, std::vector<char>& out) {
+    auto const line_break = text.substr(begin, end - begin).ends_with("\r\n") ? std::string_view("\r\n")
+                                                                             : std::string_view("\n");
+    auto const content_end = end - line_break.size();
+    for (std::size_t output = 0; output < field_order.size(); ++output) {
+        auto const field = field_order[output];
+        auto const field_end = field + 1 < field_starts.size() ? field_starts[field + 1] - 1 : content_end;
+        if (output != 0) {
+            out.push_back(options.delimiter);
+        }
+        out.insert(out.end(), text.begin() + static_cast<std::ptrdiff_t>(field_starts[field]),
+                   text.begin() + static_cast<std::ptrdiff_t>(field_end));
+    }
+    if (options.trailing_delimiter) {
+        out.push_back(options.delimiter);
+    }
+    out.insert(out.end(), line_break.begin(), line_break.end());
+}
+
 }  // namespace
 
 std::vector<std::string> CsvRows::split(std::span<std::uint32_t const> partition_of_row,
@@ -297,14 +320,28 @@ Table CsvBlock::parse() const {
     for (std::size_t index = 0; index < columns.size(); ++index) {
         columns[index] = index;
     }
-    return parse_rows(columns, true).columns;
+    return parse_rows(columns, true, {}).columns;
 }
 
 CsvRows CsvBlock::parse_columns(std::span<std::size_t const> columns) const {
-    return parse_rows(columns, false);
+    return parse_rows(columns, false, {});
 }
 
-CsvRows CsvBlock::parse_rows(std::span<std::size_t const> columns, bool all_fields) const {
+CsvRows CsvBlock::parse_columns(std::span<std::size_t const> columns, std::span<std::size_t const> field_order) const {
+    auto const& schema = source_->schema;
+    std::vector<bool> seen(schema.size(), false);
+    for (auto const field : field_order) {
+        SPILLWAY_EXPECTS(field < schema.size() && !seen[field],
+                         "a field order must name each of the " << schema.size() << " columns once", InvalidArgument);
+        seen[field] = true;
+    }
+    SPILLWAY_EXPECTS(field_order.size() == schema.size(),
+                     "a field order must name each of the " << schema.size() << " columns once", InvalidArgument);
+    return parse_rows(columns, true, field_order);
+}
+
+CsvRows CsvBlock::parse_rows(std::span<std::size_t const> columns, bool all_fields,
+                             std::span<std::size_t const> field_order) const {
     auto const& schema = source_->schema;
     auto const& options = source_->options;
     std::vector<std::size_t> slot_of_field(schema.size(), no_slot);
@@ -329,10 +366,19 @@ CsvRows CsvBlock::parse_rows(std::span<std::size_t const> columns, bool all_fiel
     // A value that does not parse is reported once its row is known to have
     // the right number of fields: a row that does not is reported as such.
     std::optional<std::pair<std::size_t, std::string>> unparsed;
+    bool const reordering = !field_order.empty();
+    std::vector<std::size_t> field_starts;  // of the row being scanned, when reordering
+    if (reordering) {
+        rows.rewritten.reserve(size_ + size_ / 16);
+    }
     CsvScanner scanner(text(), options, errors);
     scanner.scan(
         std::numeric_limits<std::size_t>::max(), last_field,
         [&](std::size_t field, std::string_view value, bool quoted, std::size_t position) {
+            if (reordering) {
+                field_starts.resize(field + 1);
+                field_starts[field] = position;
+            }
             if (field >= slot_of_field.size()) {
                 return;
             }
@@ -358,9 +404,19 @@ CsvRows CsvBlock::parse_rows(std::span<std::size_t const> columns, bool all_fiel
             if (unparsed) {
                 errors.fail(unparsed->first, unparsed->second);
             }
+            if (reordering) {
+                auto const rewritten_begin = rows.rewritten.size();
+                rewrite_row(text(), begin, end, field_starts, field_order, options, rows.rewritten);
+                rows.begins.push_back(static_cast<std::uint32_t>(rewritten_begin));
+                rows.ends.push_back(static_cast<std::uint32_t>(rows.rewritten.size()));
+                return;
+            }
             rows.begins.push_back(static_cast<std::uint32_t>(begin));
             rows.ends.push_back(static_cast<std::uint32_t>(end));
         });
+    if (reordering) {
+        rows.text = std::string_view(rows.rewritten.data(), rows.rewritten.size());
+    }
     std::vector<Column> parsed;
     parsed.reserve(builders.size());
     for (auto& builder : builders) {
@@ -386,6 +442,7 @@ CsvReader::CsvReader(std::filesystem::path path, CsvOptions options, std::option
         CsvErrors const errors(path_, std::string_view(pending_.get(), rows_end), next_line_);
         auto [header, header_bytes] = read_header(std::string_view(pending_.get(), rows_end), options_, errors);
         names = std::move(header);
+        header_line_.assign(pending_.get(), header_bytes);
         next_line_ += detail::count_line_breaks(std::string_view(pending_.get(), header_bytes));
         std::memmove(pending_.get(), pending_.get() + header_bytes, pending_size_ - header_bytes);
         pending_size_ -= header_bytes;
@@ -411,6 +468,8 @@ CsvReader::~CsvReader() {
 }
 
 Schema const& CsvReader::schema() const noexcept { return source_->schema; }
+
+std::string const& CsvReader::header_line() const noexcept { return header_line_; }
 
 void CsvReader::fill() {
     while (!end_of_file_ && pending_size_ < options_.chunk_bytes) {

@@ -327,9 +327,36 @@ TEST_F(CsvReaderTest, SkippingBadRowsLeavesOutAndCountsRowsWithTheWrongFieldCoun
     EXPECT_EQ(block->parse().num_rows(), 3u);
 }
 
-TEST_F(CsvReaderTest, SkipsAByteOrderMarkAndRejectsGzip) {
-    auto const table = read_all(file("bom.csv", "\xef\xbb\xbfid,name\n1,x\n"), CsvOptions());
-    EXPECT_EQ(table.schema().to_string(), "id:int64, name:string");
+TEST_F(CsvReaderTest, ParseColumnsCanRewriteRowsWithTheirFieldsInAnotherOrder) {
+    CsvReader reader(file("order.csv", "b,a,c\n\"q,1\",1,z\n2,,\"w\"\r\n"), CsvOptions());
+    auto const block = reader.read_block();
+    std::vector<std::size_t> const key{1};
+    std::vector<std::size_t> const order{1, 0, 2};
+    auto rows = block->parse_columns(key, order);
+    ASSERT_EQ(rows.size(), 2u);
+    auto const moved = std::move(rows);
+    EXPECT_EQ(moved.row(0), "1,\"q,1\",z\n");
+    EXPECT_EQ(moved.row(1), ",2,\"w\"\r\n");
+    EXPECT_EQ(moved.columns.column(0).values<std::int64_t>()[0], 1);
+    EXPECT_TRUE(moved.columns.column(0).is_null(1));
+
+    std::vector<std::size_t> const repeated{0, 0, 2};
+    std::vector<std::size_t> const short_order{1, 0};
+    EXPECT_THROW_WITH(static_cast<void>(block->parse_columns(key, repeated)), InvalidArgument,
+                      "must name each of the 3 columns once");
+    EXPECT_THROW_WITH(static_cast<void>(block->parse_columns(key, short_order)), InvalidArgument,
+                      "must name each of the 3 columns once");
+
+    CsvReader tbl(file("order.tbl", "1|x|\n"), CsvOptions::tbl());
+    std::vector<std::size_t> const swap{1, 0};
+    EXPECT_EQ(tbl.read_block()->parse_columns(key, swap).row(0), "x|1|\n");
+}
+
+TEST_F(CsvReaderTest, SkipsAByteOrderMarkKeepsTheHeaderLineAndRejectsGzip) {
+    CsvReader reader(file("bom.csv", "\xef\xbb\xbf\"id\",name\r\n1,x\n"), CsvOptions());
+    EXPECT_EQ(reader.schema().to_string(), "id:int64, name:string");
+    EXPECT_EQ(reader.header_line(), "\"id\",name\r\n") << "the header as it is in the file";
+    EXPECT_EQ(CsvReader(file("none.tbl", "1|x|\n"), CsvOptions::tbl()).header_line(), "");
     EXPECT_THROW_WITH(CsvReader(file("rows.csv.gz", std::string("\x1f\x8b\x08\x00", 4)), CsvOptions()), CorruptData,
                       "rows.csv.gz' is gzip-compressed; decompress it first");
 }

@@ -23,8 +23,15 @@ struct CsvSource;
 
 /// The selected columns of a block's rows, and each row's text as it is in
 /// the file, so rows can be copied verbatim: what a repartition of CSV files
-/// needs. Refers to the block's text, so it must not outlive the block.
+/// needs. Refers to the block's text, so it must not outlive the block
+/// (unless its fields were reordered). Move-only: moves keep `text` valid.
 struct CsvRows {
+    CsvRows() = default;
+    CsvRows(CsvRows&&) noexcept = default;
+    CsvRows& operator=(CsvRows&&) noexcept = default;
+    CsvRows(CsvRows const&) = delete;  ///< a copy's `text` would refer to the original's `rewritten`
+    CsvRows& operator=(CsvRows const&) = delete;
+
     /// The selected columns, in the order they were selected.
     Table columns;
     /// Where each row is in `text`: row `i` is
@@ -32,8 +39,11 @@ struct CsvRows {
     /// and do not overlap; rows left out (`skipped_rows`) leave gaps.
     std::vector<std::uint32_t> begins;
     std::vector<std::uint32_t> ends;
-    /// The block's text.
+    /// The block's text, or `rewritten` when the rows' fields were reordered.
     std::string_view text;
+    /// The rows' text with their fields reordered (`CsvBlock::parse_columns`
+    /// with a field order); empty otherwise.
+    std::vector<char> rewritten;
     /// Rows with the wrong number of fields that were left out
     /// (`CsvOptions::BadRows::skip`).
     std::uint64_t skipped_rows = 0;
@@ -96,14 +106,26 @@ class CsvBlock {
     /// row's number of fields.
     [[nodiscard]] CsvRows parse_columns(std::span<std::size_t const> columns) const;
 
+    /// As `parse_columns(columns)`, with each row's text rewritten so that
+    /// its fields come in `field_order`: field `j` of a rewritten row is the
+    /// row's field `field_order[j]`, copied as it is (quotes included),
+    /// followed by the trailing delimiter if the dialect has one and the
+    /// row's own line break. Lets rows of files whose columns are in
+    /// different orders be written in one order.
+    /// @throws InvalidArgument unless `field_order` is a permutation of the
+    ///         schema's column indices; as `parse_columns` otherwise.
+    [[nodiscard]] CsvRows parse_columns(std::span<std::size_t const> columns,
+                                        std::span<std::size_t const> field_order) const;
+
   private:
     friend class CsvReader;
     CsvBlock(std::shared_ptr<detail::CsvSource const> source, std::unique_ptr<char[]> text, std::size_t size,
              std::uint64_t first_line, std::size_t line_breaks);
 
     /// Parses the selected columns; checks the value of every field if
-    /// `all_fields`.
-    [[nodiscard]] CsvRows parse_rows(std::span<std::size_t const> columns, bool all_fields) const;
+    /// `all_fields`; rewrites the rows in `field_order` unless it is empty.
+    [[nodiscard]] CsvRows parse_rows(std::span<std::size_t const> columns, bool all_fields,
+                                     std::span<std::size_t const> field_order) const;
 
     std::shared_ptr<detail::CsvSource const> source_;  ///< the file's path, options and schema
     std::unique_ptr<char[]> text_;                      ///< size_ bytes of whole rows
@@ -141,6 +163,11 @@ class CsvReader {
     /// The columns of the file; empty for an empty file without a given schema.
     [[nodiscard]] Schema const& schema() const noexcept;
 
+    /// The header row exactly as it is in the file (a byte order mark left
+    /// out), line break included; empty if the options say there is none or
+    /// the file is empty.
+    [[nodiscard]] std::string const& header_line() const noexcept;
+
     /// The next block of whole rows, or nothing at the end of the file.
     /// @throws IoError naming the path if reading fails.
     /// @throws CorruptData naming the file and line if no row ends within
@@ -164,6 +191,7 @@ class CsvReader {
 
     std::string path_;
     CsvOptions options_;
+    std::string header_line_;
     std::shared_ptr<detail::CsvSource const> source_;  ///< set once the schema is known
     int descriptor_ = -1;
     bool end_of_file_ = false;
