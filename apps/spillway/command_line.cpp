@@ -136,6 +136,19 @@ CommandLine::CommandLine() : app_(description, "spillway") {
     flags_.add(*partition_command_, "--block-size", "csv_chunk_bytes", "SIZE",
                "bytes read at a time; no row may be longer (default 16MiB)", size_value());
     add_csv_flags(*partition_command_, flags_);
+    partition_command_
+        ->add_option("--schema", partition_.schema,
+                     "column types, as column:type (int32, int64, float64, date32, string; comma-separated); "
+                     "columns not named are inferred from the first file's first rows")
+        ->type_name("COL:TYPE")
+        ->delimiter(',');
+    flags_.add(*partition_command_, "--infer-rows", "csv_infer_rows", "N",
+               "rows of the first file read to infer column types (default 1000)",
+               integer_value(1, std::numeric_limits<std::int32_t>::max()));
+    flags_.add(*partition_command_, "--bad-rows", "csv_bad_rows", "WHAT",
+               "a row with the wrong number of fields: fail (default) stops the run naming its file and line; skip "
+               "leaves it out and counts it in the summary",
+               choice_value({"fail", "skip"}));
     add_output_flags(*partition_command_);
 }
 

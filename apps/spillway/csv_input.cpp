@@ -4,6 +4,7 @@
 #include <charconv>
 
 #include <spillway/core/error.hpp>
+#include <spillway/table/data_type.hpp>
 
 namespace spillway::cli {
 namespace {
@@ -23,10 +24,63 @@ std::size_t resolve_key(table::Schema const& schema, std::string const& key) {
     return schema.index_of(key);  // throws, listing the columns
 }
 
+/// `schema` with the types that `declared` (`name:type` entries) gives;
+/// marks those columns in `is_declared`.
+table::Schema declare_types(table::Schema const& schema, std::vector<std::string> const& declared,
+                            std::vector<bool>& is_declared) {
+    auto fields = schema.fields();
+    is_declared.assign(fields.size(), false);
+    for (auto const& entry : declared) {
+        auto const colon = entry.rfind(':');
+        SPILLWAY_EXPECTS(colon != std::string::npos && colon != 0,
+                         "--schema takes column:type entries (such as user_id:int64), got '" << entry << "'",
+                         InvalidArgument);
+        auto const name = entry.substr(0, colon);
+        auto const column = schema.find(name);
+        SPILLWAY_EXPECTS(column.has_value(),
+                         "--schema names column '" << name << "', which the input does not have; its columns are: "
+                                                   << schema.to_string(),
+                         InvalidArgument);
+        SPILLWAY_EXPECTS(!is_declared[*column], "--schema gives column '" << name << "' twice", InvalidArgument);
+        fields[*column].type = table::parse_data_type(entry.substr(colon + 1));
+        is_declared[*column] = true;
+    }
+    return table::Schema(std::move(fields));
+}
+
+/// Where each column of `first`'s columns is among `names`, the columns of
+/// `file`: empty if they are in the same order.
+/// @throws CorruptData naming the file and a column if the names differ.
+std::vector<std::size_t> match_columns(table::Schema const& first, std::filesystem::path const& first_file,
+                                       std::vector<std::string> const& names, std::filesystem::path const& file) {
+    std::vector<std::size_t> order;
+    for (std::size_t column = 0; column < first.size(); ++column) {
+        auto const& name = first.field(column).name;
+        auto const found = std::find(names.begin(), names.end(), name);
+        SPILLWAY_EXPECTS(found != names.end(),
+                         "'" << file.string() << "' has no column '" << name << "', which '" << first_file.string()
+                             << "' has; every input file must have the same columns (in any order)",
+                         CorruptData);
+        order.push_back(static_cast<std::size_t>(found - names.begin()));
+    }
+    for (auto const& name : names) {
+        SPILLWAY_EXPECTS(first.find(name).has_value(),
+                         "'" << file.string() << "' has a column '" << name << "', which '" << first_file.string()
+                             << "' does not have; every input file must have the same columns (in any order)",
+                         CorruptData);
+    }
+    SPILLWAY_EXPECTS(names.size() == first.size(),
+                     "'" << file.string() << "' has " << names.size() << " columns, '" << first_file.string()
+                         << "' has " << first.size(),
+                     CorruptData);
+    bool const same_order = std::ranges::is_sorted(order) && std::ranges::adjacent_find(order) == order.end();
+    return same_order ? std::vector<std::size_t>() : order;
+}
+
 }  // namespace
 
 CsvInput CsvInput::open(std::vector<std::filesystem::path> files, std::vector<std::string> const& keys,
-                        Options const& options) {
+                        Options const& options, std::vector<std::string> const& declared) {
     SPILLWAY_EXPECTS(!files.empty(), "no input file was given; name the CSV files with --input", InvalidArgument);
     CsvInput input;
     for (auto const& file : files) {
@@ -36,14 +90,27 @@ CsvInput CsvInput::open(std::vector<std::filesystem::path> files, std::vector<st
                          InvalidArgument);
         SPILLWAY_EXPECTS(std::filesystem::is_regular_file(status),
                          "input '" << file.string() << "' is not a regular file", InvalidArgument);
-        input.bytes += std::filesystem::file_size(file);
+        auto const size = std::filesystem::file_size(file);
+        SPILLWAY_EXPECTS(size != 0, "input file '" << file.string() << "' is empty: it has no header and no rows",
+                         InvalidArgument);
+        input.bytes += size;
     }
     auto const defaults = files.front().extension() == ".tbl" ? table::CsvOptions::tbl() : table::CsvOptions();
     input.options = table::CsvOptions::from_options(options, defaults);
-    input.schema = table::CsvReader(files.front(), input.options).schema();
-    for (auto const& file : files) {
-        static_cast<void>(table::CsvReader(file, input.options, input.schema));
+    {
+        table::CsvReader first(files.front(), input.options);
+        input.schema = declare_types(first.schema(), declared, input.declared);
+        input.header = first.header_line();
     }
+    for (auto const& file : files) {
+        std::vector<std::string> names;
+        table::CsvReader const reader(file, input.options);
+        for (auto const& field : reader.schema().fields()) {
+            names.push_back(field.name);
+        }
+        input.field_orders.push_back(match_columns(input.schema, files.front(), names, file));
+    }
+    input.files = std::move(files);
     SPILLWAY_EXPECTS(!keys.empty(), "no key column was given; name one or more with --key from: "
                                         << input.schema.to_string(), InvalidArgument);
     for (auto const& key : keys) {
@@ -52,13 +119,64 @@ CsvInput CsvInput::open(std::vector<std::filesystem::path> files, std::vector<st
                          "key column '" << key << "' was given twice", InvalidArgument);
         input.keys.push_back(index);
     }
-    input.files = std::move(files);
     return input;
 }
 
+table::Schema CsvInput::file_schema(std::size_t file) const {
+    auto const& order = field_orders.at(file);
+    if (order.empty()) {
+        return schema;
+    }
+    auto fields = schema.fields();
+    for (std::size_t column = 0; column < order.size(); ++column) {
+        fields[order[column]] = schema.field(column);
+    }
+    return table::Schema(std::move(fields));
+}
+
+std::vector<std::size_t> CsvInput::file_keys(std::size_t file) const {
+    auto const& order = field_orders.at(file);
+    if (order.empty()) {
+        return keys;
+    }
+    std::vector<std::size_t> fields;
+    for (auto const key : keys) {
+        fields.push_back(order[key]);
+    }
+    return fields;
+}
+
+table::CsvRows CsvInput::parse_keys(std::size_t file, table::CsvBlock const& block) const {
+    auto const fields = file_keys(file);
+    try {
+        auto const& order = field_orders.at(file);
+        return order.empty() ? block.parse_columns(fields) : block.parse_columns(fields, order);
+    } catch (table::CsvValueError const& error) {
+        auto const column = schema.index_of(error.column());
+        if (declared[column]) {
+            throw;
+        }
+        SPILLWAY_FAIL(error.what() << ": the type was inferred from the first " << options.infer_rows << " rows of '"
+                                   << files.front().string() << "'; declare it with --schema " << error.column()
+                                   << ":string (or another type), or infer from more rows with --infer-rows",
+                      CorruptData);
+    }
+}
+
 CsvBlockSource::CsvBlockSource(std::vector<std::filesystem::path> files, table::CsvOptions options,
-                               table::Schema schema)
-    : files_(std::move(files)), options_(options), schema_(std::move(schema)) {}
+                               std::vector<table::Schema> schemas)
+    : files_(std::move(files)), options_(options), schemas_(std::move(schemas)) {
+    SPILLWAY_ASSERT(schemas_.size() == files_.size(), "one schema per file");
+}
+
+CsvBlockSource::CsvBlockSource(CsvInput const& input)
+    : CsvBlockSource(input.files, input.options, [&] {
+          std::vector<table::Schema> schemas;
+          for (std::size_t file = 0; file < input.files.size(); ++file) {
+              schemas.push_back(input.file_schema(file));
+          }
+          return schemas;
+      }()) {}
 
 std::optional<FileBlock> CsvBlockSource::operator()() {
     while (true) {
@@ -66,7 +184,8 @@ std::optional<FileBlock> CsvBlockSource::operator()() {
             if (next_file_ == files_.size()) {
                 return std::nullopt;
             }
-            reader_ = std::make_unique<table::CsvReader>(files_[next_file_++], options_, schema_);
+            reader_ = std::make_unique<table::CsvReader>(files_[next_file_], options_, schemas_[next_file_]);
+            ++next_file_;
         }
         if (auto block = reader_->read_block()) {
             return FileBlock{next_file_ - 1, std::move(*block)};

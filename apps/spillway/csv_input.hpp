@@ -18,33 +18,63 @@
 
 namespace spillway::cli {
 
-/// Input files of one dialect and schema, and the key columns of a job.
+/// Input files of one dialect and one set of columns, and the key columns of
+/// a job.
+///
+/// Files are matched by column name: each must have the first file's columns,
+/// in any order. Rows are written in the first file's column order, under its
+/// header line as it is in that file.
 ///
 /// Thread safety: a plain value; const member functions may be called
 /// concurrently.
 struct CsvInput {
     std::vector<std::filesystem::path> files;
     table::CsvOptions options;
+    /// The first file's columns, with the types declared (`--schema`) or
+    /// inferred from its first rows.
     table::Schema schema;
     std::vector<std::size_t> keys;  ///< indices into `schema`, distinct, in the order given
-    std::uint64_t bytes = 0;        ///< the files' sizes together
+    /// Whether each column of `schema` had its type declared rather than inferred.
+    std::vector<bool> declared;
+    /// Per file, the field that holds each column of `schema`:
+    /// `field_orders[f][j]` is the field of file `f` holding column `j`;
+    /// empty where file `f` has the columns in `schema`'s order.
+    std::vector<std::vector<std::size_t>> field_orders;
+    /// The first file's header line as it is in the file, line break
+    /// included; empty without a header.
+    std::string header;
+    std::uint64_t bytes = 0;  ///< the files' sizes together
 
     /// Checks and describes `files`. The dialect starts from TPC-H `.tbl`
     /// (`CsvOptions::tbl()`) when the first file's name ends in `.tbl`, from
     /// the CSV defaults otherwise, and the `csv_*` options in `options`
     /// apply on top. The schema is inferred from the first file (see
-    /// `table::CsvReader`); every file is opened with it, which checks its
-    /// header. Each key is a column name, or a column number from 0 (so
-    /// headerless files can name their columns either `column3` or `3`).
-    /// @throws InvalidArgument if there is no file, a file does not exist or
-    ///         is not a regular file, a key is empty, repeated or not a column
-    ///         (the message lists the columns), or an option is malformed.
+    /// `table::CsvReader`), except for the columns whose types `declared`
+    /// gives as `name:type` entries. Each key is a column name, or a column
+    /// number from 0 (so headerless files can name their columns either
+    /// `column3` or `3`).
+    /// @throws InvalidArgument if there is no file, a file does not exist, is
+    ///         not a regular file or is empty; a key is empty, repeated or not
+    ///         a column (the message lists the columns); a declared type is
+    ///         malformed or names no column; an option is malformed.
     /// @throws IoError naming a file that cannot be read.
-    /// @throws CorruptData naming the file and line if a header does not
-    ///         match the first file's, or the rows read to infer types are
-    ///         malformed.
+    /// @throws CorruptData naming the file and the column if a file's columns
+    ///         are not the first file's, or naming the line if the quoting of
+    ///         the rows read to infer types is malformed.
     [[nodiscard]] static CsvInput open(std::vector<std::filesystem::path> files,
-                                       std::vector<std::string> const& keys, Options const& options);
+                                       std::vector<std::string> const& keys, Options const& options,
+                                       std::vector<std::string> const& declared = {});
+
+    /// The columns of file `file` in its own order, with `schema`'s types.
+    [[nodiscard]] table::Schema file_schema(std::size_t file) const;
+    /// The fields of file `file` that hold the key columns, in key order.
+    [[nodiscard]] std::vector<std::size_t> file_keys(std::size_t file) const;
+    /// The rows of a block of file `file`: its key columns, and each row's
+    /// text in the first file's column order.
+    /// @throws CorruptData as `table::CsvBlock::parse_columns` does; for a
+    ///         value that does not parse as its inferred type, the message
+    ///         names the flags that fix it.
+    [[nodiscard]] table::CsvRows parse_keys(std::size_t file, table::CsvBlock const& block) const;
 };
 
 /// One block of whole rows and the index of the file it came from.
@@ -54,14 +84,18 @@ struct FileBlock {
 };
 
 /// Reads `files` one after the other, a block at a time, each with the same
-/// options and schema: a generator function for `seq_join`.
+/// options and its own schema: a generator function for `seq_join`.
 ///
 /// Thread safety: externally synchronized (seq_join pulls from one thread at
 /// a time). Holds one open reader at a time.
 class CsvBlockSource {
   public:
-    /// A source of the blocks of `files`, read with `options` and `schema`.
-    CsvBlockSource(std::vector<std::filesystem::path> files, table::CsvOptions options, table::Schema schema);
+    /// A source of the blocks of `files`, read with `options`, file `f` with
+    /// `schemas[f]`. Requires: one schema per file.
+    CsvBlockSource(std::vector<std::filesystem::path> files, table::CsvOptions options,
+                   std::vector<table::Schema> schemas);
+    /// A source of the blocks of `input`'s files.
+    explicit CsvBlockSource(CsvInput const& input);
 
     /// The next block, or nothing after the last file's last block.
     /// @throws IoError / CorruptData as `table::CsvReader` does.
@@ -70,7 +104,7 @@ class CsvBlockSource {
   private:
     std::vector<std::filesystem::path> files_;
     table::CsvOptions options_;
-    table::Schema schema_;
+    std::vector<table::Schema> schemas_;
     std::size_t next_file_ = 0;                  ///< the file after the one `reader_` reads
     std::unique_ptr<table::CsvReader> reader_;  ///< the file being read; null between files
 };

@@ -45,8 +45,9 @@ PartitionCheck check_partition_files(std::vector<std::filesystem::path> const& f
     };
 
     PartitionCheck result;
-    auto join = exec::seq_join(executor, window, CsvBlockSource(files, input.options, input.schema), check_block,
-                               std::move(join_options));
+    auto join = exec::seq_join(executor, window,
+                               CsvBlockSource(files, input.options, std::vector(files.size(), input.schema)),
+                               check_block, std::move(join_options));
     for (auto& check : join) {
         result.checksum += check.checksum;
         if (result.misplaced_rows == 0) {

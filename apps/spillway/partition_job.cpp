@@ -62,12 +62,13 @@ struct SplitBlock {
     std::vector<std::string> pieces;  ///< the rows of partition p, verbatim, by p
     table::TableChecksum checksum;
     std::size_t bytes = 0;
+    std::uint64_t skipped_rows = 0;  ///< rows with the wrong number of fields, left out
 };
 
 }  // namespace
 
 PartitionJob::PartitionJob(PartitionArguments arguments, Options const& options)
-    : input_(CsvInput::open(std::move(arguments.inputs), arguments.keys, options)),
+    : input_(CsvInput::open(std::move(arguments.inputs), arguments.keys, options, arguments.schema)),
       output_(std::move(arguments.output)),
       key_names_(std::move(arguments.keys)),
       partitions_(static_cast<std::uint32_t>(options.get_int("partitions", 64, 1, std::int64_t{1} << 24))),
@@ -82,10 +83,13 @@ PartitionJob::PartitionJob(PartitionArguments arguments, Options const& options)
     prepare_output_directory(output_);
     auto const extension = input_.files.front().has_extension() ? input_.files.front().extension()
                                                                  : std::filesystem::path(".csv");
+    auto writer_options = input_.options;
+    writer_options.header = false;  // the input's header line is copied as it is
     for (std::uint32_t partition = 0; partition < partitions_; ++partition) {
         output_files_.push_back(partition_file(output_, partition, extension));
-        writers_.push_back(std::make_unique<table::CsvWriter>(output_files_.back(), input_.options, input_.schema,
+        writers_.push_back(std::make_unique<table::CsvWriter>(output_files_.back(), writer_options, input_.schema,
                                                               plan_.write_buffer_bytes));
+        writers_.back()->write_rows(input_.header);
     }
 }
 
@@ -95,22 +99,24 @@ RunSummary PartitionJob::run(Progress& progress) {
     std::vector<std::size_t> key_positions(input_.keys.size());
     std::iota(key_positions.begin(), key_positions.end(), std::size_t{0});
     auto const split_block = [&](FileBlock file_block, std::stop_token const&) {
-        auto const rows = file_block.block.parse_columns(input_.keys);
+        auto const rows = input_.parse_keys(file_block.file, file_block.block);
         auto const partition_of_row = table::partition_rows(rows.columns, key_positions, partitions_);
-        return SplitBlock{rows.split(partition_of_row, partitions_), rows.checksum(), file_block.block.text().size()};
+        return SplitBlock{rows.split(partition_of_row, partitions_), rows.checksum(), file_block.block.text().size(),
+                          rows.skipped_rows};
     };
 
     table::TableChecksum input_checksum;
+    std::uint64_t skipped_rows = 0;
     progress.start("partition", input_.bytes, Progress::Unit::bytes);
     {
         SeqJoinTracer tracer("split block", plan_.window);
-        auto join = exec::seq_join(pool_, plan_.window, CsvBlockSource(input_.files, input_.options, input_.schema),
-                                   split_block, tracer.observe({}));
+        auto join = exec::seq_join(pool_, plan_.window, CsvBlockSource(input_), split_block, tracer.observe({}));
         for (auto& block : join) {
             for (std::uint32_t partition = 0; partition < partitions_; ++partition) {
                 writers_[partition]->write_rows(block.pieces[partition]);
             }
             input_checksum += block.checksum;
+            skipped_rows += block.skipped_rows;
             progress.advance(block.bytes);
         }
     }
@@ -141,6 +147,9 @@ RunSummary PartitionJob::run(Progress& progress) {
     summary.settings["memory_limit"] = format_bytes(plan_.limit);
     summary.settings["memory_bound"] = format_bytes(plan_.bound());
     summary.rows = input_checksum.rows;
+    if (input_.options.bad_rows == table::CsvOptions::BadRows::skip) {
+        summary.skipped_rows = skipped_rows;
+    }
     summary.bytes = input_.bytes;
     summary.seconds = std::chrono::duration<double>(finished - started).count();
     summary.phases = {{"partition", std::chrono::duration<double>(partitioned - started).count()},

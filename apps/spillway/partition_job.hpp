@@ -24,6 +24,7 @@ struct PartitionArguments {
     std::vector<std::filesystem::path> inputs;
     std::vector<std::string> keys;  ///< column names or numbers
     std::filesystem::path output;   ///< a directory, made if missing, that must be empty
+    std::vector<std::string> schema;  ///< `column:type` entries: the declared types of those columns
 };
 
 /// Splits the rows of CSV files into `partitions` files by the hash of their
@@ -38,7 +39,10 @@ struct PartitionArguments {
 /// the calling thread appends each block's pieces to the partition files in
 /// input order. Memory stays within the limit as `PartitionPlan` describes.
 /// Output files are `part-NNNNN<ext>` (the first input's extension), with the
-/// input's header if it has one.
+/// first input's header line as it is, if it has one. Inputs whose columns
+/// are in another order have their rows' fields rewritten into the first
+/// input's order. With `csv_bad_rows` = `skip`, rows with the wrong number of
+/// fields are left out and counted in the summary (`skipped_rows`).
 ///
 /// Options read: `partitions`, `threads`, `window`, `memory_limit_host`,
 /// the `csv_*` options; the option `ranks` must be 1.

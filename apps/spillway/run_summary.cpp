@@ -63,8 +63,11 @@ std::string RunSummary::to_text() const {
         }
         out << "\n";
     }
-    out << "  rows         " << format_count(rows) << "\n"
-        << "  bytes        " << format_bytes(bytes) << "\n"
+    out << "  rows         " << format_count(rows) << "\n";
+    if (skipped_rows) {
+        out << "  skipped      " << format_count(*skipped_rows) << " rows with the wrong number of fields\n";
+    }
+    out        << "  bytes        " << format_bytes(bytes) << "\n"
         << "  time         " << format_seconds(seconds);
     if (!phases.empty()) {
         out << " (";
@@ -104,6 +107,9 @@ std::string RunSummary::to_json() const {
     json["verified"] = verified ? nlohmann::ordered_json(*verified) : nlohmann::ordered_json(nullptr);
     json["settings"] = settings;
     json["rows"] = rows;
+    if (skipped_rows) {
+        json["skipped_rows"] = *skipped_rows;
+    }
     json["bytes"] = bytes;
     json["seconds"] = seconds;
     json["throughput_bytes_per_second"] = throughput();

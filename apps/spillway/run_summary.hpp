@@ -31,6 +31,9 @@ struct RunSummary {
     std::string command;              ///< `shuffle`, `partition` or `generate`
     nlohmann::ordered_json settings = nlohmann::ordered_json::object();  ///< what ran: ranks, partitions, ...
     std::uint64_t rows = 0;           ///< rows of input
+    /// Input rows left out as malformed (`--bad-rows skip`); nothing unless
+    /// the job was told to skip them.
+    std::optional<std::uint64_t> skipped_rows;
     std::uint64_t bytes = 0;          ///< bytes of input the job moved
     double seconds = 0;               ///< wall time of the whole job
     std::vector<PhaseTime> phases;    ///< wall time of each phase, in order
@@ -51,7 +54,7 @@ struct RunSummary {
     [[nodiscard]] std::string to_text() const;
 
     /// One JSON object, on one line: `command`, `verified` (true, false or
-    /// null), `settings`, `rows`, `bytes`, `seconds`, `throughput_bytes_per_second`,
+    /// null), `settings`, `rows`, `skipped_rows` (if set), `bytes`, `seconds`, `throughput_bytes_per_second`,
     /// `phases` (`{name: seconds}`), `spilled_bytes`, `read_back_bytes`,
     /// `peak_memory` (`{tier: {limit, ranks}}`), `peak_resident_bytes` and
     /// `verification` (an array of lines).

@@ -47,9 +47,17 @@ std::size_t count_line_breaks(std::string_view text) noexcept {
     return total;
 }
 
-void CsvErrors::fail(std::size_t position, std::string_view message) const {
+std::string CsvErrors::locate(std::size_t position, std::string_view message) const {
     auto const line = first_line_ + count_line_breaks(text_.substr(0, position));
-    SPILLWAY_FAIL(path_ << ':' << line << ": " << message, CorruptData);
+    return std::string(path_) + ':' + std::to_string(line) + ": " + std::string(message);
+}
+
+void CsvErrors::fail(std::size_t position, std::string_view message) const {
+    SPILLWAY_FAIL(locate(position, message), CorruptData);
+}
+
+void CsvErrors::fail_value(std::size_t position, std::string_view message, std::string const& column) const {
+    throw CsvValueError(locate(position, message), column);
 }
 
 std::size_t end_of_last_row(std::string_view text, std::optional<char> quote) noexcept {
@@ -199,7 +207,8 @@ std::pair<std::vector<std::string>, std::size_t> read_header(std::string_view te
 
 /// The narrowest type that holds every non-null value of each column in the
 /// first `options.infer_rows` rows of `text`: int64, float64, date32 or
-/// string. With no `names`, the columns are named after the first row.
+/// string. With no `names`, the columns are named after the first row. Rows
+/// with the wrong number of fields are passed over: parsing reports them.
 Schema infer_schema(std::string_view text, std::vector<std::string> names, CsvOptions const& options,
                     CsvErrors const& errors) {
     struct Candidates {
@@ -209,31 +218,37 @@ Schema infer_schema(std::string_view text, std::vector<std::string> names, CsvOp
         bool seen = false;
     };
     std::vector<Candidates> candidates;
+    std::vector<Candidates> row;  // what each value of the row being scanned fits
     std::size_t columns = names.size();
     CsvScanner scanner(text, options, errors);
     scanner.scan(
         options.infer_rows, CsvScanner::all_fields,
         [&](std::size_t field, std::string_view value, bool quoted, std::size_t) {
-            if (candidates.size() <= field) {
-                candidates.resize(field + 1);
+            if (field == 0) {
+                row.clear();
             }
-            auto& candidate = candidates[field];
+            row.resize(field + 1);
             if (value.empty() && !quoted) {
                 return;  // a null fits every type
             }
             std::int64_t integer;
             double real;
-            candidate.seen = true;
-            candidate.int64 = candidate.int64 && parse_number(value, integer);
-            candidate.float64 = candidate.float64 && parse_float64(value, real);
-            candidate.date32 = candidate.date32 && parse_date32(value).has_value();
+            row[field] = {parse_number(value, integer), parse_float64(value, real), parse_date32(value).has_value(),
+                          true};
         },
-        [&](std::size_t begin, std::size_t, std::size_t fields, bool last_empty) {
+        [&](std::size_t, std::size_t, std::size_t fields, bool last_empty) {
             if (columns == 0) {
                 columns = fields - (options.trailing_delimiter && fields > 1 ? 1 : 0);
             }
             if (fields != fields_per_row(columns, options) || (options.trailing_delimiter && !last_empty)) {
-                errors.fail(begin, expected_fields_message(columns, fields, options));
+                return;  // parsing reports it (or skips it); it tells nothing about the types
+            }
+            candidates.resize(std::max(candidates.size(), row.size()));
+            for (std::size_t field = 0; field < row.size(); ++field) {
+                candidates[field].int64 = candidates[field].int64 && row[field].int64;
+                candidates[field].float64 = candidates[field].float64 && row[field].float64;
+                candidates[field].date32 = candidates[field].date32 && row[field].date32;
+                candidates[field].seen = candidates[field].seen || row[field].seen;
             }
         });
     std::vector<Field> fields;
@@ -365,7 +380,12 @@ CsvRows CsvBlock::parse_rows(std::span<std::size_t const> columns, bool all_fiel
     CsvErrors const errors(source_->path, text(), first_line_);
     // A value that does not parse is reported once its row is known to have
     // the right number of fields: a row that does not is reported as such.
-    std::optional<std::pair<std::size_t, std::string>> unparsed;
+    struct Unparsed {
+        std::size_t position;
+        std::string message;
+        std::size_t field;
+    };
+    std::optional<Unparsed> unparsed;
     bool const reordering = !field_order.empty();
     std::vector<std::size_t> field_starts;  // of the row being scanned, when reordering
     if (reordering) {
@@ -384,9 +404,10 @@ CsvRows CsvBlock::parse_rows(std::span<std::size_t const> columns, bool all_fiel
             }
             auto const slot = slot_of_field[field];
             if (slot != no_slot && !append_field(builders[slot], value, quoted) && !unparsed) {
-                unparsed.emplace(position, "column '" + schema.field(field).name + "': cannot parse "
-                                               + quoted_excerpt(value) + " as "
-                                               + std::string(to_string(schema.field(field).type)));
+                unparsed = Unparsed{position,
+                                    "column '" + schema.field(field).name + "': cannot parse " + quoted_excerpt(value)
+                                        + " as " + std::string(to_string(schema.field(field).type)),
+                                    field};
             }
         },
         [&](std::size_t begin, std::size_t end, std::size_t found, bool last_empty) {
@@ -402,7 +423,7 @@ CsvRows CsvBlock::parse_rows(std::span<std::size_t const> columns, bool all_fiel
                 return;
             }
             if (unparsed) {
-                errors.fail(unparsed->first, unparsed->second);
+                errors.fail_value(unparsed->position, unparsed->message, schema.field(unparsed->field).name);
             }
             if (reordering) {
                 auto const rewritten_begin = rows.rewritten.size();

@@ -24,8 +24,13 @@ class CsvErrors {
     /// Throws `CorruptData` with `message`, prefixed by `path:line: ` for the
     /// line that holds byte `position` of the text.
     [[noreturn]] void fail(std::size_t position, std::string_view message) const;
+    /// As `fail`, but throws `CsvValueError` for a value of column `column`.
+    [[noreturn]] void fail_value(std::size_t position, std::string_view message, std::string const& column) const;
 
   private:
+    /// `path:line: message` for the line that holds byte `position`.
+    [[nodiscard]] std::string locate(std::size_t position, std::string_view message) const;
+
     std::string_view path_;
     std::string_view text_;
     std::uint64_t first_line_;  ///< the line of the text's first byte

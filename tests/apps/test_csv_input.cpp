@@ -1,6 +1,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <spillway/core/error.hpp>
@@ -64,15 +65,86 @@ TEST_F(CsvInputTest, RefusesMissingInputsBadKeysAndMismatchedHeaders) {
     EXPECT_THROW_WITH(CsvInput::open({good}, {"2"}, Options()), InvalidArgument, "id:int64, name:string");
     EXPECT_THROW_WITH(CsvInput::open({good}, {""}, Options()), InvalidArgument, "an empty key column");
     EXPECT_THROW_WITH(CsvInput::open({good}, {"id", "0"}, Options()), InvalidArgument, "given twice");
-    auto const wider = write("b.csv", "id,name,extra\n1,x,y\n");
-    EXPECT_THROW_WITH(CsvInput::open({good, wider}, {"id"}, Options()), CorruptData, "b.csv:1: the header has 3");
+    auto const empty = write("empty.csv", "");
+    EXPECT_THROW_WITH(CsvInput::open({empty}, {"id"}, Options()), InvalidArgument,
+                      "empty.csv' is empty: it has no header and no rows");
+}
+
+TEST_F(CsvInputTest, MatchesTheColumnsOfEveryFileByName) {
+    auto const first = write("a.csv", "id,name\n1,x\n");
+    auto const swapped = write("b.csv", "name,id\n\"y,z\",2\n");
+    auto const input = CsvInput::open({first, swapped}, {"id"}, Options());
+    EXPECT_EQ(input.field_orders, (std::vector<std::vector<std::size_t>>{{}, {1, 0}}));
+    EXPECT_EQ(input.file_schema(1).to_string(), "name:string, id:int64");
+    EXPECT_EQ(input.file_keys(1), (std::vector<std::size_t>{1}));
+    EXPECT_EQ(input.header, "id,name\n");
+
+    CsvBlockSource source(input);
+    static_cast<void>(source());
+    auto const second = source();
+    ASSERT_TRUE(second.has_value());
+    auto const rows = input.parse_keys(second->file, second->block);
+    ASSERT_EQ(rows.size(), 1u);
+    EXPECT_EQ(rows.row(0), "2,\"y,z\"\n") << "written in the first file's column order";
+    EXPECT_EQ(rows.columns.column(0).values<std::int64_t>()[0], 2);
+
+    auto const wider = write("c.csv", "id,name,extra\n1,x,y\n");
+    EXPECT_THROW_WITH(CsvInput::open({first, wider}, {"id"}, Options()), CorruptData,
+                      "'" + wider.string() + "' has a column 'extra', which '" + first.string() + "' does not have");
+    auto const renamed = write("d.csv", "id,label\n1,x\n");
+    EXPECT_THROW_WITH(CsvInput::open({first, renamed}, {"id"}, Options()), CorruptData,
+                      "'" + renamed.string() + "' has no column 'name', which '" + first.string() + "' has");
+}
+
+TEST_F(CsvInputTest, DeclaredTypesWinOverInference) {
+    auto const file = write("a.csv", "id,day,name\n1,2024-01-02,x\n");
+    auto const input = CsvInput::open({file}, {"id"}, Options(), {"id:string", "day:date32"});
+    EXPECT_EQ(input.schema.to_string(), "id:string, day:date32, name:string");
+    EXPECT_EQ(input.declared, (std::vector<bool>{true, true, false}));
+    EXPECT_THROW_WITH(CsvInput::open({file}, {"id"}, Options(), {"nope:int64"}), InvalidArgument,
+                      "--schema names column 'nope', which the input does not have; its columns are: id:int64");
+    EXPECT_THROW_WITH(CsvInput::open({file}, {"id"}, Options(), {"id"}), InvalidArgument,
+                      "--schema takes column:type entries");
+    EXPECT_THROW_WITH(CsvInput::open({file}, {"id"}, Options(), {"id:integer"}), InvalidArgument, "integer");
+    EXPECT_THROW_WITH(CsvInput::open({file}, {"id"}, Options(), {"id:int64", "id:string"}), InvalidArgument,
+                      "--schema gives column 'id' twice");
+}
+
+TEST_F(CsvInputTest, AValueThatDoesNotParseAsItsInferredTypeNamesTheFlagsThatFixIt) {
+    std::string text = "id,name\n";
+    for (int row = 0; row < 20; ++row) {
+        text += std::to_string(row) + ",x\n";
+    }
+    text += "unknown,y\n";
+    auto const file = write("late.csv", text);
+    Options options;
+    options.set("csv_infer_rows", "10", OptionSource::command_line);
+    auto const inferred = CsvInput::open({file}, {"id"}, options);
+    auto const parse_all = [](CsvInput const& input) {
+        CsvBlockSource source(input);
+        while (auto block = source()) {
+            static_cast<void>(input.parse_keys(block->file, block->block));
+        }
+    };
+    EXPECT_THROW_WITH(parse_all(inferred), CorruptData,
+                      "late.csv:22: column 'id': cannot parse 'unknown' as int64: the type was inferred from the first "
+                      "10 rows of '" + file.string() + "'; declare it with --schema id:string");
+    EXPECT_THROW_WITH(parse_all(inferred), CorruptData, "or infer from more rows with --infer-rows");
+    auto const declared = CsvInput::open({file}, {"id"}, options, {"id:int64"});
+    try {
+        parse_all(declared);
+        ADD_FAILURE() << "a declared type that does not fit is an error";
+    } catch (CorruptData const& error) {
+        EXPECT_THAT(error.what(), testing::Not(testing::HasSubstr("--schema"))) << "the user declared it";
+    }
+    EXPECT_NO_THROW(parse_all(CsvInput::open({file}, {"id"}, options, {"id:string"})));
 }
 
 TEST_F(CsvInputTest, ABlockSourceReadsEveryFileInOrder) {
     auto const first = write("a.csv", "id\n1\n2\n");
     auto const second = write("b.csv", "id\n3\n");
     auto const input = CsvInput::open({first, second}, {"id"}, Options());
-    CsvBlockSource source(input.files, input.options, input.schema);
+    CsvBlockSource source(input);
     std::vector<std::pair<std::size_t, std::string>> blocks;
     while (auto block = source()) {
         blocks.emplace_back(block->file, std::string(block->block.text()));

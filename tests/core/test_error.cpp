@@ -1,7 +1,13 @@
 #include <spillway/core/error.hpp>
 
+#include <string>
+#include <vector>
+
+#include <spillway/core/logging.hpp>
+
 #include <common/error_matchers.hpp>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 using namespace spillway;
@@ -23,9 +29,23 @@ TEST(Error, EveryTypeIsASpillwayError) {
     EXPECT_THROW(throw InvalidArgument("x"), Error);
 }
 
-TEST(Error, ExpectsThrowsTheGivenTypeWithTheMessageAndLocation) {
+TEST(Error, ExpectsThrowsTheGivenTypeWithTheMessageAndLogsTheLocationForDevelopers) {
     EXPECT_EQ(checked_half(4), 2);
-    EXPECT_THROW_WITH(checked_half(3), InvalidArgument, "value must be even, got 3 (test_error.cpp:");
+    std::vector<std::string> logged;
+    auto const previous_level = log_level();
+    set_log_level(LogLevel::debug);
+    auto previous_sink = set_log_sink([&](LogLevel, std::string_view text) { logged.emplace_back(text); });
+    std::string message;
+    try {
+        static_cast<void>(checked_half(3));
+    } catch (InvalidArgument const& error) {
+        message = error.what();
+    }
+    set_log_sink(std::move(previous_sink));
+    set_log_level(previous_level);
+    EXPECT_EQ(message, "value must be even, got 3") << "users see no source location";
+    ASSERT_EQ(logged.size(), 1u);
+    EXPECT_THAT(logged[0], testing::HasSubstr("value must be even, got 3 (test_error.cpp:"));
 }
 
 namespace {

@@ -285,8 +285,13 @@ TEST_F(CsvReaderTest, ParseColumnsChecksTheFieldCountOfEveryRow) {
     // in it does not parse.
     EXPECT_THROW_WITH(static_cast<void>(parse_keys("shifted.csv", "k,v\nx,y,z\n", CsvOptions())), CorruptData,
                       "shifted.csv:2: expected 2 fields, found 3");
-    EXPECT_THROW_WITH(static_cast<void>(parse_keys("value.csv", "k,v\nx,y\n", CsvOptions())), CorruptData,
+    EXPECT_THROW_WITH(static_cast<void>(parse_keys("value.csv", "k,v\nx,y\n", CsvOptions())), CsvValueError,
                       "value.csv:2: column 'k': cannot parse 'x' as int64");
+    try {
+        static_cast<void>(parse_keys("named.csv", "k,v\nx,y\n", CsvOptions()));
+    } catch (CsvValueError const& error) {
+        EXPECT_EQ(error.column(), "k");
+    }
 
     auto tbl = CsvOptions::tbl();
     Schema const two({{"a", DataType::int64}, {"b", DataType::string}});
@@ -325,6 +330,9 @@ TEST_F(CsvReaderTest, SkippingBadRowsLeavesOutAndCountsRowsWithTheWrongFieldCoun
     EXPECT_TRUE(rows.columns.column(0).is_null(1));
     EXPECT_EQ(rows.columns.column(0).string(2), "e,f");
     EXPECT_EQ(block->parse().num_rows(), 3u);
+
+    CsvReader inferring(file("infer.csv", "k,v\n1,a\nx,2.5,extra\n3\n"), options);
+    EXPECT_EQ(inferring.schema().to_string(), "k:int64, v:string") << "skipped rows tell nothing about types";
 }
 
 TEST_F(CsvReaderTest, ParseColumnsCanRewriteRowsWithTheirFieldsInAnotherOrder) {

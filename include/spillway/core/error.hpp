@@ -62,8 +62,10 @@ class CorruptData : public Error {
 
 namespace detail {
 
-/// Formats `message` with the source file and line it was raised at.
-std::string with_location(std::string_view message, char const* file, int line);
+/// Returns `message`, after logging it at debug level with the source file
+/// and line it was raised at: users see the message, developers find the
+/// place with `SPILLWAY_LOG_LEVEL=debug`.
+std::string raised_at(std::string message, char const* file, int line);
 
 /// Prints `message` with its location to stderr and aborts. Used where an
 /// error cannot be recovered from: destructors, `noexcept` paths, broken
@@ -73,8 +75,8 @@ std::string with_location(std::string_view message, char const* file, int line);
 }  // namespace detail
 }  // namespace spillway
 
-/// Throws `Type` (a `spillway::Error` subclass) with `message` and the source
-/// location unless `condition` holds. `message` is a stream expression:
+/// Throws `Type` (a `spillway::Error` subclass) with `message` unless
+/// `condition` holds; the source location goes to the debug log. `message` is a stream expression:
 /// `SPILLWAY_EXPECTS(n > 0, "n must be positive, got " << n, InvalidArgument)`.
 #define SPILLWAY_EXPECTS(condition, message, Type)                                \
     do {                                                                          \
@@ -83,12 +85,13 @@ std::string with_location(std::string_view message, char const* file, int line);
         }                                                                         \
     } while (0)
 
-/// Throws `Type` with `message` (a stream expression) and the source location.
+/// Throws `Type` with `message` (a stream expression); the source location
+/// goes to the debug log.
 #define SPILLWAY_FAIL(message, Type)                                              \
     do {                                                                          \
         std::ostringstream spillway_error_stream_;                                \
         spillway_error_stream_ << message;                                        \
-        throw ::spillway::Type(::spillway::detail::with_location(                 \
+        throw ::spillway::Type(::spillway::detail::raised_at(                     \
             spillway_error_stream_.str(), __FILE__, __LINE__));                   \
     } while (0)
 

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include <spillway/core/error.hpp>
 #include <spillway/table/csv_options.hpp>
 #include <spillway/table/table.hpp>
 #include <spillway/table/table_checksum.hpp>
@@ -20,6 +21,20 @@ namespace spillway::table {
 namespace detail {
 struct CsvSource;
 }
+
+/// A CSV value that does not parse as its column's type. Callers that know
+/// where the type came from (inferred or declared) can say how to fix it.
+class CsvValueError : public CorruptData {
+  public:
+    /// `message` names the file, line, column and value; `column` is the
+    /// column's name.
+    CsvValueError(std::string const& message, std::string column) : CorruptData(message), column_(std::move(column)) {}
+    /// The name of the column whose value did not parse.
+    [[nodiscard]] std::string const& column() const noexcept { return column_; }
+
+  private:
+    std::string column_;
+};
 
 /// The selected columns of a block's rows, and each row's text as it is in
 /// the file, so rows can be copied verbatim: what a repartition of CSV files
@@ -93,8 +108,8 @@ class CsvBlock {
     /// left out under `CsvOptions::BadRows::skip`).
     /// @throws CorruptData naming the file, line and column if a row does not
     /// have the schema's fields (plus the trailing delimiter, if set; the
-    /// message gives both counts), a value does not parse as its column's
-    /// type, or quoting is malformed.
+    /// message gives both counts) or quoting is malformed; `CsvValueError`
+    /// if a value does not parse as its column's type.
     [[nodiscard]] Table parse() const;
 
     /// The columns `columns` (indices into the schema, distinct) of every row,
@@ -153,8 +168,9 @@ class CsvReader {
     /// @throws InvalidArgument if the options are invalid.
     /// @throws IoError naming the path if it cannot be opened or read.
     /// @throws CorruptData naming the file and line if the header does not
-    /// match a given schema or the rows used for inference are malformed, or
-    /// if the file is gzip-compressed.
+    /// match a given schema or the quoting of the rows used for inference is
+    /// malformed (rows with the wrong number of fields are passed over there;
+    /// parsing reports them), or if the file is gzip-compressed.
     CsvReader(std::filesystem::path path, CsvOptions options, std::optional<Schema> schema = std::nullopt);
     CsvReader(CsvReader const&) = delete;
     CsvReader& operator=(CsvReader const&) = delete;
