@@ -19,3 +19,5 @@ pkg_check_modules(ZSTD REQUIRED IMPORTED_TARGET libzstd)
 # deprecated C++ bindings are skipped.
 set(MPI_CXX_SKIP_MPICXX ON)
 find_package(MPI COMPONENTS CXX)
+# io/: Parquet and Arrow IPC files, through Apache Arrow C++.
+include("${CMAKE_CURRENT_LIST_DIR}/SpillwayArrow.cmake")

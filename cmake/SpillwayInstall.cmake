@@ -22,5 +22,5 @@ configure_package_config_file(cmake/spillwayConfig.cmake.in
 write_basic_package_version_file(${PROJECT_BINARY_DIR}/spillwayConfigVersion.cmake
   COMPATIBILITY SameMinorVersion)
 install(FILES ${PROJECT_BINARY_DIR}/spillwayConfig.cmake ${PROJECT_BINARY_DIR}/spillwayConfigVersion.cmake
-  cmake/SpillwayDependencies.cmake
+  cmake/SpillwayDependencies.cmake cmake/SpillwayArrow.cmake
   DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/spillway)

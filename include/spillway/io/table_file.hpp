@@ -1,0 +1,113 @@
+#pragma once
+/// @file
+/// Tables read from and written to files of any `FileFormat`, one table of
+/// rows at a time, so that a file larger than memory streams through.
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <spillway/io/file_format.hpp>
+#include <spillway/table/csv_options.hpp>
+#include <spillway/table/schema.hpp>
+#include <spillway/table/table.hpp>
+
+namespace spillway::io {
+
+/// Reads a file as a sequence of tables, in file order.
+///
+/// What one `read` returns: a CSV block (`CsvOptions::chunk_bytes` of text),
+/// a Parquet row group, or an Arrow IPC record batch.
+///
+/// Column types: spillway's types are read as they are. Parquet and Arrow
+/// columns of a narrower integer type (int8, int16, uint8, uint16) are read
+/// as int32, uint32 as int64, float32 as float64, and large or view strings
+/// and dictionary-encoded strings as strings. Any other type is refused when
+/// the file is opened, naming the column and its type.
+///
+/// Thread safety: externally synchronized. The tables it returns are
+/// independent of it.
+class TableFileReader {
+  public:
+    virtual ~TableFileReader() = default;
+
+    /// The columns of the file, as spillway reads them.
+    [[nodiscard]] virtual table::Schema const& schema() const noexcept = 0;
+
+    /// The next table of rows, or nothing after the last.
+    /// @throws IoError naming the file if reading fails.
+    /// @throws CorruptData naming the file if its data is malformed.
+    [[nodiscard]] virtual std::optional<table::Table> read() = 0;
+
+    /// The most bytes of column data one `read` returns, as far as the file
+    /// tells before reading it: a CSV block's size, the largest Parquet row
+    /// group uncompressed, or the largest Arrow record batch's body.
+    [[nodiscard]] virtual std::uint64_t largest_read_bytes() const noexcept = 0;
+};
+
+/// Opens `path`, a file of `format`, for reading. CSV files are read with
+/// `csv` and `schema` (inferred if not given; see `table::CsvReader`).
+/// @throws IoError naming the path if it cannot be opened.
+/// @throws CorruptData naming the path if it is not a file of `format`.
+/// @throws InvalidArgument naming the column if a column's type cannot be
+///         read (see `TableFileReader`).
+[[nodiscard]] std::unique_ptr<TableFileReader> open_table_file(std::filesystem::path const& path, FileFormat format,
+                                                               table::CsvOptions const& csv = {},
+                                                               std::optional<table::Schema> schema = std::nullopt);
+
+/// How a `TableFileWriter` lays out its file.
+struct WriteOptions {
+    /// The dialect of CSV files; with `header`, the schema's names are written first.
+    table::CsvOptions csv;
+    /// The compression of Parquet column chunks and of Arrow IPC record
+    /// batch bodies: `none`, `zstd` or `lz4`; Parquet also takes `snappy`
+    /// and `gzip`.
+    std::string compression = "zstd";
+    /// The codec's level; nothing for its own default.
+    std::optional<int> compression_level;
+    /// Parquet: the most rows one row group holds.
+    std::uint64_t row_group_rows = std::uint64_t{1} << 20;
+    /// Parquet: a row group is closed once the column data written into it
+    /// (before encoding) reaches this many bytes, which bounds what the
+    /// writer holds in memory.
+    std::uint64_t row_group_bytes = std::uint64_t{64} << 20;
+    /// Parquet: whether column chunks carry min/max statistics.
+    bool statistics = true;
+};
+
+/// Writes tables of one schema to a file of one format. Parquet files get
+/// row groups of at most `row_group_rows` rows (fewer once
+/// `row_group_bytes` is reached), with statistics, in the compression asked
+/// for; Arrow IPC files one record batch per `write`; CSV the rows as
+/// `table::append_csv_rows` formats them.
+///
+/// Thread safety: externally synchronized.
+class TableFileWriter {
+  public:
+    virtual ~TableFileWriter() = default;
+
+    /// Appends the rows of `table`, whose schema is the writer's.
+    /// @throws InvalidArgument if the schema differs or the writer is closed.
+    /// @throws IoError naming the file if writing fails.
+    virtual void write(table::Table table) = 0;
+
+    /// Finishes the file (a Parquet or Arrow footer) and closes it.
+    /// @throws IoError naming the file if writing or closing fails.
+    virtual void close() = 0;
+
+    /// The bytes written to the file so far.
+    [[nodiscard]] virtual std::uint64_t bytes_written() const noexcept = 0;
+};
+
+/// Creates (or truncates) `path` as a file of `format` for tables of
+/// `schema`, laid out as `options` say.
+/// @throws IoError naming the path if it cannot be created.
+/// @throws InvalidArgument if an option is not valid for the format.
+[[nodiscard]] std::unique_ptr<TableFileWriter> create_table_file(std::filesystem::path const& path, FileFormat format,
+                                                                 table::Schema const& schema,
+                                                                 WriteOptions const& options = {});
+
+}  // namespace spillway::io

@@ -1,0 +1,112 @@
+#include <arrow/io/file.h>
+#include <arrow/ipc/reader.h>
+#include <arrow/ipc/writer.h>
+#include <arrow/memory_pool.h>
+#include <arrow/util/compression.h>
+
+#include <spillway/core/error.hpp>
+
+#include "arrow_tables.hpp"
+#include "compression.hpp"
+#include "formats.hpp"
+
+namespace spillway::io::detail {
+namespace {
+
+/// Reads an Arrow IPC file (Feather version 2) one record batch at a time.
+class ArrowFileReader final : public TableFileReader {
+  public:
+    explicit ArrowFileReader(std::filesystem::path const& path) : path_(path.string()) {
+        auto const file = value_of(arrow::io::ReadableFile::Open(path_, arrow::system_memory_pool()),
+                                   "cannot open Arrow file '" + path_ + "'");
+        reader_ = value_of(arrow::ipc::RecordBatchFileReader::Open(file),
+                           "'" + path_ + "' is not a readable Arrow IPC file");
+        schema_ = to_spillway(*reader_->schema(), path_);
+    }
+
+    [[nodiscard]] table::Schema const& schema() const noexcept override { return schema_; }
+
+    [[nodiscard]] std::optional<table::Table> read() override {
+        if (next_ == reader_->num_record_batches()) {
+            return std::nullopt;
+        }
+        auto const batch = value_of(reader_->ReadRecordBatch(next_),
+                                    "cannot read record batch " + std::to_string(next_) + " of '" + path_ + "'");
+        ++next_;
+        return to_table(*batch, path_);
+    }
+
+    /// The file does not record batch sizes in its footer.
+    [[nodiscard]] std::uint64_t largest_read_bytes() const noexcept override { return 0; }
+
+  private:
+    std::string path_;
+    std::shared_ptr<arrow::ipc::RecordBatchFileReader> reader_;
+    table::Schema schema_;
+    int next_ = 0;
+};
+
+/// Writes an Arrow IPC file, one record batch per table.
+class ArrowFileWriter final : public TableFileWriter {
+  public:
+    ArrowFileWriter(std::filesystem::path path, table::Schema schema, WriteOptions const& options)
+        : path_(std::move(path)), schema_(std::move(schema)) {
+        auto const what = "cannot create Arrow file '" + path_.string() + "'";
+        auto ipc = arrow::ipc::IpcWriteOptions::Defaults();
+        auto const codec = compression_of(options.compression, "none,zstd,lz4", false);
+        if (codec != arrow::Compression::UNCOMPRESSED) {
+            ipc.codec = value_of(arrow::util::Codec::Create(
+                                     codec, options.compression_level.value_or(arrow::util::kUseDefaultCompressionLevel)),
+                                 what);
+        }
+        file_ = value_of(arrow::io::FileOutputStream::Open(path_.string()), what);
+        writer_ = value_of(arrow::ipc::MakeFileWriter(file_, to_arrow(schema_), ipc), what);
+    }
+
+    void write(table::Table table) override {
+        check_writable(table, schema_, closed_, path_);
+        check(writer_->WriteRecordBatch(*to_record_batch(std::move(table))), "cannot write to '" + path_.string() + "'");
+    }
+
+    void close() override {
+        if (closed_) {
+            return;
+        }
+        closed_ = true;
+        auto const what = "cannot finish '" + path_.string() + "'";
+        check(writer_->Close(), what);
+        if (!file_->closed()) {
+            check(file_->Close(), what);
+        }
+        written_ = std::filesystem::file_size(path_);
+    }
+
+    [[nodiscard]] std::uint64_t bytes_written() const noexcept override {
+        if (closed_) {
+            return written_;
+        }
+        auto const position = file_->Tell();
+        return position.ok() ? static_cast<std::uint64_t>(*position) : 0;
+    }
+
+  private:
+    std::filesystem::path path_;
+    table::Schema schema_;
+    std::shared_ptr<arrow::io::FileOutputStream> file_;
+    std::shared_ptr<arrow::ipc::RecordBatchWriter> writer_;
+    std::uint64_t written_ = 0;
+    bool closed_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<TableFileReader> open_arrow_file(std::filesystem::path const& path) {
+    return std::make_unique<ArrowFileReader>(path);
+}
+
+std::unique_ptr<TableFileWriter> create_arrow_file(std::filesystem::path const& path, table::Schema const& schema,
+                                                   WriteOptions const& options) {
+    return std::make_unique<ArrowFileWriter>(path, schema, options);
+}
+
+}  // namespace spillway::io::detail

@@ -1,0 +1,46 @@
+#pragma once
+/// @file
+/// spillway tables to and from Arrow C++ record batches, through the Arrow
+/// C Data Interface, and Arrow's errors as spillway's.
+
+#include <memory>
+#include <string>
+
+#include <arrow/record_batch.h>
+#include <arrow/result.h>
+#include <arrow/status.h>
+#include <arrow/type.h>
+
+#include <spillway/table/schema.hpp>
+#include <spillway/table/table.hpp>
+
+namespace spillway::io::detail {
+
+/// Throws `IoError` with `what` and Arrow's message unless `status` is OK;
+/// `CorruptData` for Arrow's invalid-data and serialization errors (a file
+/// that is not what it claims to be).
+void check(arrow::Status const& status, std::string const& what);
+
+/// The value of `result`, or throws as `check` does.
+template <typename T>
+T value_of(arrow::Result<T> result, std::string const& what) {
+    check(result.status(), what);
+    return std::move(result).ValueUnsafe();
+}
+
+/// The spillway schema of `schema`, each type converted as `to_table` does.
+/// @throws InvalidArgument naming `file` and the column if a type cannot be read.
+table::Schema to_spillway(arrow::Schema const& schema, std::string const& file);
+
+/// The Arrow schema of spillway's `schema` (every field nullable).
+std::shared_ptr<arrow::Schema> to_arrow(table::Schema const& schema);
+
+/// The table `batch` holds, copied out, with its columns cast to spillway's
+/// types as `TableFileReader` describes.
+/// @throws InvalidArgument naming `file` and the column if a type cannot be read.
+table::Table to_table(arrow::RecordBatch const& batch, std::string const& file);
+
+/// A record batch over `table`'s buffers, which it keeps alive; no copy.
+std::shared_ptr<arrow::RecordBatch> to_record_batch(table::Table table);
+
+}  // namespace spillway::io::detail

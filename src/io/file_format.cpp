@@ -1,0 +1,61 @@
+#include <spillway/io/file_format.hpp>
+
+#include <algorithm>
+#include <cctype>
+#include <string>
+
+#include <spillway/core/error.hpp>
+
+namespace spillway::io {
+namespace {
+
+std::string lower(std::string_view text) {
+    std::string result(text);
+    std::ranges::transform(result, result.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return result;
+}
+
+}  // namespace
+
+std::string_view to_string(FileFormat format) noexcept {
+    switch (format) {
+        case FileFormat::csv: return "csv";
+        case FileFormat::parquet: return "parquet";
+        case FileFormat::arrow: return "arrow";
+    }
+    return "unknown";
+}
+
+FileFormat parse_file_format(std::string_view name) {
+    auto const wanted = lower(name);
+    for (auto const format : {FileFormat::csv, FileFormat::parquet, FileFormat::arrow}) {
+        if (wanted == to_string(format)) {
+            return format;
+        }
+    }
+    SPILLWAY_EXPECTS(wanted == "feather", "unknown file format '" << name << "'; the formats are csv, parquet and arrow",
+                     InvalidArgument);
+    return FileFormat::arrow;
+}
+
+FileFormat format_of(std::filesystem::path const& path) {
+    auto const extension = lower(path.extension().string());
+    if (extension == ".parquet" || extension == ".pq") {
+        return FileFormat::parquet;
+    }
+    if (extension == ".arrow" || extension == ".feather" || extension == ".ipc") {
+        return FileFormat::arrow;
+    }
+    return FileFormat::csv;
+}
+
+std::string_view extension_of(FileFormat format) noexcept {
+    switch (format) {
+        case FileFormat::csv: return ".csv";
+        case FileFormat::parquet: return ".parquet";
+        case FileFormat::arrow: return ".arrow";
+    }
+    return "";
+}
+
+}  // namespace spillway::io

@@ -1,0 +1,159 @@
+#include <arrow/io/file.h>
+#include <arrow/memory_pool.h>
+#include <arrow/table.h>
+#include <parquet/arrow/reader.h>
+#include <parquet/arrow/writer.h>
+#include <parquet/exception.h>
+#include <parquet/file_reader.h>
+#include <parquet/properties.h>
+
+#include <algorithm>
+
+#include <spillway/core/error.hpp>
+
+#include "arrow_tables.hpp"
+#include "compression.hpp"
+#include "formats.hpp"
+
+namespace spillway::io::detail {
+namespace {
+
+/// Runs `action`, turning the exceptions the Parquet library throws into
+/// `CorruptData` naming `what`.
+template <typename Action>
+auto guarded(std::string const& what, Action&& action) {
+    try {
+        return action();
+    } catch (parquet::ParquetException const& error) {
+        SPILLWAY_FAIL(what << ": " << error.what(), CorruptData);
+    }
+}
+
+/// Reads a Parquet file one row group at a time, with Arrow's system
+/// allocator (whose freed memory goes back to the process's heap).
+class ParquetFileReader final : public TableFileReader {
+  public:
+    explicit ParquetFileReader(std::filesystem::path const& path) : path_(path.string()) {
+        auto const file = value_of(arrow::io::ReadableFile::Open(path_, arrow::system_memory_pool()),
+                                   "cannot open Parquet file '" + path_ + "'");
+        reader_ = guarded("'" + path_ + "' is not a readable Parquet file", [&] {
+            return value_of(parquet::arrow::OpenFile(file, arrow::system_memory_pool()),
+                            "'" + path_ + "' is not a readable Parquet file");
+        });
+        std::shared_ptr<arrow::Schema> schema;
+        check(reader_->GetSchema(&schema), "cannot read the schema of '" + path_ + "'");
+        schema_ = to_spillway(*schema, path_);
+        auto const metadata = reader_->parquet_reader()->metadata();
+        for (int group = 0; group < metadata->num_row_groups(); ++group) {
+            largest_ = std::max(largest_, static_cast<std::uint64_t>(metadata->RowGroup(group)->total_byte_size()));
+        }
+    }
+
+    [[nodiscard]] table::Schema const& schema() const noexcept override { return schema_; }
+
+    [[nodiscard]] std::optional<table::Table> read() override {
+        if (next_ == reader_->num_row_groups()) {
+            return std::nullopt;
+        }
+        auto const what = "cannot read row group " + std::to_string(next_) + " of '" + path_ + "'";
+        auto const rows = guarded(what, [&] { return value_of(reader_->ReadRowGroup(next_), what); });
+        ++next_;
+        auto const batch = value_of(rows->CombineChunksToBatch(arrow::system_memory_pool()), what);
+        return to_table(*batch, path_);
+    }
+
+    [[nodiscard]] std::uint64_t largest_read_bytes() const noexcept override { return largest_; }
+
+  private:
+    std::string path_;
+    std::unique_ptr<parquet::arrow::FileReader> reader_;
+    table::Schema schema_;
+    std::uint64_t largest_ = 0;
+    int next_ = 0;
+};
+
+/// Writes a Parquet file, appending each table to the open row group and
+/// closing it at `row_group_rows` rows (the library's own limit) or
+/// `row_group_bytes` bytes of column data.
+class ParquetFileWriter final : public TableFileWriter {
+  public:
+    ParquetFileWriter(std::filesystem::path path, table::Schema schema, WriteOptions const& options)
+        : path_(std::move(path)), schema_(std::move(schema)), row_group_bytes_(options.row_group_bytes) {
+        parquet::WriterProperties::Builder properties;
+        properties.compression(compression_of(options.compression, "none,zstd,lz4,snappy,gzip", true));
+        if (options.compression_level) {
+            properties.compression_level(*options.compression_level);
+        }
+        properties.max_row_group_length(static_cast<std::int64_t>(std::max<std::uint64_t>(options.row_group_rows, 1)));
+        if (options.statistics) {
+            properties.enable_statistics();
+        } else {
+            properties.disable_statistics();
+        }
+        auto const what = "cannot create Parquet file '" + path_.string() + "'";
+        file_ = value_of(arrow::io::FileOutputStream::Open(path_.string()), what);
+        writer_ = guarded(what, [&] {
+            return value_of(parquet::arrow::FileWriter::Open(*to_arrow(schema_), arrow::system_memory_pool(), file_,
+                                                             properties.build()),
+                            what);
+        });
+    }
+
+    void write(table::Table table) override {
+        check_writable(table, schema_, closed_, path_);
+        auto const bytes = table.byte_size();
+        auto const what = "cannot write to '" + path_.string() + "'";
+        guarded(what, [&] {
+            if (group_bytes_ != 0 && group_bytes_ + bytes > row_group_bytes_) {
+                check(writer_->NewBufferedRowGroup(), what);
+                group_bytes_ = 0;
+            }
+            check(writer_->WriteRecordBatch(*to_record_batch(std::move(table))), what);
+        });
+        group_bytes_ += bytes;
+    }
+
+    void close() override {
+        if (closed_) {
+            return;
+        }
+        closed_ = true;
+        auto const what = "cannot finish '" + path_.string() + "'";
+        guarded(what, [&] { check(writer_->Close(), what); });
+        if (!file_->closed()) {
+            check(file_->Close(), what);
+        }
+        written_ = std::filesystem::file_size(path_);
+    }
+
+    [[nodiscard]] std::uint64_t bytes_written() const noexcept override {
+        if (closed_) {
+            return written_;
+        }
+        auto const position = file_->Tell();
+        return position.ok() ? static_cast<std::uint64_t>(*position) : 0;
+    }
+
+  private:
+    std::filesystem::path path_;
+    table::Schema schema_;
+    std::uint64_t row_group_bytes_;
+    std::shared_ptr<arrow::io::FileOutputStream> file_;
+    std::unique_ptr<parquet::arrow::FileWriter> writer_;
+    std::uint64_t group_bytes_ = 0;  ///< column data written into the open row group
+    std::uint64_t written_ = 0;
+    bool closed_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<TableFileReader> open_parquet_file(std::filesystem::path const& path) {
+    return std::make_unique<ParquetFileReader>(path);
+}
+
+std::unique_ptr<TableFileWriter> create_parquet_file(std::filesystem::path const& path, table::Schema const& schema,
+                                                     WriteOptions const& options) {
+    return std::make_unique<ParquetFileWriter>(path, schema, options);
+}
+
+}  // namespace spillway::io::detail

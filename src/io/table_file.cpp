@@ -1,0 +1,42 @@
+#include <spillway/io/table_file.hpp>
+
+#include <spillway/core/error.hpp>
+
+#include "formats.hpp"
+
+namespace spillway::io {
+
+std::unique_ptr<TableFileReader> open_table_file(std::filesystem::path const& path, FileFormat format,
+                                                 table::CsvOptions const& csv, std::optional<table::Schema> schema) {
+    switch (format) {
+        case FileFormat::csv: return detail::open_csv_file(path, csv, std::move(schema));
+        case FileFormat::parquet: return detail::open_parquet_file(path);
+        case FileFormat::arrow: return detail::open_arrow_file(path);
+    }
+    SPILLWAY_FAIL("unknown file format " << static_cast<int>(format), InvalidArgument);
+}
+
+std::unique_ptr<TableFileWriter> create_table_file(std::filesystem::path const& path, FileFormat format,
+                                                   table::Schema const& schema, WriteOptions const& options) {
+    switch (format) {
+        case FileFormat::csv: return detail::create_csv_file(path, schema, options);
+        case FileFormat::parquet: return detail::create_parquet_file(path, schema, options);
+        case FileFormat::arrow: return detail::create_arrow_file(path, schema, options);
+    }
+    SPILLWAY_FAIL("unknown file format " << static_cast<int>(format), InvalidArgument);
+}
+
+namespace detail {
+
+void check_writable(table::Table const& table, table::Schema const& schema, bool closed,
+                    std::filesystem::path const& path) {
+    SPILLWAY_EXPECTS(!closed, "'" << path.string() << "' is closed; nothing more can be written to it",
+                     InvalidArgument);
+    SPILLWAY_EXPECTS(table.schema() == schema,
+                     "rows of the columns " << table.schema().to_string() << " cannot go to '" << path.string()
+                                            << "', whose columns are " << schema.to_string(),
+                     InvalidArgument);
+}
+
+}  // namespace detail
+}  // namespace spillway::io

@@ -1,0 +1,223 @@
+#include <spillway/io/table_file.hpp>
+
+#include <arrow/api.h>
+#include <arrow/io/file.h>
+#include <parquet/arrow/writer.h>
+
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include <spillway/core/error.hpp>
+#include <spillway/table/table_builder.hpp>
+
+#include <common/error_matchers.hpp>
+#include <common/temporary_directory.hpp>
+
+#include <gtest/gtest.h>
+
+#include "random_table.hpp"
+
+using namespace spillway;
+using namespace spillway::io;
+using spillway::table::DataType;
+using spillway::table::Schema;
+using spillway::table::Table;
+using spillway::table::TableBuilder;
+
+namespace {
+
+/// Every row of `path`, read as one table (a CSV file with the columns of
+/// `every_type_schema`).
+Table read_all(std::filesystem::path const& path, FileFormat format, std::size_t* reads = nullptr) {
+    auto reader = open_table_file(path, format, {}, table::test::every_type_schema());
+    std::vector<Table> tables;
+    while (auto table = reader->read()) {
+        tables.push_back(std::move(*table));
+    }
+    if (reads != nullptr) {
+        *reads = tables.size();
+    }
+    return tables.empty() ? TableBuilder(reader->schema()).finish() : Table::concatenate(tables);
+}
+
+/// Values at the edges of each type, nulls, and strings of multi-byte UTF-8.
+Table edge_values() {
+    TableBuilder builder(table::test::every_type_schema());
+    builder.column(0).append(std::numeric_limits<std::int32_t>::min());
+    builder.column(1).append(std::numeric_limits<std::int64_t>::max());
+    builder.column(2).append(-0.0);
+    builder.column(3).append(std::int32_t{-719528});  // 0000-01-01
+    builder.column(4).append("naïve café, 日本語, 😀");
+    builder.column(0).append_null();
+    builder.column(1).append_null();
+    builder.column(2).append(std::numeric_limits<double>::infinity());
+    builder.column(3).append_null();
+    builder.column(4).append("");
+    builder.column(0).append(std::int32_t{7});
+    builder.column(1).append(std::int64_t{-1});
+    builder.column(2).append_null();
+    builder.column(3).append(std::int32_t{20000});
+    builder.column(4).append_null();
+    return builder.finish();
+}
+
+/// Writes an Arrow table as a Parquet file with Arrow C++ directly.
+void write_parquet(std::shared_ptr<arrow::Table> const& table, std::filesystem::path const& path) {
+    auto const file = arrow::io::FileOutputStream::Open(path.string()).ValueOrDie();
+    ASSERT_TRUE(parquet::arrow::WriteTable(*table, arrow::default_memory_pool(), file, 1024).ok());
+    ASSERT_TRUE(file->Close().ok());
+}
+
+class TableFileTest : public testing::TestWithParam<FileFormat> {
+  protected:
+    std::filesystem::path path(std::string const& name) const {
+        return directory_.path() / (name + std::string(extension_of(GetParam())));
+    }
+
+    test::TemporaryDirectory directory_;
+};
+
+}  // namespace
+
+TEST_P(TableFileTest, RoundTripsEveryTypeWithNullsAndMultiByteUtf8) {
+    auto const file = path("edges");
+    auto const edges = edge_values();
+    auto const random = table::test::random_table(3000, 17, 0.2, 30);
+    auto writer = create_table_file(file, GetParam(), edges.schema());
+    writer->write(edges.slice(0, edges.num_rows()));
+    writer->write(random.slice(0, random.num_rows()));
+    writer->close();
+    EXPECT_EQ(writer->bytes_written(), std::filesystem::file_size(file));
+    std::vector<Table> const both{edges, random};
+    EXPECT_EQ(read_all(file, GetParam()), Table::concatenate(both));
+    if (GetParam() != FileFormat::csv) {
+        EXPECT_EQ(open_table_file(file, GetParam())->schema(), edges.schema()) << "the file carries its types";
+    }
+}
+
+TEST_P(TableFileTest, AnEmptyFileKeepsItsColumns) {
+    auto const file = path("empty");
+    auto writer = create_table_file(file, GetParam(), table::test::every_type_schema());
+    writer->close();
+    auto const table = read_all(file, GetParam());
+    EXPECT_EQ(table.num_rows(), 0u);
+    EXPECT_EQ(table.schema(), table::test::every_type_schema());
+}
+
+TEST_P(TableFileTest, AWriterRefusesOtherColumnsAndWritesAfterClose) {
+    auto const file = path("refuse");
+    auto writer = create_table_file(file, GetParam(), table::test::every_type_schema());
+    TableBuilder other(Schema({{"x", DataType::int64}}));
+    other.column(0).append(std::int64_t{1});
+    EXPECT_THROW_WITH(writer->write(other.finish()), InvalidArgument, "cannot go to '" + file.string());
+    writer->close();
+    EXPECT_THROW_WITH(writer->write(edge_values()), InvalidArgument, "is closed");
+}
+
+INSTANTIATE_TEST_SUITE_P(Formats, TableFileTest,
+                         testing::Values(FileFormat::csv, FileFormat::parquet, FileFormat::arrow),
+                         [](auto const& format) { return std::string(to_string(format.param)); });
+
+TEST(ParquetFile, RowGroupsAreBoundedByRowsAndByBytes) {
+    test::TemporaryDirectory directory;
+    auto const rows = table::test::random_table(2500, 5, 0.1, 10);
+    WriteOptions by_rows;
+    by_rows.row_group_rows = 1000;
+    auto writer = create_table_file(directory.path() / "rows.parquet", FileFormat::parquet, rows.schema(), by_rows);
+    writer->write(rows.slice(0, rows.num_rows()));
+    writer->close();
+    std::size_t reads = 0;
+    EXPECT_EQ(read_all(directory.path() / "rows.parquet", FileFormat::parquet, &reads), rows);
+    EXPECT_EQ(reads, 3u) << "row groups of 1000, 1000 and 500 rows";
+
+    WriteOptions by_bytes;
+    by_bytes.row_group_bytes = rows.slice(0, 500).byte_size() + 1;
+    writer = create_table_file(directory.path() / "bytes.parquet", FileFormat::parquet, rows.schema(), by_bytes);
+    for (std::size_t begin = 0; begin < rows.num_rows(); begin += 500) {
+        writer->write(rows.slice(begin, 500));
+    }
+    writer->close();
+    EXPECT_EQ(read_all(directory.path() / "bytes.parquet", FileFormat::parquet, &reads), rows);
+    EXPECT_EQ(reads, 5u) << "each write of 500 rows fills a row group";
+    EXPECT_GT(open_table_file(directory.path() / "bytes.parquet", FileFormat::parquet)->largest_read_bytes(), 0u);
+}
+
+TEST(ParquetFile, NarrowerIntegersFloat32AndOtherStringsAreConvertedOnRead) {
+    test::TemporaryDirectory directory;
+    arrow::Int16Builder int16;
+    arrow::UInt32Builder uint32;
+    arrow::FloatBuilder float32;
+    arrow::LargeStringBuilder large;
+    ASSERT_TRUE(int16.AppendValues({-3, 4}).ok());
+    ASSERT_TRUE(uint32.AppendValues({4000000000U, 1}).ok());
+    ASSERT_TRUE(float32.AppendValues({1.5F, -2.0F}).ok());
+    ASSERT_TRUE(large.AppendValues({"a", "ü"}).ok());
+    auto const table = arrow::Table::Make(
+        arrow::schema({arrow::field("s", arrow::int16()), arrow::field("u", arrow::uint32()),
+                       arrow::field("f", arrow::float32()), arrow::field("t", arrow::large_utf8())}),
+        {int16.Finish().ValueOrDie(), uint32.Finish().ValueOrDie(), float32.Finish().ValueOrDie(),
+         large.Finish().ValueOrDie()});
+    write_parquet(table, directory.path() / "narrow.parquet");
+    auto const read = read_all(directory.path() / "narrow.parquet", FileFormat::parquet);
+    EXPECT_EQ(read.schema().to_string(), "s:int32, u:int64, f:float64, t:string");
+    EXPECT_EQ(read.column(0).values<std::int32_t>()[0], -3);
+    EXPECT_EQ(read.column(1).values<std::int64_t>()[0], 4000000000);
+    EXPECT_EQ(read.column(2).values<double>()[1], -2.0);
+    EXPECT_EQ(read.column(3).string(1), "ü");
+}
+
+TEST(ParquetFile, AColumnOfATypeSpillwayDoesNotReadIsRefusedByName) {
+    test::TemporaryDirectory directory;
+    arrow::BooleanBuilder flags;
+    ASSERT_TRUE(flags.Append(true).ok());
+    auto const table = arrow::Table::Make(arrow::schema({arrow::field("flag", arrow::boolean())}),
+                                          {flags.Finish().ValueOrDie()});
+    write_parquet(table, directory.path() / "bool.parquet");
+    EXPECT_THROW_WITH(static_cast<void>(open_table_file(directory.path() / "bool.parquet", FileFormat::parquet)),
+                      InvalidArgument, "column 'flag' has the type bool, which spillway does not read");
+}
+
+TEST(ParquetFile, AFileThatIsNotParquetOrIsTruncatedIsCorruptDataNamingIt) {
+    test::TemporaryDirectory directory;
+    auto const garbage = directory.path() / "garbage.parquet";
+    std::ofstream(garbage) << "id,name\n1,x\n";
+    EXPECT_THROW_WITH(static_cast<void>(open_table_file(garbage, FileFormat::parquet)), CorruptData,
+                      "'" + garbage.string() + "' is not a readable Parquet file");
+
+    auto const whole = directory.path() / "whole.parquet";
+    auto const rows = table::test::random_table(1000, 9);
+    auto writer = create_table_file(whole, FileFormat::parquet, rows.schema());
+    writer->write(rows.slice(0, rows.num_rows()));
+    writer->close();
+    auto const truncated = directory.path() / "truncated.parquet";
+    std::filesystem::copy_file(whole, truncated);
+    std::filesystem::resize_file(truncated, std::filesystem::file_size(whole) / 2);
+    EXPECT_THROW_WITH(static_cast<void>(open_table_file(truncated, FileFormat::parquet)), CorruptData,
+                      truncated.string());
+    EXPECT_THROW_WITH(static_cast<void>(open_table_file(directory.path() / "missing.parquet", FileFormat::parquet)),
+                      IoError, "missing.parquet");
+}
+
+TEST(ArrowFile, AFileThatIsNotArrowIsCorruptDataNamingIt) {
+    test::TemporaryDirectory directory;
+    auto const garbage = directory.path() / "garbage.arrow";
+    std::ofstream(garbage) << "not an arrow file at all";
+    EXPECT_THROW_WITH(static_cast<void>(open_table_file(garbage, FileFormat::arrow)), CorruptData,
+                      "'" + garbage.string() + "' is not a readable Arrow IPC file");
+}
+
+TEST(TableFile, UnknownCompressionIsAnInvalidArgumentListingTheCodecs) {
+    test::TemporaryDirectory directory;
+    WriteOptions options;
+    options.compression = "brotli";
+    EXPECT_THROW_WITH(static_cast<void>(create_table_file(directory.path() / "x.parquet", FileFormat::parquet,
+                                                          table::test::every_type_schema(), options)),
+                      InvalidArgument, "unknown compression 'brotli'; this format takes none,zstd,lz4,snappy,gzip");
+    options.compression = "snappy";
+    EXPECT_THROW_WITH(static_cast<void>(create_table_file(directory.path() / "x.arrow", FileFormat::arrow,
+                                                          table::test::every_type_schema(), options)),
+                      InvalidArgument, "this format takes none,zstd,lz4");
+}
