@@ -137,9 +137,9 @@ RunSummary PartitionJob::run(Progress& progress) {
     summary.settings["output"] = output_.string();
     summary.settings["threads"] = pool_.concurrency();
     summary.settings["window"] = plan_.window;
-    summary.settings["block_size"] = format_bytes(plan_.block_bytes);
-    summary.settings["memory_limit"] = format_bytes(plan_.limit);
-    summary.settings["memory_bound"] = format_bytes(plan_.bound());
+    summary.settings["block_size_bytes"] = plan_.block_bytes;
+    summary.settings["memory_limit_bytes"] = plan_.limit;
+    summary.settings["memory_bound_bytes"] = plan_.bound();
     summary.rows = input_checksum.rows;
     summary.bytes = input_.bytes;
     summary.seconds = std::chrono::duration<double>(finished - started).count();

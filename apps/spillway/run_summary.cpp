@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <numeric>
 #include <sstream>
+#include <string_view>
 
 #include <spillway/core/options.hpp>
 
@@ -36,9 +37,15 @@ std::string format_count(std::uint64_t count) {
     return grouped;
 }
 
-/// A setting's value as people read it: strings without quotes.
-std::string format_setting(nlohmann::ordered_json const& value) {
-    return value.is_string() ? value.get<std::string>() : value.dump();
+/// A setting as people read it: its name and value, strings without quotes,
+/// and sizes (named with `RunSummary::bytes_suffix`) formatted, without the
+/// suffix.
+std::string format_setting(std::string const& name, nlohmann::ordered_json const& value) {
+    std::string_view const suffix = RunSummary::bytes_suffix;
+    if (name.ends_with(suffix) && value.is_number_unsigned()) {
+        return name.substr(0, name.size() - suffix.size()) + " " + format_bytes(value.get<std::uint64_t>());
+    }
+    return name + " " + (value.is_string() ? value.get<std::string>() : value.dump());
 }
 
 }  // namespace
@@ -58,7 +65,7 @@ std::string RunSummary::to_text() const {
         out << "  settings     ";
         char const* separator = "";
         for (auto const& [name, value] : settings.items()) {
-            out << separator << name << " " << format_setting(value);
+            out << separator << format_setting(name, value);
             separator = ", ";
         }
         out << "\n";

@@ -28,8 +28,16 @@ struct TierPeak {
 /// The figures of one run of a job. Plain data, filled by the job; the
 /// renderings are stable formats that tests and scripts read.
 struct RunSummary {
+    /// The suffix of a setting whose value is a size: an integer number of
+    /// bytes, in JSON as it is, and in text formatted (`format_bytes`) under
+    /// the name without the suffix (`memory_limit_bytes` reads
+    /// `memory_limit 256.00 MiB`).
+    static constexpr char const* bytes_suffix = "_bytes";
+
     std::string command;              ///< `shuffle`, `partition` or `generate`
-    nlohmann::ordered_json settings = nlohmann::ordered_json::object();  ///< what ran: ranks, partitions, ...
+    /// What ran: ranks, partitions, ...; sizes are byte counts named with
+    /// `bytes_suffix`.
+    nlohmann::ordered_json settings = nlohmann::ordered_json::object();
     std::uint64_t rows = 0;           ///< rows of input
     std::uint64_t bytes = 0;          ///< bytes of input the job moved
     double seconds = 0;               ///< wall time of the whole job

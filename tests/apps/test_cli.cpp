@@ -46,6 +46,7 @@ TEST_F(CliPartition, RepartitionsAGeneratedCsvAndVerifiesIt) {
     EXPECT_EQ(summary.at("command"), "partition");
     EXPECT_GT(summary.at("rows").get<std::uint64_t>(), 50'000u);
     EXPECT_EQ(summary.at("bytes"), std::filesystem::file_size(input_));
+    EXPECT_EQ(summary.at("settings").at("memory_limit_bytes"), std::uint64_t{256} << 20) << "sizes are bytes";
     EXPECT_EQ(count_files(output), 8u);
     EXPECT_TRUE(std::filesystem::exists(output / "part-00007.csv"));
 }
@@ -72,6 +73,7 @@ TEST_F(CliPartition, PrintsProgressAndATextSummary) {
                                       (directory_.path() / "parts").string(), "--partitions", "4"});
     ASSERT_EQ(result.exit_code, 0) << result.err;
     EXPECT_THAT(result.out, HasSubstr("spillway partition: verified"));
+    EXPECT_THAT(result.out, HasSubstr("block_size 16.00 MiB")) << "sizes are formatted for people";
     EXPECT_THAT(result.out, HasSubstr("rows and checksum equal the input's"));
     EXPECT_THAT(result.err, HasSubstr("partition: 100%")) << "plain progress lines when stderr is not a terminal";
     EXPECT_THAT(result.err, HasSubstr("verify: 100%"));

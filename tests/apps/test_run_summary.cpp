@@ -47,6 +47,14 @@ TEST(RunSummary, JsonHoldsEveryFigure) {
     EXPECT_EQ(json.at("verification")[0], "every row is in its partition");
 }
 
+TEST(RunSummary, SizeSettingsAreBytesInJsonAndFormattedInText) {
+    auto summary = sample();
+    summary.settings["memory_limit_bytes"] = std::uint64_t{256} << 20;
+    auto const json = nlohmann::json::parse(summary.to_json());
+    EXPECT_EQ(json.at("settings").at("memory_limit_bytes"), std::uint64_t{256} << 20);
+    EXPECT_THAT(summary.to_text(), HasSubstr("settings     ranks 4, comm local, memory_limit 256.00 MiB\n"));
+}
+
 TEST(RunSummary, JsonSaysNullWhenThereIsNothingToVerify) {
     auto summary = sample();
     summary.verified.reset();
