@@ -33,8 +33,9 @@ ExitCode run_job(std::function<std::unique_ptr<Job>()> const& make_job, OutputFl
     std::unique_ptr<Job> job;
     std::optional<TraceFile> trace;
     try {
-        job = make_job();
+        // The trace file first: making the job may create its output.
         trace.emplace(trace_path(output.trace, processes));
+        job = make_job();
     } catch (std::exception const& error) {
         err << prefix << error.what() << "\n";
         job.reset();

@@ -13,10 +13,11 @@
 
 namespace spillway::cli {
 
-/// Makes a job with `make_job` (an error there is `ExitCode::usage`), runs it
-/// with progress on `err` (an error there is `ExitCode::failure`), and prints
-/// its summary on `out`: as text, as JSON with `--json`, or not at all with
-/// `--quiet`. Errors and a failed verification are printed on `err` whatever
+/// Creates the `--trace` file, then makes a job with `make_job` (an error in
+/// either is `ExitCode::usage`, found before the job creates any output),
+/// runs it with progress on `err` (an error there is `ExitCode::failure`),
+/// and prints its summary on `out`: as text, as JSON with `--json`, or not at
+/// all with `--quiet`. The trace file is kept only if the job ran. Errors and a failed verification are printed on `err` whatever
 /// the flags. Returns `success` if the output was verified (or the job has
 /// nothing to verify), `verification_failed` if not.
 ///

@@ -128,12 +128,15 @@ TEST_F(CliPartition, ALimitTooSmallFailsAtOnceNamingTheLeastThatWorks) {
     EXPECT_EQ(at_least.exit_code, 0) << at_least.err;
 }
 
-TEST_F(CliPartition, AMissingInputIsAUsageError) {
+TEST_F(CliPartition, AMissingInputIsAUsageErrorThatLeavesNoTraceFile) {
     auto const missing = directory_.path() / "missing.csv";
+    auto const trace = directory_.path() / "trace.json";
     auto const result = run_spillway({"partition", "-i", input_.string() + "," + missing.string(), "-k",
-                                      "l_orderkey", "-o", (directory_.path() / "parts").string()});
+                                      "l_orderkey", "-o", (directory_.path() / "parts").string(), "--trace",
+                                      trace.string()});
     EXPECT_EQ(result.exit_code, 2);
     EXPECT_THAT(result.err, HasSubstr("input file '" + missing.string() + "' does not exist"));
+    EXPECT_FALSE(std::filesystem::exists(trace)) << "a failed run writes no trace";
 }
 
 TEST_F(CliPartition, AKeyThatIsNotAColumnIsAUsageErrorListingTheColumns) {
@@ -159,14 +162,17 @@ TEST_F(CliPartition, AnOutputDirectoryThatCannotBeMadeOrIsNotEmptyIsAUsageError)
     EXPECT_THAT(not_empty.err, HasSubstr("is not empty"));
 }
 
-TEST_F(CliPartition, AnUnwritableTraceFileIsAUsageError) {
+TEST_F(CliPartition, AnUnwritableTraceFileIsAUsageErrorFoundBeforeAnyOutputIsMade) {
     auto const file = directory_.path() / "file";
     std::ofstream(file) << "x";
-    auto const result = run_spillway({"partition", "-i", input_.string(), "-k", "l_orderkey", "-o",
-                                      (directory_.path() / "parts").string(), "--trace",
-                                      (file / "trace.json").string()});
-    EXPECT_EQ(result.exit_code, 2);
-    EXPECT_THAT(result.err, HasSubstr("cannot create the trace file"));
+    auto const output = directory_.path() / "parts";
+    for (auto const& trace : {file / "trace.json", directory_.path() / "missing" / "trace.json"}) {
+        auto const result = run_spillway({"partition", "-i", input_.string(), "-k", "l_orderkey", "-o",
+                                          output.string(), "--trace", trace.string()});
+        EXPECT_EQ(result.exit_code, 2) << trace;
+        EXPECT_THAT(result.err, HasSubstr("cannot create the trace file"));
+        EXPECT_FALSE(std::filesystem::exists(output)) << "the output directory was made before the usage error";
+    }
 }
 
 TEST_F(CliPartition, AMalformedRowFoundWhileRunningIsAFailureNamingFileAndLine) {
