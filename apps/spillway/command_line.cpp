@@ -125,7 +125,8 @@ CommandLine::CommandLine() : app_(description, "spillway") {
         ->delimiter(',')
         ->required();
     partition_command_->add_option("--output,-o", partition_.output,
-                                   "directory for the files part-00000.csv, ...; made if missing, must be empty")
+                                   "directory for the files part-00000.csv, ...; made if missing, must be empty; "
+                                   "the files appear in it only if the run verified them")
         ->type_name("DIR")
         ->required();
     flags_.add(*partition_command_, "--partitions", "partitions", "P", "number of partition files (default 64)",

@@ -180,10 +180,26 @@ TEST_F(CliPartition, AMalformedRowFoundWhileRunningIsAFailureNamingFileAndLine) 
         std::ofstream file(input_, std::ios::app);
         file << "not-a-key,2,3\n";
     }
+    auto const output = directory_.path() / "parts";
     auto const result = run_spillway({"partition", "-i", input_.string(), "-k", "l_orderkey", "-o",
-                                      (directory_.path() / "parts").string(), "--quiet"});
+                                      output.string(), "--quiet"});
     EXPECT_EQ(result.exit_code, 1);
     EXPECT_THAT(result.err, HasSubstr(input_.string() + ":"));
+    EXPECT_FALSE(std::filesystem::exists(output)) << "the failed run removes the directory it made";
+}
+
+TEST_F(CliPartition, AFailedRunLeavesAnEmptyOutputDirectoryEmpty) {
+    {
+        std::ofstream file(input_, std::ios::app);
+        file << "not-a-key,2,3\n";
+    }
+    auto const output = directory_.path() / "parts";
+    std::filesystem::create_directory(output);
+    auto const result = run_spillway({"partition", "-i", input_.string(), "-k", "l_orderkey", "-o",
+                                      output.string(), "--quiet"});
+    EXPECT_EQ(result.exit_code, 1);
+    EXPECT_TRUE(std::filesystem::is_directory(output));
+    EXPECT_EQ(count_files(output), 0u) << "no partition file and no staging directory is left";
 }
 
 TEST(Cli, HelpDocumentsTheCommandsAndExitCodes) {
