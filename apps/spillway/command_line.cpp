@@ -23,7 +23,9 @@ Exit codes:
   2  usage error, found before any work starts: bad flag or value, missing
      input, key that is not a column, unwritable directory, memory limit too
      small to make progress (the message names the minimum)
-  3  the job ran but its output failed verification)";
+  3  the job ran but its output failed verification
+  130, 143  SIGINT (Ctrl-C) or SIGTERM ended the job; what it had written (a
+     partition's output, spilled data) was removed first)";
 
 /// Adds `--threads` and `--window` (with `window_help`).
 void add_execution_flags(CLI::App& command, OptionFlags& flags, std::string const& window_help) {

@@ -6,11 +6,13 @@
 #include <optional>
 
 #include "command_line.hpp"
+#include "interruption.hpp"
 #include "processes.hpp"
 #include "run_job.hpp"
 
 int main(int argc, char** argv) {
     using namespace spillway::cli;
+    InterruptionHandler const interruptions;  // before any thread starts, MPI's included
     CommandLine command_line;
     if (auto const code = command_line.parse(argc, argv, std::cout, std::cerr)) {
         return to_int(*code);

@@ -68,6 +68,9 @@ StagedOutput::StagedOutput(std::filesystem::path target) : target_(std::move(tar
          directory = directory.parent_path()) {
         made_.push_back(directory);
     }
+    for (auto made = made_.rbegin(); made != made_.rend(); ++made) {
+        removals_.emplace_back(*made, RemoveOnInterruption::Extent::empty_directory);
+    }
     std::filesystem::create_directories(target_, error);
     if (error) {
         remove_if_empty(made_);
@@ -83,6 +86,7 @@ StagedOutput::StagedOutput(std::filesystem::path target) : target_(std::move(tar
                                               << "; give --output a new or empty directory",
                      InvalidArgument);
     staging_ = target_ / (staging_prefix + std::to_string(::getpid()));
+    removals_.emplace_back(staging_);
     std::filesystem::create_directory(staging_, error);
     if (error) {
         remove_if_empty(made_);
@@ -113,14 +117,17 @@ void StagedOutput::commit() {
         names.push_back(entry->path().filename());
     }
     SPILLWAY_EXPECTS(!error, "cannot list '" << staging_.string() << "': " << error.message(), IoError);
-    for (auto const& name : names) {
-        std::filesystem::rename(staging_ / name, target_ / name, error);
-        SPILLWAY_EXPECTS(!error, "cannot move '" << (staging_ / name).string() << "' to '" << target_.string()
-                                                 << "': " << error.message(),
-                         IoError);
-        moved_.push_back(name);
-    }
-    committed_ = true;
+    removals_.back().publish([&] {
+        for (auto const& name : names) {
+            std::filesystem::rename(staging_ / name, target_ / name, error);
+            SPILLWAY_EXPECTS(!error, "cannot move '" << (staging_ / name).string() << "' to '" << target_.string()
+                                                     << "': " << error.message(),
+                             IoError);
+            moved_.push_back(name);
+        }
+        committed_ = true;
+    });
+    removals_.clear();
     std::filesystem::remove(staging_, error);
     if (error) {
         SPILLWAY_LOG(warn, "cannot remove '" << staging_.string() << "': " << error.message());

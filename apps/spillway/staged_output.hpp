@@ -3,9 +3,12 @@
 /// An output directory whose files appear all at once, when the job that
 /// writes them succeeds, and not at all when it fails.
 
+#include <deque>
 #include <filesystem>
 #include <string>
 #include <vector>
+
+#include "interruption.hpp"
 
 namespace spillway::cli {
 
@@ -15,7 +18,10 @@ namespace spillway::cli {
 /// and removes the staging directory. Destroyed without `commit`, because the
 /// job failed or the object that owns it threw while being made, it removes
 /// the staging directory with everything in it, and the directories it made
-/// for the target (if they are empty), so the target is left as it was.
+/// for the target (if they are empty), so the target is left as it was. So
+/// does SIGINT or SIGTERM before `commit` (`RemoveOnInterruption`); one that
+/// arrives during `commit` is handled after it, and leaves the output in
+/// place.
 ///
 /// The target must be new or empty. A staging directory in it left by a
 /// process that no longer runs (one killed with SIGKILL, say) does not count:
@@ -66,6 +72,8 @@ class StagedOutput {
     /// The names of the entries `commit` has moved into the target.
     std::vector<std::filesystem::path> moved_;
     bool committed_ = false;
+    /// Until `commit`: `made_`, outermost first, then the staging directory.
+    std::deque<RemoveOnInterruption> removals_;
 };
 
 }  // namespace spillway::cli

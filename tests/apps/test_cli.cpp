@@ -1,8 +1,11 @@
 // The `spillway` tool end to end: real processes, real files.
 
+#include <csignal>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -31,6 +34,23 @@ class CliPartition : public testing::Test {
 
 std::size_t count_files(std::filesystem::path const& directory) {
     return static_cast<std::size_t>(std::distance(std::filesystem::directory_iterator(directory), {}));
+}
+
+/// Waits until `child`, started with its stderr stalled, blocks on its first
+/// line of progress: its run is under way and cannot finish. False if it
+/// ended first. The deadline only keeps a broken build from hanging the test.
+bool wait_until_stalled(spillway::test::ChildProcess& child) {
+    auto const deadline = std::chrono::steady_clock::now() + std::chrono::minutes(2);
+    while (std::chrono::steady_clock::now() < deadline) {
+        if (child.blocked_writing_to_a_pipe()) {
+            return true;
+        }
+        if (!child.running()) {
+            return false;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return false;
 }
 
 }  // namespace
@@ -202,6 +222,26 @@ TEST_F(CliPartition, AFailedRunLeavesAnEmptyOutputDirectoryEmpty) {
     EXPECT_EQ(count_files(output), 0u) << "no partition file and no staging directory is left";
 }
 
+TEST_F(CliPartition, SigtermOrSigintRemovesThePartialOutputAndEndsWith128PlusTheSignal) {
+    for (auto const& [signal, code] : {std::pair{SIGTERM, 143}, std::pair{SIGINT, 130}}) {
+        auto const output = directory_.path() / ("parts-" + std::to_string(signal));
+        spillway::test::ChildProcess child({SPILLWAY_CLI_PATH, "partition", "-i", input_.string(), "-k",
+                                            "l_orderkey", "-o", output.string(), "--partitions", "8",
+                                            "--block-size", "64KiB"},
+                                           {}, true);
+        ASSERT_TRUE(wait_until_stalled(child));
+        auto const staging = output / (".spillway-partial-" + std::to_string(child.pid()));
+        EXPECT_EQ(count_files(staging), 8u) << "the run writes its files there";
+        child.signal(signal);
+        auto const result = child.wait();
+        EXPECT_EQ(result.signal, 0) << "the tool ends itself, after removing its files";
+        EXPECT_EQ(result.exit_code, code);
+        EXPECT_THAT(result.err, HasSubstr(signal == SIGINT ? "spillway: interrupted by SIGINT"
+                                                           : "spillway: terminated by SIGTERM"));
+        EXPECT_FALSE(std::filesystem::exists(output)) << "the run made it, so it removed it";
+    }
+}
+
 TEST(Cli, HelpDocumentsTheCommandsAndExitCodes) {
     auto const result = run_spillway({"--help"});
     EXPECT_EQ(result.exit_code, 0);
@@ -209,6 +249,7 @@ TEST(Cli, HelpDocumentsTheCommandsAndExitCodes) {
     EXPECT_THAT(result.out, HasSubstr("partition"));
     EXPECT_THAT(result.out, HasSubstr("generate"));
     EXPECT_THAT(result.out, HasSubstr("3  the job ran but its output failed verification"));
+    EXPECT_THAT(result.out, HasSubstr("130, 143  SIGINT (Ctrl-C) or SIGTERM ended the job"));
     auto const partition = run_spillway({"partition", "--help"});
     EXPECT_EQ(partition.exit_code, 0);
     for (auto const* flag : {"--input", "--key", "--output", "--partitions", "--memory-limit", "--threads",
@@ -327,6 +368,20 @@ TEST(CliShuffle, AnUnwritableSpillDirectoryIsAUsageError) {
     auto const result = run_spillway(small_shuffle("64MiB", {"--spill-dir", (file / "spill").string()}));
     EXPECT_EQ(result.exit_code, 2);
     EXPECT_THAT(result.err, HasSubstr((file / "spill").string()));
+}
+
+TEST(CliShuffle, SigtermRemovesTheSpillDirectoriesAndEndsWith143) {
+    spillway::test::TemporaryDirectory spill;
+    spillway::test::ChildProcess child({SPILLWAY_CLI_PATH, "shuffle", "--scale", "0.05", "--ranks", "2",
+                                        "--memory-limit", "128MiB", "--spill-dir", spill.path().string()},
+                                       {}, true);
+    ASSERT_TRUE(wait_until_stalled(child));
+    EXPECT_EQ(count_files(spill.path()), 2u) << "a spill directory per rank";
+    child.signal(SIGTERM);
+    auto const result = child.wait();
+    EXPECT_EQ(result.signal, 0) << "the tool ends itself, after removing its spill directories";
+    EXPECT_EQ(result.exit_code, 143);
+    EXPECT_TRUE(std::filesystem::is_empty(spill.path()));
 }
 
 TEST(CliShuffle, BadFlagValuesAreUsageErrorsNamingTheFlag) {
