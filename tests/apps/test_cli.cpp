@@ -273,6 +273,21 @@ TEST(Cli, AnUnknownFlagOrNoCommandIsAUsageError) {
     EXPECT_THAT(none.err, HasSubstr("subcommand is required"));
 }
 
+TEST(Cli, AnMpiLaunchOfSeveralProcessesWithoutCommMpiIsAUsageError) {
+    spillway::test::TemporaryDirectory directory;
+    auto const output = directory.path() / "orders.csv";
+    std::vector<std::string> const generate{"generate", "--table", "orders", "--scale", "0.001", "-o",
+                                            output.string(), "--quiet"};
+    for (auto const* launched : {"OMPI_COMM_WORLD_SIZE=2", "PMI_SIZE=4"}) {
+        auto const result = run_spillway(generate, {launched});
+        EXPECT_EQ(result.exit_code, 2) << launched;
+        EXPECT_THAT(result.err, HasSubstr("add --comm mpi")) << launched;
+        EXPECT_FALSE(std::filesystem::exists(output));
+    }
+    auto const one = run_spillway(generate, {"OMPI_COMM_WORLD_SIZE=1"});
+    EXPECT_EQ(one.exit_code, 0) << "mpirun -np 1 is one process: " << one.err;
+}
+
 TEST(Cli, FlagsWinOverTheEnvironment) {
     spillway::test::TemporaryDirectory directory;
     auto const output = directory.path() / "orders.csv";
