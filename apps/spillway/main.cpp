@@ -9,6 +9,7 @@
 #include "interruption.hpp"
 #include "processes.hpp"
 #include "run_job.hpp"
+#include "run_summary.hpp"
 
 int main(int argc, char** argv) {
     using namespace spillway::cli;
@@ -23,8 +24,12 @@ int main(int argc, char** argv) {
         processes.emplace(options, &argc, &argv);
     } catch (std::exception const& error) {
         std::cerr << "spillway: " << error.what() << "\n";
+        if (command_line.output().json && launcher_rank() == 0) {
+            std::cout << failure_json(command_line.command(), ExitCode::usage, error.what()) << "\n";
+        }
         return to_int(ExitCode::usage);
     }
     auto const make_job = [&] { return command_line.make_job(options); };
-    return to_int(run_job(make_job, command_line.output(), *processes, std::cout, std::cerr));
+    return to_int(
+        run_job(make_job, command_line.command(), command_line.output(), *processes, std::cout, std::cerr));
 }

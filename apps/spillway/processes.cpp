@@ -19,6 +19,8 @@ namespace {
 /// processes they started: Open MPI's mpirun, MPICH's and Intel MPI's Hydra
 /// (and Slurm's srun with PMI-2), MVAPICH's.
 constexpr char const* launcher_size_variables[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "MV2_COMM_WORLD_SIZE"};
+/// The same launchers' variables for the process's rank.
+constexpr char const* launcher_rank_variables[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "MV2_COMM_WORLD_RANK"};
 
 /// @throws InvalidArgument if an MPI launcher started this process as one of
 ///         several: without MPI, each would run the whole job on its own.
@@ -41,6 +43,22 @@ void check_not_one_of_several_launched() {
 }
 
 }  // namespace
+
+int launcher_rank() noexcept {
+    for (auto const* variable : launcher_rank_variables) {
+        auto const* value = std::getenv(variable);
+        if (value == nullptr) {
+            continue;
+        }
+        int rank = 0;
+        auto const* end = value + std::strlen(value);
+        auto const parsed = std::from_chars(value, end, rank);
+        if (parsed.ec == std::errc{} && parsed.ptr == end && rank >= 0) {
+            return rank;
+        }
+    }
+    return 0;
+}
 
 #ifdef SPILLWAY_CLI_HAVE_MPI
 struct Processes::Mpi {

@@ -48,4 +48,10 @@ class Processes {
     int size_ = 1;
 };
 
+/// This process's rank among the processes an MPI launcher started, as its
+/// environment says (`OMPI_COMM_WORLD_RANK`, `PMI_RANK` or
+/// `MV2_COMM_WORLD_RANK`), or 0 if no launcher started it: which process
+/// reports an error found before `Processes` exists.
+[[nodiscard]] int launcher_rank() noexcept;
+
 }  // namespace spillway::cli

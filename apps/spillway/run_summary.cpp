@@ -48,6 +48,12 @@ std::string format_setting(std::string const& name, nlohmann::ordered_json const
     return name + " " + (value.is_string() ? value.get<std::string>() : value.dump());
 }
 
+/// `json` on one line, with bytes that are not UTF-8 (file names need not
+/// be) replaced.
+std::string one_line(nlohmann::ordered_json const& json) {
+    return json.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
+
 }  // namespace
 
 double RunSummary::throughput() const noexcept {
@@ -105,10 +111,14 @@ std::string RunSummary::to_text() const {
     return out.str();
 }
 
-std::string RunSummary::to_json() const {
+std::string RunSummary::to_json(ExitCode code, std::string const& error) const {
     nlohmann::ordered_json json;
     json["command"] = command;
     json["verified"] = verified ? nlohmann::ordered_json(*verified) : nlohmann::ordered_json(nullptr);
+    json["exit_code"] = to_int(code);
+    if (!error.empty()) {
+        json["error"] = error;
+    }
     json["settings"] = settings;
     json["rows"] = rows;
     json["bytes"] = bytes;
@@ -126,7 +136,18 @@ std::string RunSummary::to_json() const {
     }
     json["peak_resident_bytes"] = peak_resident_bytes;
     json["verification"] = verification;
-    return json.dump();
+    return one_line(json);
+}
+
+std::string failure_json(std::string const& command, ExitCode code, std::string const& error) {
+    nlohmann::ordered_json json;
+    if (!command.empty()) {
+        json["command"] = command;
+    }
+    json["verified"] = false;
+    json["exit_code"] = to_int(code);
+    json["error"] = error;
+    return one_line(json);
 }
 
 std::uint64_t peak_resident_bytes() noexcept {

@@ -1,7 +1,8 @@
 // The `spillway` tool end to end: real processes, real files.
 
-#include <csignal>
+#include <algorithm>
 #include <chrono>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -34,6 +35,16 @@ class CliPartition : public testing::Test {
 
 std::size_t count_files(std::filesystem::path const& directory) {
     return static_cast<std::size_t>(std::distance(std::filesystem::directory_iterator(directory), {}));
+}
+
+/// The JSON object that a failed `--json` run printed as all of its stdout.
+nlohmann::json failure_object(spillway::test::ProcessResult const& result, int exit_code) {
+    EXPECT_EQ(result.exit_code, exit_code) << result.err;
+    EXPECT_EQ(std::count(result.out.begin(), result.out.end(), '\n'), 1) << "one line: " << result.out;
+    auto const json = nlohmann::json::parse(result.out);
+    EXPECT_EQ(json.at("verified"), false);
+    EXPECT_EQ(json.at("exit_code"), exit_code);
+    return json;
 }
 
 /// Waits until `child`, started with its stderr stalled, blocks on its first
@@ -242,6 +253,38 @@ TEST_F(CliPartition, SigtermOrSigintRemovesThePartialOutputAndEndsWith128PlusThe
     }
 }
 
+TEST_F(CliPartition, WithJsonAUsageErrorIsOneJsonObjectNamingTheError) {
+    auto const output = directory_.path() / "parts";
+    auto const too_small = run_spillway({"partition", "-i", input_.string(), "-k", "l_orderkey", "-o",
+                                         output.string(), "--memory-limit", "64MiB", "--json"});
+    auto const json = failure_object(too_small, 2);
+    EXPECT_EQ(json.at("command"), "partition");
+    EXPECT_THAT(json.at("error").get<std::string>(), HasSubstr("memory limit 64.00 MiB is too small"));
+    EXPECT_THAT(too_small.err, HasSubstr("memory limit 64.00 MiB is too small")) << "stderr says it too";
+
+    for (auto const& flags : {std::vector<std::string>{"--json", "--memory-limit", "lots"},
+                              std::vector<std::string>{"--memory-limit", "lots", "--json"}}) {
+        std::vector<std::string> arguments{"partition", "-i", input_.string(), "-k", "l_orderkey", "-o",
+                                           output.string()};
+        arguments.insert(arguments.end(), flags.begin(), flags.end());
+        auto const bad_value = failure_object(run_spillway(arguments), 2);
+        EXPECT_EQ(bad_value.at("command"), "partition");
+        EXPECT_THAT(bad_value.at("error").get<std::string>(), HasSubstr("--memory-limit"));
+    }
+}
+
+TEST_F(CliPartition, WithJsonAFailureWhileRunningIsOneJsonObjectNamingTheError) {
+    {
+        std::ofstream file(input_, std::ios::app);
+        file << "not-a-key,2,3\n";
+    }
+    auto const result = run_spillway({"partition", "-i", input_.string(), "-k", "l_orderkey", "-o",
+                                      (directory_.path() / "parts").string(), "--json", "--quiet"});
+    auto const json = failure_object(result, 1);
+    EXPECT_EQ(json.at("command"), "partition");
+    EXPECT_THAT(json.at("error").get<std::string>(), HasSubstr(input_.string() + ":"));
+}
+
 TEST(Cli, HelpDocumentsTheCommandsAndExitCodes) {
     auto const result = run_spillway({"--help"});
     EXPECT_EQ(result.exit_code, 0);
@@ -286,6 +329,18 @@ TEST(Cli, AnMpiLaunchOfSeveralProcessesWithoutCommMpiIsAUsageError) {
     }
     auto const one = run_spillway(generate, {"OMPI_COMM_WORLD_SIZE=1"});
     EXPECT_EQ(one.exit_code, 0) << "mpirun -np 1 is one process: " << one.err;
+}
+
+TEST(Cli, WithJsonAnMpiLaunchWithoutCommMpiPrintsOneJsonObjectFromRankZero) {
+    spillway::test::TemporaryDirectory directory;
+    std::vector<std::string> const generate{"generate", "--scale", "0.001", "-o",
+                                            (directory.path() / "lineitem.csv").string(), "--json"};
+    auto const json = failure_object(run_spillway(generate, {"OMPI_COMM_WORLD_SIZE=2", "OMPI_COMM_WORLD_RANK=0"}), 2);
+    EXPECT_EQ(json.at("command"), "generate");
+    EXPECT_THAT(json.at("error").get<std::string>(), HasSubstr("add --comm mpi"));
+    auto const other = run_spillway(generate, {"OMPI_COMM_WORLD_SIZE=2", "OMPI_COMM_WORLD_RANK=1"});
+    EXPECT_EQ(other.exit_code, 2);
+    EXPECT_EQ(other.out, "") << "the launcher merges the processes' stdout; rank 0 reports";
 }
 
 TEST(Cli, FlagsWinOverTheEnvironment) {
