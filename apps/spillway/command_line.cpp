@@ -1,8 +1,13 @@
 #include "command_line.hpp"
 
+#include <algorithm>
 #include <limits>
+#include <string_view>
 
 #include <spillway/core/error.hpp>
+
+#include "processes.hpp"
+#include "run_summary.hpp"
 
 namespace spillway::cli {
 namespace {
@@ -23,7 +28,9 @@ Exit codes:
   2  usage error, found before any work starts: bad flag or value, missing
      input, key that is not a column, unwritable directory, memory limit too
      small to make progress (the message names the minimum)
-  3  the job ran but its output failed verification)";
+  3  the job ran but its output failed verification
+  130, 143  SIGINT (Ctrl-C) or SIGTERM ended the job; what it had written (a
+     partition's output, spilled data) was removed first)";
 
 /// Adds `--threads` and `--window` (with `window_help`).
 void add_execution_flags(CLI::App& command, OptionFlags& flags, std::string const& window_help) {
@@ -125,7 +132,8 @@ CommandLine::CommandLine() : app_(description, "spillway") {
         ->delimiter(',')
         ->required();
     partition_command_->add_option("--output,-o", partition_.output,
-                                   "directory for the files part-00000.csv, ...; made if missing, must be empty")
+                                   "directory for the files part-00000.csv, ...; made if missing, must be empty; "
+                                   "the files appear in it only if the run verified them")
         ->type_name("DIR")
         ->required();
     flags_.add(*partition_command_, "--partitions", "partitions", "P", "number of partition files (default 64)",
@@ -154,7 +162,8 @@ CommandLine::CommandLine() : app_(description, "spillway") {
 
 void CommandLine::add_output_flags(CLI::App& command) {
     command.add_flag("--json", output_.json,
-                     "print the summary as one JSON object on stdout; \"verified\": true only if verification passed");
+                     "print the summary as one JSON object on stdout; \"verified\": true only if verification passed; "
+                     "a failed run prints one too, with \"exit_code\" and \"error\"");
     command.add_flag("--quiet,-q", output_.quiet, "print no progress (and no summary unless --json)");
     command.add_option("--trace", output_.trace,
                        "write Chrome trace-event JSON (spills, sends, receives, work items) to FILE; open it in "
@@ -169,8 +178,27 @@ std::optional<ExitCode> CommandLine::parse(int argc, char const* const* argv, st
     } catch (CLI::ParseError const& error) {
         bool const help = error.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success);
         app_.exit(error, out, err);
-        return help ? ExitCode::success : ExitCode::usage;
+        if (help) {
+            return ExitCode::success;
+        }
+        // The flag may come after the error, where parsing stopped.
+        bool const json = std::any_of(argv + 1, argv + argc, [](char const* argument) {
+            return std::string_view(argument) == "--json";
+        });
+        if (json && launcher_rank() == 0) {
+            out << failure_json(command(), ExitCode::usage, error.what()) << "\n";
+        }
+        return ExitCode::usage;
     }
+}
+
+std::string CommandLine::command() const {
+    for (auto const* command : {shuffle_command_, partition_command_, generate_command_}) {
+        if (command->parsed()) {
+            return command->get_name();
+        }
+    }
+    return {};
 }
 
 Options CommandLine::options() const {

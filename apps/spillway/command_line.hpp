@@ -41,7 +41,9 @@ class CommandLine {
 
     /// Parses `argv`. Returns the exit code when parsing ends the program:
     /// `success` after printing help to `out`, `usage` after printing what is
-    /// wrong to `err`. Returns nothing when a job is to run.
+    /// wrong to `err` (and with `--json` among the arguments, `failure_json`
+    /// to `out`, unless an MPI launcher started this process as a rank other
+    /// than 0: `launcher_rank`). Returns nothing when a job is to run.
     [[nodiscard]] std::optional<ExitCode> parse(int argc, char const* const* argv, std::ostream& out,
                                                 std::ostream& err);
 
@@ -51,6 +53,10 @@ class CommandLine {
 
     /// The output flags given.
     [[nodiscard]] OutputFlags const& output() const noexcept { return output_; }
+
+    /// The name of the command given (`shuffle`, `partition` or `generate`),
+    /// or an empty string if parsing did not get to one.
+    [[nodiscard]] std::string command() const;
 
     /// The job of the command given, configured by `options`.
     /// @throws as the job's constructor does (a usage error).

@@ -23,6 +23,11 @@ enum class ExitCode : int {
     usage = 2,
     /// The job ran, but its output did not pass verification.
     verification_failed = 3,
+    /// SIGINT (Ctrl-C) ended the job; what it had written was removed
+    /// (`InterruptionHandler`). 128 + SIGINT, as a shell reports it.
+    interrupted = 130,
+    /// SIGTERM ended the job; what it had written was removed. 128 + SIGTERM.
+    terminated = 143,
 };
 
 /// The value `main` returns for `code`.

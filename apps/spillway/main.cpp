@@ -6,11 +6,14 @@
 #include <optional>
 
 #include "command_line.hpp"
+#include "interruption.hpp"
 #include "processes.hpp"
 #include "run_job.hpp"
+#include "run_summary.hpp"
 
 int main(int argc, char** argv) {
     using namespace spillway::cli;
+    InterruptionHandler const interruptions;  // before any thread starts, MPI's included
     CommandLine command_line;
     if (auto const code = command_line.parse(argc, argv, std::cout, std::cerr)) {
         return to_int(*code);
@@ -21,8 +24,12 @@ int main(int argc, char** argv) {
         processes.emplace(options, &argc, &argv);
     } catch (std::exception const& error) {
         std::cerr << "spillway: " << error.what() << "\n";
+        if (command_line.output().json && launcher_rank() == 0) {
+            std::cout << failure_json(command_line.command(), ExitCode::usage, error.what()) << "\n";
+        }
         return to_int(ExitCode::usage);
     }
     auto const make_job = [&] { return command_line.make_job(options); };
-    return to_int(run_job(make_job, command_line.output(), *processes, std::cout, std::cerr));
+    return to_int(
+        run_job(make_job, command_line.command(), command_line.output(), *processes, std::cout, std::cerr));
 }

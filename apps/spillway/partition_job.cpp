@@ -30,19 +30,6 @@ std::filesystem::path partition_file(std::filesystem::path const& directory, std
     return directory / (name + extension.string());
 }
 
-/// Makes `directory` if it is missing.
-/// @throws InvalidArgument if it cannot be made or is not empty.
-void prepare_output_directory(std::filesystem::path const& directory) {
-    std::error_code error;
-    std::filesystem::create_directories(directory, error);
-    SPILLWAY_EXPECTS(!error, "cannot create the output directory '" << directory.string() << "': " << error.message()
-                                 << "; give --output a writable path", InvalidArgument);
-    SPILLWAY_EXPECTS(std::filesystem::is_empty(directory),
-                     "the output directory '" << directory.string()
-                                              << "' is not empty; give --output a new or empty directory",
-                     InvalidArgument);
-}
-
 /// @throws InvalidArgument if `partitions` files cannot be open at once.
 void check_open_file_limit(std::uint32_t partitions) {
     rlimit limit{};
@@ -80,13 +67,13 @@ PartitionJob::PartitionJob(PartitionArguments arguments, Options const& options)
                                                : std::nullopt;
     plan_ = PartitionPlan::make(limit, input_.options.chunk_bytes, pool_.concurrency(), partitions_, window);
     check_open_file_limit(partitions_);
-    prepare_output_directory(output_);
+    staged_output_.emplace(output_);
     auto const extension = input_.files.front().has_extension() ? input_.files.front().extension()
                                                                  : std::filesystem::path(".csv");
     auto writer_options = input_.options;
     writer_options.header = false;  // the input's header line is copied as it is
     for (std::uint32_t partition = 0; partition < partitions_; ++partition) {
-        output_files_.push_back(partition_file(output_, partition, extension));
+        output_files_.push_back(partition_file(staged_output_->staging(), partition, extension));
         writers_.push_back(std::make_unique<table::CsvWriter>(output_files_.back(), writer_options, input_.schema,
                                                               plan_.write_buffer_bytes));
         writers_.back()->write_rows(input_.header);
@@ -143,9 +130,9 @@ RunSummary PartitionJob::run(Progress& progress) {
     summary.settings["output"] = output_.string();
     summary.settings["threads"] = pool_.concurrency();
     summary.settings["window"] = plan_.window;
-    summary.settings["block_size"] = format_bytes(plan_.block_bytes);
-    summary.settings["memory_limit"] = format_bytes(plan_.limit);
-    summary.settings["memory_bound"] = format_bytes(plan_.bound());
+    summary.settings["block_size_bytes"] = plan_.block_bytes;
+    summary.settings["memory_limit_bytes"] = plan_.limit;
+    summary.settings["memory_bound_bytes"] = plan_.bound();
     summary.rows = input_checksum.rows;
     if (input_.options.bad_rows == table::CsvOptions::BadRows::skip) {
         summary.skipped_rows = skipped_rows;
@@ -169,6 +156,9 @@ RunSummary PartitionJob::run(Progress& progress) {
     } else {
         summary.verification.push_back("rows and checksum differ: input " + input_checksum.to_string() + ", output "
                                        + check.checksum.to_string());
+    }
+    if (*summary.verified) {
+        staged_output_->commit();
     }
     return summary;
 }

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,7 @@
 #include "csv_input.hpp"
 #include "job.hpp"
 #include "partition_plan.hpp"
+#include "staged_output.hpp"
 
 namespace spillway::cli {
 
@@ -42,14 +44,19 @@ struct PartitionArguments {
 /// first input's header line as it is, if it has one. Inputs whose columns
 /// are in another order have their rows' fields rewritten into the first
 /// input's order. With `csv_bad_rows` = `skip`, rows with the wrong number of
-/// fields are left out and counted in the summary (`skipped_rows`).
+/// fields are left out and counted in the summary (`skipped_rows`). Files
+/// are written and verified in a staging directory inside the output
+/// directory (`StagedOutput`), and moved into it only when verification
+/// passes: a run that fails or does not verify leaves the output directory
+/// as it was (removed, if the run made it).
 ///
 /// Options read: `partitions`, `threads`, `window`, `memory_limit_host`,
 /// the `csv_*` options; the option `ranks` must be 1.
 class PartitionJob final : public Job {
   public:
-    /// Checks the arguments and options, opens the inputs, creates the output
-    /// directory and files, and plans the memory.
+    /// Checks the arguments and options, opens the inputs, plans the memory,
+    /// and creates the output directory and the files in its staging
+    /// directory.
     /// @throws InvalidArgument, IoError or CorruptData naming what is wrong
     ///         (see `CsvInput::open` and `PartitionPlan::make`); if the output
     ///         directory is not empty or cannot be made; if the partition
@@ -64,7 +71,8 @@ class PartitionJob final : public Job {
     std::vector<std::string> key_names_;
     std::uint32_t partitions_;
     PartitionPlan plan_;
-    std::vector<std::filesystem::path> output_files_;                ///< by partition
+    std::optional<StagedOutput> staged_output_;                      ///< made once the checks pass
+    std::vector<std::filesystem::path> output_files_;                ///< in the staging directory, by partition
     std::vector<std::unique_ptr<table::CsvWriter>> writers_;         ///< by partition
     exec::ThreadPool pool_;
 };

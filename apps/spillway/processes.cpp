@@ -1,5 +1,9 @@
 #include "processes.hpp"
 
+#include <charconv>
+#include <cstdlib>
+#include <cstring>
+
 #include <spillway/core/error.hpp>
 
 #ifdef SPILLWAY_CLI_HAVE_MPI
@@ -9,6 +13,52 @@
 #endif
 
 namespace spillway::cli {
+namespace {
+
+/// The variables in which MPI launchers give each process the number of
+/// processes they started: Open MPI's mpirun, MPICH's and Intel MPI's Hydra
+/// (and Slurm's srun with PMI-2), MVAPICH's.
+constexpr char const* launcher_size_variables[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "MV2_COMM_WORLD_SIZE"};
+/// The same launchers' variables for the process's rank.
+constexpr char const* launcher_rank_variables[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "MV2_COMM_WORLD_RANK"};
+
+/// @throws InvalidArgument if an MPI launcher started this process as one of
+///         several: without MPI, each would run the whole job on its own.
+void check_not_one_of_several_launched() {
+    for (auto const* variable : launcher_size_variables) {
+        auto const* value = std::getenv(variable);
+        if (value == nullptr) {
+            continue;
+        }
+        long processes = 0;
+        auto const* end = value + std::strlen(value);
+        auto const parsed = std::from_chars(value, end, processes);
+        SPILLWAY_EXPECTS(parsed.ec != std::errc{} || parsed.ptr != end || processes <= 1,
+                         "an MPI launcher started " << processes << " spillway processes (" << variable << "="
+                                                    << value << "), but --comm is local, so each would run the "
+                                                    << "whole job on its own: add --comm mpi (spillway shuffle), or "
+                                                    << "start one process without the launcher",
+                         InvalidArgument);
+    }
+}
+
+}  // namespace
+
+int launcher_rank() noexcept {
+    for (auto const* variable : launcher_rank_variables) {
+        auto const* value = std::getenv(variable);
+        if (value == nullptr) {
+            continue;
+        }
+        int rank = 0;
+        auto const* end = value + std::strlen(value);
+        auto const parsed = std::from_chars(value, end, rank);
+        if (parsed.ec == std::errc{} && parsed.ptr == end && rank >= 0) {
+            return rank;
+        }
+    }
+    return 0;
+}
 
 #ifdef SPILLWAY_CLI_HAVE_MPI
 struct Processes::Mpi {
@@ -21,6 +71,7 @@ struct Processes::Mpi {};
 
 Processes::Processes(Options const& options, int* argc, char*** argv) {
     if (options.get_choice("comm", {"local", "mpi"}, "local") == "local") {
+        check_not_one_of_several_launched();
         return;
     }
 #ifdef SPILLWAY_CLI_HAVE_MPI

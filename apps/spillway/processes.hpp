@@ -20,8 +20,11 @@ class Processes {
   public:
     /// This process alone, or, with option `comm` = `mpi`, the MPI job that
     /// `mpirun` started (`argc` and `argv` are passed on to MPI).
-    /// @throws InvalidArgument if option `comm` is not `local` or `mpi`, or is
-    ///         `mpi` in a build without MPI.
+    /// @throws InvalidArgument if option `comm` is not `local` or `mpi`, is
+    ///         `mpi` in a build without MPI, or is `local` in a process that
+    ///         an MPI launcher started as one of several (its environment
+    ///         says so: `OMPI_COMM_WORLD_SIZE`, `PMI_SIZE` or
+    ///         `MV2_COMM_WORLD_SIZE` above 1).
     /// @throws IoError if MPI cannot be initialised.
     Processes(Options const& options, int* argc, char*** argv);
     ~Processes();
@@ -44,5 +47,11 @@ class Processes {
     int rank_ = 0;
     int size_ = 1;
 };
+
+/// This process's rank among the processes an MPI launcher started, as its
+/// environment says (`OMPI_COMM_WORLD_RANK`, `PMI_RANK` or
+/// `MV2_COMM_WORLD_RANK`), or 0 if no launcher started it: which process
+/// reports an error found before `Processes` exists.
+[[nodiscard]] int launcher_rank() noexcept;
 
 }  // namespace spillway::cli

@@ -36,6 +36,7 @@ RankGroup::RankGroup(Options const& options, memory::MemoryConfig config, int de
     config.host_limit = SizeSpec::bytes(limit / local_ranks);
     for (std::size_t rank = 0; rank < local_ranks; ++rank) {
         resources_.push_back(std::make_unique<memory::BufferResource>(config));
+        spill_removals_.emplace_back(resources_.back()->spill_directory());
     }
 }
 
@@ -58,6 +59,7 @@ void RankGroup::release_resources(std::function<void()> const& removed) {
         }
     }
     resources_.clear();
+    spill_removals_.clear();
 }
 
 void RankGroup::run(std::function<void(comm::Communicator&)> const& body) {

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <vector>
@@ -13,6 +14,8 @@
 #include <spillway/core/options.hpp>
 #include <spillway/memory/buffer_resource.hpp>
 #include <spillway/memory/memory_config.hpp>
+
+#include "interruption.hpp"
 
 namespace spillway::cli {
 
@@ -27,7 +30,8 @@ namespace spillway::cli {
 /// Thread safety: externally synchronized; `run` calls its body concurrently.
 class RankGroup {
   public:
-    /// Makes the buffer resources (each makes its spill directory).
+    /// Makes the buffer resources (each makes its spill directory, which
+    /// SIGINT and SIGTERM remove: `RemoveOnInterruption`).
     /// `default_ranks` applies when option `ranks` is not set.
     /// @throws InvalidArgument if option `ranks` or `comm` is malformed, or
     ///         `ranks` differs from the number of MPI processes.
@@ -68,6 +72,10 @@ class RankGroup {
     bool uses_mpi_ = false;
     comm::Rank size_ = 1;
     comm::Rank first_rank_ = 0;
+    /// The spill directories of `resources_`, by local index, until
+    /// `release_resources` has removed them; declared first, so that they
+    /// stay registered while the destructor removes them.
+    std::deque<RemoveOnInterruption> spill_removals_;
     std::vector<std::unique_ptr<memory::BufferResource>> resources_;
 };
 

@@ -25,25 +25,36 @@ std::filesystem::path trace_path(std::filesystem::path const& path, Processes co
 
 }  // namespace
 
-ExitCode run_job(std::function<std::unique_ptr<Job>()> const& make_job, OutputFlags const& output,
-                 Processes const& processes, std::ostream& out, std::ostream& err) {
+ExitCode run_job(std::function<std::unique_ptr<Job>()> const& make_job, std::string const& command,
+                 OutputFlags const& output, Processes const& processes, std::ostream& out, std::ostream& err) {
     std::string const prefix =
         processes.size() == 1 ? "spillway: " : "spillway: rank " + std::to_string(processes.rank()) + ": ";
     bool const reporting = processes.rank() == 0;
+    auto const fail = [&](ExitCode code, std::string const& message) {
+        if (reporting && output.json) {
+            out << failure_json(command, code, message) << "\n";
+        }
+        return code;
+    };
+
     std::unique_ptr<Job> job;
     std::optional<TraceFile> trace;
+    std::string error_message;
     try {
-        job = make_job();
+        // The trace file first: making the job may create its output.
         trace.emplace(trace_path(output.trace, processes));
+        job = make_job();
     } catch (std::exception const& error) {
         err << prefix << error.what() << "\n";
+        error_message = error.what();
         job.reset();
     }
     if (!processes.all(job != nullptr)) {
+        std::string const elsewhere = "another rank could not start the job; see its message";
         if (job && reporting) {
-            err << prefix << "another rank could not start the job; see its message\n";
+            err << prefix << elsewhere << "\n";
         }
-        return ExitCode::usage;
+        return fail(ExitCode::usage, job ? elsewhere : error_message);
     }
 
     Progress progress(reporting ? Progress::choose(output.quiet, STDERR_FILENO) : Progress::Style::none, err);
@@ -53,25 +64,33 @@ ExitCode run_job(std::function<std::unique_ptr<Job>()> const& make_job, OutputFl
         trace->write();
     } catch (std::exception const& error) {
         err << prefix << error.what() << "\n";
-        return ExitCode::failure;
+        return fail(ExitCode::failure, error.what());
     }
 
+    bool const verified = summary.verified.value_or(true);
+    auto const code = verified ? ExitCode::success : ExitCode::verification_failed;
+    std::string error;  // on one line, for JSON
+    if (!verified) {
+        error = "verification failed:";
+        char const* separator = " ";
+        for (auto const& line : summary.verification) {
+            error += separator + line;
+            separator = "; ";
+        }
+    }
     if (reporting && output.json) {
-        out << summary.to_json() << "\n";
+        out << summary.to_json(code, error) << "\n";
     } else if (reporting && !output.quiet) {
         out << summary.to_text();
     }
-    if (summary.verified.value_or(true)) {
-        return ExitCode::success;
-    }
-    if (reporting) {
+    if (reporting && !verified) {
         err << prefix << "verification failed:";
         for (auto const& line : summary.verification) {
             err << "\n  " << line;
         }
         err << "\n";
     }
-    return ExitCode::verification_failed;
+    return code;
 }
 
 }  // namespace spillway::cli

@@ -5,6 +5,7 @@
 #include <functional>
 #include <memory>
 #include <ostream>
+#include <string>
 
 #include "command_line.hpp"
 #include "exit_code.hpp"
@@ -13,19 +14,28 @@
 
 namespace spillway::cli {
 
-/// Makes a job with `make_job` (an error there is `ExitCode::usage`), runs it
-/// with progress on `err` (an error there is `ExitCode::failure`), and prints
-/// its summary on `out`: as text, as JSON with `--json`, or not at all with
-/// `--quiet`. Errors and a failed verification are printed on `err` whatever
-/// the flags. Returns `success` if the output was verified (or the job has
-/// nothing to verify), `verification_failed` if not.
+/// Creates the `--trace` file, then makes a job with `make_job` (an error in
+/// either is `ExitCode::usage`, found before the job creates any output),
+/// runs it with progress on `err` (an error there is `ExitCode::failure`),
+/// and prints its summary on `out`: as text, as JSON with `--json`, or not at
+/// all with `--quiet`. The trace file is kept only if the job ran. Errors and
+/// a failed verification are printed on `err` whatever the flags. Returns
+/// `success` if the output was verified (or the job has nothing to verify),
+/// `verification_failed` if not, and `usage` or `failure` for an error.
+///
+/// With `--json`, every outcome is one JSON object on `out`: the summary
+/// (`RunSummary::to_json`) with the exit code, and with the failed
+/// verification as its `error`; or, for a usage error or a failure,
+/// `failure_json` of `command` and the error.
 ///
 /// With several `processes` (an MPI job), every process calls this: they
 /// agree that every one made its job before any runs it (so a usage error on
 /// one process stops all), each prints its own errors prefixed with its rank,
-/// and only process 0 prints progress and the summary. `--trace FILE` then
-/// writes one file per process, `FILE` with `-rank<N>` before its extension.
-[[nodiscard]] ExitCode run_job(std::function<std::unique_ptr<Job>()> const& make_job, OutputFlags const& output,
-                               Processes const& processes, std::ostream& out, std::ostream& err);
+/// and only process 0 prints progress, the summary and the JSON object.
+/// `--trace FILE` then writes one file per process, `FILE` with `-rank<N>`
+/// before its extension.
+[[nodiscard]] ExitCode run_job(std::function<std::unique_ptr<Job>()> const& make_job, std::string const& command,
+                               OutputFlags const& output, Processes const& processes, std::ostream& out,
+                               std::ostream& err);
 
 }  // namespace spillway::cli

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <numeric>
 #include <sstream>
+#include <string_view>
 
 #include <spillway/core/options.hpp>
 
@@ -36,9 +37,21 @@ std::string format_count(std::uint64_t count) {
     return grouped;
 }
 
-/// A setting's value as people read it: strings without quotes.
-std::string format_setting(nlohmann::ordered_json const& value) {
-    return value.is_string() ? value.get<std::string>() : value.dump();
+/// A setting as people read it: its name and value, strings without quotes,
+/// and sizes (named with `RunSummary::bytes_suffix`) formatted, without the
+/// suffix.
+std::string format_setting(std::string const& name, nlohmann::ordered_json const& value) {
+    std::string_view const suffix = RunSummary::bytes_suffix;
+    if (name.ends_with(suffix) && value.is_number_unsigned()) {
+        return name.substr(0, name.size() - suffix.size()) + " " + format_bytes(value.get<std::uint64_t>());
+    }
+    return name + " " + (value.is_string() ? value.get<std::string>() : value.dump());
+}
+
+/// `json` on one line, with bytes that are not UTF-8 (file names need not
+/// be) replaced.
+std::string one_line(nlohmann::ordered_json const& json) {
+    return json.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
 }  // namespace
@@ -58,7 +71,7 @@ std::string RunSummary::to_text() const {
         out << "  settings     ";
         char const* separator = "";
         for (auto const& [name, value] : settings.items()) {
-            out << separator << name << " " << format_setting(value);
+            out << separator << format_setting(name, value);
             separator = ", ";
         }
         out << "\n";
@@ -101,10 +114,14 @@ std::string RunSummary::to_text() const {
     return out.str();
 }
 
-std::string RunSummary::to_json() const {
+std::string RunSummary::to_json(ExitCode code, std::string const& error) const {
     nlohmann::ordered_json json;
     json["command"] = command;
     json["verified"] = verified ? nlohmann::ordered_json(*verified) : nlohmann::ordered_json(nullptr);
+    json["exit_code"] = to_int(code);
+    if (!error.empty()) {
+        json["error"] = error;
+    }
     json["settings"] = settings;
     json["rows"] = rows;
     if (skipped_rows) {
@@ -125,7 +142,18 @@ std::string RunSummary::to_json() const {
     }
     json["peak_resident_bytes"] = peak_resident_bytes;
     json["verification"] = verification;
-    return json.dump();
+    return one_line(json);
+}
+
+std::string failure_json(std::string const& command, ExitCode code, std::string const& error) {
+    nlohmann::ordered_json json;
+    if (!command.empty()) {
+        json["command"] = command;
+    }
+    json["verified"] = false;
+    json["exit_code"] = to_int(code);
+    json["error"] = error;
+    return one_line(json);
 }
 
 std::uint64_t peak_resident_bytes() noexcept {

@@ -10,6 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "exit_code.hpp"
+
 namespace spillway::cli {
 
 /// The wall time of one phase of a job.
@@ -28,8 +30,16 @@ struct TierPeak {
 /// The figures of one run of a job. Plain data, filled by the job; the
 /// renderings are stable formats that tests and scripts read.
 struct RunSummary {
+    /// The suffix of a setting whose value is a size: an integer number of
+    /// bytes, in JSON as it is, and in text formatted (`format_bytes`) under
+    /// the name without the suffix (`memory_limit_bytes` reads
+    /// `memory_limit 256.00 MiB`).
+    static constexpr char const* bytes_suffix = "_bytes";
+
     std::string command;              ///< `shuffle`, `partition` or `generate`
-    nlohmann::ordered_json settings = nlohmann::ordered_json::object();  ///< what ran: ranks, partitions, ...
+    /// What ran: ranks, partitions, ...; sizes are byte counts named with
+    /// `bytes_suffix`.
+    nlohmann::ordered_json settings = nlohmann::ordered_json::object();
     std::uint64_t rows = 0;           ///< rows of input
     /// Input rows left out as malformed (`--bad-rows skip`); nothing unless
     /// the job was told to skip them.
@@ -54,12 +64,21 @@ struct RunSummary {
     [[nodiscard]] std::string to_text() const;
 
     /// One JSON object, on one line: `command`, `verified` (true, false or
-    /// null), `settings`, `rows`, `skipped_rows` (if set), `bytes`, `seconds`, `throughput_bytes_per_second`,
-    /// `phases` (`{name: seconds}`), `spilled_bytes`, `read_back_bytes`,
-    /// `peak_memory` (`{tier: {limit, ranks}}`), `peak_resident_bytes` and
-    /// `verification` (an array of lines).
-    [[nodiscard]] std::string to_json() const;
+    /// null), `exit_code` (`code`, what the tool returns), `error` (`error`,
+    /// only if it is not empty), `settings`, `rows`, `skipped_rows` (if set),
+    /// `bytes`, `seconds`, `throughput_bytes_per_second`, `phases`
+    /// (`{name: seconds}`), `spilled_bytes`, `read_back_bytes`, `peak_memory`
+    /// (`{tier: {limit, ranks}}`), `peak_resident_bytes` and `verification`
+    /// (an array of lines).
+    [[nodiscard]] std::string to_json(ExitCode code, std::string const& error = {}) const;
 };
+
+/// What `--json` prints for a run that failed before it had a summary (a
+/// usage error, or a failure while running): one JSON object, on one line,
+/// with `command` (left out if `command` is empty: none was given),
+/// `verified` false, `exit_code` (`code`) and `error`, the same keys a
+/// summary's `to_json` starts with.
+[[nodiscard]] std::string failure_json(std::string const& command, ExitCode code, std::string const& error);
 
 /// The peak resident set size of this process so far, in bytes.
 [[nodiscard]] std::uint64_t peak_resident_bytes() noexcept;

@@ -20,6 +20,7 @@
 #include <spillway/table/packed_table.hpp>
 
 #include "chunk_numbers.hpp"
+#include "interruption.hpp"
 #include "seq_join_tracer.hpp"
 
 namespace spillway::cli {
@@ -71,6 +72,7 @@ std::uint64_t generating_item_bytes(table::TpchGenerator const& generator, shuff
     config.host_limit = SizeSpec::percent(100);
     config.spill_interval = std::chrono::nanoseconds::zero();
     memory::BufferResource scratch(config);
+    RemoveOnInterruption const scratch_spill_directory(scratch.spill_directory());
     {
         memory::ScopedHostResource const charged(&scratch);
         auto const table = generator.lineitem(0);

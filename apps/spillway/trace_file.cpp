@@ -21,8 +21,13 @@ TraceFile::TraceFile(std::filesystem::path path) : path_(std::move(path)) {
 }
 
 TraceFile::~TraceFile() {
-    if (!path_.empty()) {
-        trace::stop();
+    if (path_.empty()) {
+        return;
+    }
+    trace::stop();
+    if (!written_) {
+        std::error_code ignored;
+        std::filesystem::remove(path_, ignored);
     }
 }
 
@@ -32,6 +37,7 @@ void TraceFile::write() {
     }
     trace::stop();
     trace::write(path_);
+    written_ = true;
 }
 
 }  // namespace spillway::cli

@@ -18,7 +18,8 @@ class TraceFile {
     /// starts) and starts recording; with an empty path, does nothing.
     /// @throws IoError naming `path` if it cannot be created.
     explicit TraceFile(std::filesystem::path path);
-    /// Stops recording.
+    /// Stops recording, and removes the file unless `write` wrote it, so that
+    /// a job that failed leaves no empty trace behind.
     ~TraceFile();
     TraceFile(TraceFile const&) = delete;
     TraceFile& operator=(TraceFile const&) = delete;
@@ -29,6 +30,7 @@ class TraceFile {
 
   private:
     std::filesystem::path path_;  ///< empty: not tracing
+    bool written_ = false;        ///< whether `write` wrote the file
 };
 
 }  // namespace spillway::cli

@@ -1,8 +1,12 @@
 // The `spillway` tool end to end: real processes, real files.
 
+#include <algorithm>
+#include <chrono>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -33,6 +37,33 @@ std::size_t count_files(std::filesystem::path const& directory) {
     return static_cast<std::size_t>(std::distance(std::filesystem::directory_iterator(directory), {}));
 }
 
+/// The JSON object that a failed `--json` run printed as all of its stdout.
+nlohmann::json failure_object(spillway::test::ProcessResult const& result, int exit_code) {
+    EXPECT_EQ(result.exit_code, exit_code) << result.err;
+    EXPECT_EQ(std::count(result.out.begin(), result.out.end(), '\n'), 1) << "one line: " << result.out;
+    auto const json = nlohmann::json::parse(result.out);
+    EXPECT_EQ(json.at("verified"), false);
+    EXPECT_EQ(json.at("exit_code"), exit_code);
+    return json;
+}
+
+/// Waits until `child`, started with its stderr stalled, blocks on its first
+/// line of progress: its run is under way and cannot finish. False if it
+/// ended first. The deadline only keeps a broken build from hanging the test.
+bool wait_until_stalled(spillway::test::ChildProcess& child) {
+    auto const deadline = std::chrono::steady_clock::now() + std::chrono::minutes(2);
+    while (std::chrono::steady_clock::now() < deadline) {
+        if (child.blocked_writing_to_a_pipe()) {
+            return true;
+        }
+        if (!child.running()) {
+            return false;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return false;
+}
+
 }  // namespace
 
 TEST_F(CliPartition, RepartitionsAGeneratedCsvAndVerifiesIt) {
@@ -46,6 +77,7 @@ TEST_F(CliPartition, RepartitionsAGeneratedCsvAndVerifiesIt) {
     EXPECT_EQ(summary.at("command"), "partition");
     EXPECT_GT(summary.at("rows").get<std::uint64_t>(), 50'000u);
     EXPECT_EQ(summary.at("bytes"), std::filesystem::file_size(input_));
+    EXPECT_EQ(summary.at("settings").at("memory_limit_bytes"), std::uint64_t{256} << 20) << "sizes are bytes";
     EXPECT_EQ(count_files(output), 8u);
     EXPECT_TRUE(std::filesystem::exists(output / "part-00007.csv"));
 }
@@ -72,6 +104,7 @@ TEST_F(CliPartition, PrintsProgressAndATextSummary) {
                                       (directory_.path() / "parts").string(), "--partitions", "4"});
     ASSERT_EQ(result.exit_code, 0) << result.err;
     EXPECT_THAT(result.out, HasSubstr("spillway partition: verified"));
+    EXPECT_THAT(result.out, HasSubstr("block_size 16.00 MiB")) << "sizes are formatted for people";
     EXPECT_THAT(result.out, HasSubstr("rows and checksum equal the input's"));
     EXPECT_THAT(result.err, HasSubstr("partition: 100%")) << "plain progress lines when stderr is not a terminal";
     EXPECT_THAT(result.err, HasSubstr("verify: 100%"));
@@ -126,12 +159,15 @@ TEST_F(CliPartition, ALimitTooSmallFailsAtOnceNamingTheLeastThatWorks) {
     EXPECT_EQ(at_least.exit_code, 0) << at_least.err;
 }
 
-TEST_F(CliPartition, AMissingInputIsAUsageError) {
+TEST_F(CliPartition, AMissingInputIsAUsageErrorThatLeavesNoTraceFile) {
     auto const missing = directory_.path() / "missing.csv";
+    auto const trace = directory_.path() / "trace.json";
     auto const result = run_spillway({"partition", "-i", input_.string() + "," + missing.string(), "-k",
-                                      "l_orderkey", "-o", (directory_.path() / "parts").string()});
+                                      "l_orderkey", "-o", (directory_.path() / "parts").string(), "--trace",
+                                      trace.string()});
     EXPECT_EQ(result.exit_code, 2);
     EXPECT_THAT(result.err, HasSubstr("input file '" + missing.string() + "' does not exist"));
+    EXPECT_FALSE(std::filesystem::exists(trace)) << "a failed run writes no trace";
 }
 
 TEST_F(CliPartition, AKeyThatIsNotAColumnIsAUsageErrorListingTheColumns) {
@@ -157,14 +193,17 @@ TEST_F(CliPartition, AnOutputDirectoryThatCannotBeMadeOrIsNotEmptyIsAUsageError)
     EXPECT_THAT(not_empty.err, HasSubstr("is not empty"));
 }
 
-TEST_F(CliPartition, AnUnwritableTraceFileIsAUsageError) {
+TEST_F(CliPartition, AnUnwritableTraceFileIsAUsageErrorFoundBeforeAnyOutputIsMade) {
     auto const file = directory_.path() / "file";
     std::ofstream(file) << "x";
-    auto const result = run_spillway({"partition", "-i", input_.string(), "-k", "l_orderkey", "-o",
-                                      (directory_.path() / "parts").string(), "--trace",
-                                      (file / "trace.json").string()});
-    EXPECT_EQ(result.exit_code, 2);
-    EXPECT_THAT(result.err, HasSubstr("cannot create the trace file"));
+    auto const output = directory_.path() / "parts";
+    for (auto const& trace : {file / "trace.json", directory_.path() / "missing" / "trace.json"}) {
+        auto const result = run_spillway({"partition", "-i", input_.string(), "-k", "l_orderkey", "-o",
+                                          output.string(), "--trace", trace.string()});
+        EXPECT_EQ(result.exit_code, 2) << trace;
+        EXPECT_THAT(result.err, HasSubstr("cannot create the trace file"));
+        EXPECT_FALSE(std::filesystem::exists(output)) << "the output directory was made before the usage error";
+    }
 }
 
 TEST_F(CliPartition, AMalformedRowFoundWhileRunningIsAFailureNamingFileAndLine) {
@@ -172,10 +211,78 @@ TEST_F(CliPartition, AMalformedRowFoundWhileRunningIsAFailureNamingFileAndLine) 
         std::ofstream file(input_, std::ios::app);
         file << "not-a-key,2,3\n";
     }
+    auto const output = directory_.path() / "parts";
     auto const result = run_spillway({"partition", "-i", input_.string(), "-k", "l_orderkey", "-o",
-                                      (directory_.path() / "parts").string(), "--quiet"});
+                                      output.string(), "--quiet"});
     EXPECT_EQ(result.exit_code, 1);
     EXPECT_THAT(result.err, HasSubstr(input_.string() + ":"));
+    EXPECT_FALSE(std::filesystem::exists(output)) << "the failed run removes the directory it made";
+}
+
+TEST_F(CliPartition, AFailedRunLeavesAnEmptyOutputDirectoryEmpty) {
+    {
+        std::ofstream file(input_, std::ios::app);
+        file << "not-a-key,2,3\n";
+    }
+    auto const output = directory_.path() / "parts";
+    std::filesystem::create_directory(output);
+    auto const result = run_spillway({"partition", "-i", input_.string(), "-k", "l_orderkey", "-o",
+                                      output.string(), "--quiet"});
+    EXPECT_EQ(result.exit_code, 1);
+    EXPECT_TRUE(std::filesystem::is_directory(output));
+    EXPECT_EQ(count_files(output), 0u) << "no partition file and no staging directory is left";
+}
+
+TEST_F(CliPartition, SigtermOrSigintRemovesThePartialOutputAndEndsWith128PlusTheSignal) {
+    for (auto const& [signal, code] : {std::pair{SIGTERM, 143}, std::pair{SIGINT, 130}}) {
+        auto const output = directory_.path() / ("parts-" + std::to_string(signal));
+        spillway::test::ChildProcess child({SPILLWAY_CLI_PATH, "partition", "-i", input_.string(), "-k",
+                                            "l_orderkey", "-o", output.string(), "--partitions", "8",
+                                            "--block-size", "64KiB"},
+                                           {}, true);
+        ASSERT_TRUE(wait_until_stalled(child));
+        auto const staging = output / (".spillway-partial-" + std::to_string(child.pid()));
+        EXPECT_EQ(count_files(staging), 8u) << "the run writes its files there";
+        child.signal(signal);
+        auto const result = child.wait();
+        EXPECT_EQ(result.signal, 0) << "the tool ends itself, after removing its files";
+        EXPECT_EQ(result.exit_code, code);
+        EXPECT_THAT(result.err, HasSubstr(signal == SIGINT ? "spillway: interrupted by SIGINT"
+                                                           : "spillway: terminated by SIGTERM"));
+        EXPECT_FALSE(std::filesystem::exists(output)) << "the run made it, so it removed it";
+    }
+}
+
+TEST_F(CliPartition, WithJsonAUsageErrorIsOneJsonObjectNamingTheError) {
+    auto const output = directory_.path() / "parts";
+    auto const too_small = run_spillway({"partition", "-i", input_.string(), "-k", "l_orderkey", "-o",
+                                         output.string(), "--memory-limit", "64MiB", "--json"});
+    auto const json = failure_object(too_small, 2);
+    EXPECT_EQ(json.at("command"), "partition");
+    EXPECT_THAT(json.at("error").get<std::string>(), HasSubstr("memory limit 64.00 MiB is too small"));
+    EXPECT_THAT(too_small.err, HasSubstr("memory limit 64.00 MiB is too small")) << "stderr says it too";
+
+    for (auto const& flags : {std::vector<std::string>{"--json", "--memory-limit", "lots"},
+                              std::vector<std::string>{"--memory-limit", "lots", "--json"}}) {
+        std::vector<std::string> arguments{"partition", "-i", input_.string(), "-k", "l_orderkey", "-o",
+                                           output.string()};
+        arguments.insert(arguments.end(), flags.begin(), flags.end());
+        auto const bad_value = failure_object(run_spillway(arguments), 2);
+        EXPECT_EQ(bad_value.at("command"), "partition");
+        EXPECT_THAT(bad_value.at("error").get<std::string>(), HasSubstr("--memory-limit"));
+    }
+}
+
+TEST_F(CliPartition, WithJsonAFailureWhileRunningIsOneJsonObjectNamingTheError) {
+    {
+        std::ofstream file(input_, std::ios::app);
+        file << "not-a-key,2,3\n";
+    }
+    auto const result = run_spillway({"partition", "-i", input_.string(), "-k", "l_orderkey", "-o",
+                                      (directory_.path() / "parts").string(), "--json", "--quiet"});
+    auto const json = failure_object(result, 1);
+    EXPECT_EQ(json.at("command"), "partition");
+    EXPECT_THAT(json.at("error").get<std::string>(), HasSubstr(input_.string() + ":"));
 }
 
 TEST(Cli, HelpDocumentsTheCommandsAndExitCodes) {
@@ -185,6 +292,7 @@ TEST(Cli, HelpDocumentsTheCommandsAndExitCodes) {
     EXPECT_THAT(result.out, HasSubstr("partition"));
     EXPECT_THAT(result.out, HasSubstr("generate"));
     EXPECT_THAT(result.out, HasSubstr("3  the job ran but its output failed verification"));
+    EXPECT_THAT(result.out, HasSubstr("130, 143  SIGINT (Ctrl-C) or SIGTERM ended the job"));
     auto const partition = run_spillway({"partition", "--help"});
     EXPECT_EQ(partition.exit_code, 0);
     for (auto const* flag : {"--input", "--key", "--output", "--partitions", "--memory-limit", "--threads",
@@ -206,6 +314,33 @@ TEST(Cli, AnUnknownFlagOrNoCommandIsAUsageError) {
     auto const none = run_spillway({});
     EXPECT_EQ(none.exit_code, 2);
     EXPECT_THAT(none.err, HasSubstr("subcommand is required"));
+}
+
+TEST(Cli, AnMpiLaunchOfSeveralProcessesWithoutCommMpiIsAUsageError) {
+    spillway::test::TemporaryDirectory directory;
+    auto const output = directory.path() / "orders.csv";
+    std::vector<std::string> const generate{"generate", "--table", "orders", "--scale", "0.001", "-o",
+                                            output.string(), "--quiet"};
+    for (auto const* launched : {"OMPI_COMM_WORLD_SIZE=2", "PMI_SIZE=4"}) {
+        auto const result = run_spillway(generate, {launched});
+        EXPECT_EQ(result.exit_code, 2) << launched;
+        EXPECT_THAT(result.err, HasSubstr("add --comm mpi")) << launched;
+        EXPECT_FALSE(std::filesystem::exists(output));
+    }
+    auto const one = run_spillway(generate, {"OMPI_COMM_WORLD_SIZE=1"});
+    EXPECT_EQ(one.exit_code, 0) << "mpirun -np 1 is one process: " << one.err;
+}
+
+TEST(Cli, WithJsonAnMpiLaunchWithoutCommMpiPrintsOneJsonObjectFromRankZero) {
+    spillway::test::TemporaryDirectory directory;
+    std::vector<std::string> const generate{"generate", "--scale", "0.001", "-o",
+                                            (directory.path() / "lineitem.csv").string(), "--json"};
+    auto const json = failure_object(run_spillway(generate, {"OMPI_COMM_WORLD_SIZE=2", "OMPI_COMM_WORLD_RANK=0"}), 2);
+    EXPECT_EQ(json.at("command"), "generate");
+    EXPECT_THAT(json.at("error").get<std::string>(), HasSubstr("add --comm mpi"));
+    auto const other = run_spillway(generate, {"OMPI_COMM_WORLD_SIZE=2", "OMPI_COMM_WORLD_RANK=1"});
+    EXPECT_EQ(other.exit_code, 2);
+    EXPECT_EQ(other.out, "") << "the launcher merges the processes' stdout; rank 0 reports";
 }
 
 TEST(Cli, FlagsWinOverTheEnvironment) {
@@ -303,6 +438,20 @@ TEST(CliShuffle, AnUnwritableSpillDirectoryIsAUsageError) {
     auto const result = run_spillway(small_shuffle("64MiB", {"--spill-dir", (file / "spill").string()}));
     EXPECT_EQ(result.exit_code, 2);
     EXPECT_THAT(result.err, HasSubstr((file / "spill").string()));
+}
+
+TEST(CliShuffle, SigtermRemovesTheSpillDirectoriesAndEndsWith143) {
+    spillway::test::TemporaryDirectory spill;
+    spillway::test::ChildProcess child({SPILLWAY_CLI_PATH, "shuffle", "--scale", "0.05", "--ranks", "2",
+                                        "--memory-limit", "128MiB", "--spill-dir", spill.path().string()},
+                                       {}, true);
+    ASSERT_TRUE(wait_until_stalled(child));
+    EXPECT_EQ(count_files(spill.path()), 2u) << "a spill directory per rank";
+    child.signal(SIGTERM);
+    auto const result = child.wait();
+    EXPECT_EQ(result.signal, 0) << "the tool ends itself, after removing its spill directories";
+    EXPECT_EQ(result.exit_code, 143);
+    EXPECT_TRUE(std::filesystem::is_empty(spill.path()));
 }
 
 TEST(CliShuffle, BadFlagValuesAreUsageErrorsNamingTheFlag) {

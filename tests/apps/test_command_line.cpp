@@ -65,3 +65,16 @@ TEST(CommandLine, AMissingRequiredFlagIsAUsageError) {
     EXPECT_EQ(parsed.code, ExitCode::usage);
     EXPECT_THAT(parsed.err, HasSubstr("--input"));
 }
+
+TEST(CommandLine, NamesTheCommandGivenEvenWhenItsFlagsAreWrong) {
+    CommandLine given;
+    ASSERT_FALSE(parse(given, {"generate", "-o", "out.csv"}).code.has_value());
+    EXPECT_EQ(given.command(), "generate");
+    CommandLine wrong;
+    EXPECT_EQ(parse(wrong, {"partition", "-i", "a.csv", "-k", "id", "-o", "out", "--threads", "-3"}).code,
+              ExitCode::usage);
+    EXPECT_EQ(wrong.command(), "partition");
+    CommandLine none;
+    EXPECT_EQ(parse(none, {"--json"}).code, ExitCode::usage);
+    EXPECT_EQ(none.command(), "");
+}

@@ -1,4 +1,7 @@
 #include <sstream>
+#include <tuple>
+
+#include <nlohmann/json.hpp>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -43,7 +46,7 @@ Outcome run(std::function<std::unique_ptr<Job>()> const& make_job, OutputFlags c
     std::ostringstream out;
     std::ostringstream err;
     Processes const alone(Options(), nullptr, nullptr);
-    auto const code = run_job(make_job, output, alone, out, err);
+    auto const code = run_job(make_job, "fixed", output, alone, out, err);
     return {code, out.str(), err.str()};
 }
 
@@ -78,5 +81,36 @@ TEST(RunJob, AnErrorBeforeTheWorkIsAUsageErrorAndOneDuringItAFailure) {
     auto const failure = run([] { return std::make_unique<FixedJob>(true, true); });
     EXPECT_EQ(failure.code, ExitCode::failure);
     EXPECT_THAT(failure.err, HasSubstr("spillway: the disk is full"));
+}
+
+TEST(RunJob, WithJsonASucceededRunReportsExitCodeZeroAndNoError) {
+    auto const outcome = run([] { return std::make_unique<FixedJob>(true); });
+    auto const json = nlohmann::json::parse(outcome.out);
+    EXPECT_EQ(json.at("exit_code"), 0);
+    EXPECT_FALSE(json.contains("error"));
+}
+
+TEST(RunJob, WithJsonEveryFailurePrintsOneJsonObjectWithTheErrorAndTheExitCode) {
+    auto const usage = run([]() -> std::unique_ptr<Job> { SPILLWAY_FAIL("no such key", InvalidArgument); });
+    auto const failure = run([] { return std::make_unique<FixedJob>(true, true); });
+    auto const unverified = run([] { return std::make_unique<FixedJob>(false); });
+    for (auto const& [outcome, code, message, said] :
+         {std::tuple{usage, 2, "no such key", "no such key"}, std::tuple{failure, 1, "the disk is full", "disk"},
+          std::tuple{unverified, 3, "verification failed: 3 rows are in the wrong file", "3 rows are in the"}}) {
+        ASSERT_EQ(outcome.out.find('\n'), outcome.out.size() - 1) << "one line: " << outcome.out;
+        auto const json = nlohmann::json::parse(outcome.out);
+        EXPECT_EQ(json.at("command"), "fixed");
+        EXPECT_EQ(json.at("verified"), false);
+        EXPECT_EQ(json.at("exit_code"), code);
+        EXPECT_THAT(json.at("error").get<std::string>(), HasSubstr(message));
+        EXPECT_THAT(outcome.err, HasSubstr(said)) << "stderr says it too";
+    }
+    EXPECT_EQ(nlohmann::json::parse(unverified.out).at("verification")[0], "3 rows are in the wrong file")
+        << "the summary of a run that did not verify is all there";
+}
+
+TEST(RunJob, WithoutJsonAFailurePrintsNothingOnStdout) {
+    auto const failure = run([] { return std::make_unique<FixedJob>(true, true); }, OutputFlags{false, false, {}});
+    EXPECT_EQ(failure.code, ExitCode::failure);
     EXPECT_EQ(failure.out, "");
 }

@@ -30,7 +30,7 @@ RunSummary sample() {
 }  // namespace
 
 TEST(RunSummary, JsonHoldsEveryFigure) {
-    auto const json = nlohmann::json::parse(sample().to_json());
+    auto const json = nlohmann::json::parse(sample().to_json(ExitCode::success));
     EXPECT_EQ(json.at("command"), "shuffle");
     EXPECT_EQ(json.at("verified"), true);
     EXPECT_EQ(json.at("settings").at("ranks"), 4);
@@ -47,10 +47,35 @@ TEST(RunSummary, JsonHoldsEveryFigure) {
     EXPECT_EQ(json.at("verification")[0], "every row is in its partition");
 }
 
+TEST(RunSummary, SizeSettingsAreBytesInJsonAndFormattedInText) {
+    auto summary = sample();
+    summary.settings["memory_limit_bytes"] = std::uint64_t{256} << 20;
+    auto const json = nlohmann::json::parse(summary.to_json(ExitCode::success));
+    EXPECT_EQ(json.at("settings").at("memory_limit_bytes"), std::uint64_t{256} << 20);
+    EXPECT_THAT(summary.to_text(), HasSubstr("settings     ranks 4, comm local, memory_limit 256.00 MiB\n"));
+}
+
+TEST(RunSummary, JsonCarriesTheExitCodeAndTheErrorOfAFailedRun) {
+    auto summary = sample();
+    summary.verified = false;
+    auto const json = nlohmann::json::parse(summary.to_json(ExitCode::verification_failed, "3 rows are misplaced"));
+    EXPECT_EQ(json.at("exit_code"), 3);
+    EXPECT_EQ(json.at("error"), "3 rows are misplaced");
+    EXPECT_FALSE(nlohmann::json::parse(sample().to_json(ExitCode::success)).contains("error"));
+}
+
+TEST(RunSummary, AFailureBeforeASummaryIsAJsonObjectWithTheErrorAndTheExitCode) {
+    auto const json = nlohmann::json::parse(failure_json("partition", ExitCode::usage, "no such key"));
+    EXPECT_EQ(json, nlohmann::json::parse(
+                        R"({"command": "partition", "verified": false, "exit_code": 2, "error": "no such key"})"));
+    auto const unknown = nlohmann::json::parse(failure_json("", ExitCode::usage, "a command is required"));
+    EXPECT_FALSE(unknown.contains("command")) << "no command was given";
+}
+
 TEST(RunSummary, JsonSaysNullWhenThereIsNothingToVerify) {
     auto summary = sample();
     summary.verified.reset();
-    EXPECT_TRUE(nlohmann::json::parse(summary.to_json()).at("verified").is_null());
+    EXPECT_TRUE(nlohmann::json::parse(summary.to_json(ExitCode::success)).at("verified").is_null());
 }
 
 TEST(RunSummary, TextIsForPeople) {

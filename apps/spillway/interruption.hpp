@@ -1,0 +1,85 @@
+#pragma once
+/// @file
+/// What SIGINT and SIGTERM do to the `spillway` tool: remove what the run has
+/// written so far, then end the process with 128 + the signal's number.
+
+#include <signal.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <thread>
+
+namespace spillway::cli {
+
+/// Handles SIGINT and SIGTERM while it lives. It blocks them in the calling
+/// thread, and so in every thread started after it, and waits for them on a
+/// thread of its own. When one arrives, that thread prints a line naming it
+/// on stderr, removes every path registered with `RemoveOnInterruption` (the
+/// last registered first), and ends the process with `_exit(128 + signal)`:
+/// `ExitCode::interrupted` (130) for SIGINT, `ExitCode::terminated` (143) for
+/// SIGTERM.
+///
+/// The process's other threads run on while the paths are removed; what they
+/// then fail to write or read no longer matters, and stderr is pointed at
+/// /dev/null after that line so their complaints are not shown. A process
+/// killed with SIGKILL removes nothing: the next run removes what it left
+/// (see `StagedOutput` and the stale spill directories of
+/// `memory::BufferResource`).
+///
+/// Requires: made by `main` before any other thread starts, once per process.
+/// Thread safety: owned by `main`'s thread.
+class InterruptionHandler {
+  public:
+    /// Blocks SIGINT and SIGTERM in this thread and starts the waiting thread.
+    InterruptionHandler();
+    /// Stops the waiting thread and restores this thread's signal mask, so a
+    /// signal that arrives afterwards has its default effect. While a signal
+    /// is being handled, never returns: the handling thread ends the process.
+    ~InterruptionHandler();
+    InterruptionHandler(InterruptionHandler const&) = delete;
+    InterruptionHandler& operator=(InterruptionHandler const&) = delete;
+
+  private:
+    sigset_t previous_mask_{};
+    std::thread waiter_;
+};
+
+/// A path that `InterruptionHandler` removes if a signal ends the process
+/// while this object lives. Register a path before creating it, so that no
+/// moment is left uncovered; a path that does not exist is skipped.
+///
+/// Thread safety: objects may be made and destroyed concurrently, on any
+/// thread; each blocks while a signal is being handled (until the process
+/// ends). The registry's lock is a leaf in docs/architecture.md's lock order.
+class RemoveOnInterruption {
+  public:
+    /// What is removed.
+    enum class Extent {
+        everything,       ///< the path and, if it is a directory, all that it holds
+        empty_directory,  ///< the directory, if it is empty by then
+    };
+
+    /// Registers `path`.
+    explicit RemoveOnInterruption(std::filesystem::path path, Extent extent = Extent::everything);
+    /// Unregisters the path (leaving it in place).
+    ~RemoveOnInterruption();
+    RemoveOnInterruption(RemoveOnInterruption const&) = delete;
+    RemoveOnInterruption& operator=(RemoveOnInterruption const&) = delete;
+
+    /// Runs `work` with interruptions held off, then unregisters the path if
+    /// `work` returned: for work that makes what the path holds final, such
+    /// as moving it to where it stays. A signal that arrives meanwhile is
+    /// handled after `work` ends, and no longer removes the path. If `work`
+    /// throws, the path stays registered and the exception propagates.
+    /// `work` runs on the calling thread, holding the registry's lock: it must
+    /// not make or destroy a `RemoveOnInterruption`.
+    /// Requires: the path is registered (`publish` has not returned before).
+    void publish(std::function<void()> const& work);
+
+  private:
+    std::uint64_t id_ = 0;   ///< the path's key in the registry, while `registered_`
+    bool registered_ = true;
+};
+
+}  // namespace spillway::cli

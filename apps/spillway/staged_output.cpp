@@ -1,0 +1,137 @@
+#include "staged_output.hpp"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <string_view>
+
+#include <spillway/core/error.hpp>
+#include <spillway/core/logging.hpp>
+
+namespace spillway::cli {
+namespace {
+
+/// Whether `entry` is the staging directory of a process that no longer
+/// runs. A pid that runs is taken to be its owner; this process's own pid
+/// cannot be, as this process has not made its staging directory yet.
+bool is_stale_staging(std::filesystem::directory_entry const& entry) {
+    std::error_code error;
+    std::string_view const prefix = StagedOutput::staging_prefix;
+    auto const name = entry.path().filename().string();
+    if (!name.starts_with(prefix) || !entry.is_directory(error)) {
+        return false;
+    }
+    pid_t pid = 0;
+    auto const digits = std::string_view(name).substr(prefix.size());
+    auto const [end, parse_error] = std::from_chars(digits.data(), digits.data() + digits.size(), pid);
+    if (parse_error != std::errc{} || end != digits.data() + digits.size() || pid <= 0) {
+        return false;
+    }
+    return pid == ::getpid() || (::kill(pid, 0) != 0 && errno == ESRCH);
+}
+
+/// Removes the stale staging directories in `directory`.
+void remove_stale_staging(std::filesystem::path const& directory) {
+    std::error_code error;
+    for (auto const& entry : std::filesystem::directory_iterator(directory, error)) {
+        if (!is_stale_staging(entry)) {
+            continue;
+        }
+        std::filesystem::remove_all(entry.path(), error);
+        if (error) {
+            SPILLWAY_LOG(warn, "cannot remove '" << entry.path().string() << "', left by a dead process: "
+                                                 << error.message());
+        } else {
+            SPILLWAY_LOG(info, "removed '" << entry.path().string() << "', left by a dead process");
+        }
+    }
+}
+
+/// Removes each of `directories` that is empty, in order.
+void remove_if_empty(std::vector<std::filesystem::path> const& directories) {
+    std::error_code ignored;
+    for (auto const& directory : directories) {
+        std::filesystem::remove(directory, ignored);  // fails, as it should, on a directory that is not empty
+    }
+}
+
+}  // namespace
+
+StagedOutput::StagedOutput(std::filesystem::path target) : target_(std::move(target)) {
+    if (!target_.has_filename()) {
+        target_ = target_.parent_path();  // `parts/` is `parts`
+    }
+    std::error_code error;
+    for (auto directory = target_; !directory.empty() && !std::filesystem::exists(directory, error);
+         directory = directory.parent_path()) {
+        made_.push_back(directory);
+    }
+    for (auto made = made_.rbegin(); made != made_.rend(); ++made) {
+        removals_.emplace_back(*made, RemoveOnInterruption::Extent::empty_directory);
+    }
+    std::filesystem::create_directories(target_, error);
+    if (error) {
+        remove_if_empty(made_);
+        SPILLWAY_FAIL("cannot create the output directory '" << target_.string() << "': " << error.message()
+                                                             << "; give --output a writable path",
+                      InvalidArgument);
+    }
+    remove_stale_staging(target_);
+    bool const empty = std::filesystem::is_empty(target_, error);
+    SPILLWAY_EXPECTS(!error && empty,
+                     "the output directory '" << target_.string() << "' is not empty"
+                                              << (error ? " or cannot be read: " + error.message() : "")
+                                              << "; give --output a new or empty directory",
+                     InvalidArgument);
+    staging_ = target_ / (staging_prefix + std::to_string(::getpid()));
+    removals_.emplace_back(staging_);
+    std::filesystem::create_directory(staging_, error);
+    if (error) {
+        remove_if_empty(made_);
+        SPILLWAY_FAIL("cannot create '" << staging_.string() << "' in the output directory: " << error.message()
+                                        << "; give --output a writable path",
+                      InvalidArgument);
+    }
+}
+
+StagedOutput::~StagedOutput() {
+    if (committed_) {
+        return;
+    }
+    std::error_code ignored;
+    for (auto const& name : moved_) {
+        std::filesystem::remove(target_ / name, ignored);
+    }
+    std::filesystem::remove_all(staging_, ignored);
+    remove_if_empty(made_);
+}
+
+void StagedOutput::commit() {
+    SPILLWAY_ASSERT(!committed_, "StagedOutput::commit called twice");
+    std::error_code error;
+    std::vector<std::filesystem::path> names;
+    for (std::filesystem::directory_iterator entry(staging_, error), end; !error && entry != end;
+         entry.increment(error)) {
+        names.push_back(entry->path().filename());
+    }
+    SPILLWAY_EXPECTS(!error, "cannot list '" << staging_.string() << "': " << error.message(), IoError);
+    removals_.back().publish([&] {
+        for (auto const& name : names) {
+            std::filesystem::rename(staging_ / name, target_ / name, error);
+            SPILLWAY_EXPECTS(!error, "cannot move '" << (staging_ / name).string() << "' to '" << target_.string()
+                                                     << "': " << error.message(),
+                             IoError);
+            moved_.push_back(name);
+        }
+        committed_ = true;
+    });
+    removals_.clear();
+    std::filesystem::remove(staging_, error);
+    if (error) {
+        SPILLWAY_LOG(warn, "cannot remove '" << staging_.string() << "': " << error.message());
+    }
+}
+
+}  // namespace spillway::cli

@@ -1,0 +1,110 @@
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <spillway/core/error.hpp>
+
+#include <common/temporary_directory.hpp>
+
+#include "staged_output.hpp"
+
+using namespace spillway;
+using namespace spillway::cli;
+using testing::HasSubstr;
+
+namespace {
+
+std::size_t count_entries(std::filesystem::path const& directory) {
+    return static_cast<std::size_t>(std::distance(std::filesystem::directory_iterator(directory), {}));
+}
+
+/// The pid of a process that has ended.
+pid_t dead_pid() {
+    pid_t const child = ::fork();
+    if (child == 0) {
+        ::_exit(0);
+    }
+    int status = 0;
+    ::waitpid(child, &status, 0);
+    return child;
+}
+
+/// A staging directory of process `pid` in `target`, holding one file.
+std::filesystem::path make_staging(std::filesystem::path const& target, pid_t pid) {
+    auto const staging = target / (StagedOutput::staging_prefix + std::to_string(pid));
+    std::filesystem::create_directories(staging);
+    std::ofstream(staging / "part-00000.csv") << "left behind\n";
+    return staging;
+}
+
+}  // namespace
+
+TEST(StagedOutput, CommitMovesTheFilesIntoTheTargetAndRemovesTheStagingDirectory) {
+    test::TemporaryDirectory directory;
+    auto const target = directory.path() / "new" / "parts";
+    StagedOutput output(target);
+    EXPECT_EQ(output.staging().parent_path(), target);
+    std::ofstream(output.staging() / "part-00000.csv") << "a\n";
+    std::ofstream(output.staging() / "part-00001.csv") << "b\n";
+    EXPECT_EQ(count_entries(target), 1u) << "only the staging directory before the commit";
+
+    output.commit();
+    EXPECT_EQ(count_entries(target), 2u);
+    EXPECT_FALSE(std::filesystem::exists(output.staging()));
+    std::ifstream file(target / "part-00001.csv");
+    std::string line;
+    std::getline(file, line);
+    EXPECT_EQ(line, "b");
+}
+
+TEST(StagedOutput, WithoutACommitATargetItMadeIsRemovedWithTheParentsItMade) {
+    test::TemporaryDirectory directory;
+    auto const target = directory.path() / "new" / "parts";
+    {
+        StagedOutput output(target.string() + "/");
+        std::ofstream(output.staging() / "part-00000.csv") << "a\n";
+    }
+    EXPECT_FALSE(std::filesystem::exists(directory.path() / "new"));
+    EXPECT_TRUE(std::filesystem::exists(directory.path())) << "only what it made";
+}
+
+TEST(StagedOutput, WithoutACommitAnEmptyTargetThatExistedStaysEmpty) {
+    test::TemporaryDirectory directory;
+    {
+        StagedOutput output(directory.path());
+        std::ofstream(output.staging() / "part-00000.csv") << "a\n";
+    }
+    EXPECT_TRUE(std::filesystem::is_directory(directory.path()));
+    EXPECT_TRUE(std::filesystem::is_empty(directory.path()));
+}
+
+TEST(StagedOutput, ATargetThatIsNotEmptyIsAUsageError) {
+    test::TemporaryDirectory directory;
+    std::ofstream(directory.path() / "data.csv") << "x\n";
+    try {
+        StagedOutput output(directory.path());
+        FAIL() << "a target with a file in it was taken";
+    } catch (InvalidArgument const& error) {
+        EXPECT_THAT(error.what(), HasSubstr("is not empty"));
+    }
+    EXPECT_EQ(count_entries(directory.path()), 1u);
+}
+
+TEST(StagedOutput, AStagingDirectoryOfADeadProcessIsRemovedOneOfALiveProcessIsNot) {
+    test::TemporaryDirectory directory;
+    auto const stale = make_staging(directory.path(), dead_pid());
+    {
+        StagedOutput output(directory.path());
+        EXPECT_FALSE(std::filesystem::exists(stale)) << "its process is gone";
+    }
+
+    auto const live = make_staging(directory.path(), ::getppid());
+    EXPECT_THROW(StagedOutput output(directory.path()), InvalidArgument) << "another job may be writing there";
+    EXPECT_TRUE(std::filesystem::exists(live / "part-00000.csv"));
+}
