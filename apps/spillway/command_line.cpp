@@ -6,6 +6,8 @@
 
 #include <spillway/core/error.hpp>
 
+#include "input_files.hpp"
+
 #include "processes.hpp"
 #include "run_summary.hpp"
 
@@ -118,10 +120,12 @@ CommandLine::CommandLine() : app_(description, "spillway") {
 
     partition_command_ = app_.add_subcommand(
         "partition",
-        "Repartition CSV files (or TPC-H .tbl) by the hash of key columns into one file per partition, under a "
-        "memory limit, copying rows verbatim; then read the files back to verify them.");
-    partition_command_->add_option("--input,-i", partition_.inputs, "CSV files to read, in order (comma-separated "
-                                                                     "or repeated)")
+        "Repartition Parquet, Arrow IPC or CSV files (or TPC-H .tbl) by the hash of key columns into one file per "
+        "partition, under a memory limit (CSV to CSV copies rows verbatim); then read the files back to verify "
+        "them.");
+    partition_command_->add_option("--input,-i", partition_.inputs, "files to read, in order (comma-separated or "
+                                                                     "repeated; quoted patterns such as '*.parquet' "
+                                                                     "are expanded), all of one format")
         ->type_name("FILES")
         ->delimiter(',')
         ->required();
@@ -150,6 +154,23 @@ CommandLine::CommandLine() : app_(description, "spillway") {
                      "columns not named are inferred from the first file's first rows")
         ->type_name("COL:TYPE")
         ->delimiter(',');
+    partition_command_
+        ->add_option("--input-format", partition_.input_format,
+                     "csv, parquet or arrow (Arrow IPC / Feather v2); default: from the first input's extension "
+                     "(.parquet, .pq; .arrow, .feather, .ipc; anything else is CSV)")
+        ->type_name("FORMAT")
+        ->check(CLI::IsMember({"csv", "parquet", "arrow", "feather"}, CLI::ignore_case));
+    partition_command_
+        ->add_option("--output-format", partition_.output_format,
+                     "csv, parquet or arrow for the partition files (default: the input's format)")
+        ->type_name("FORMAT")
+        ->check(CLI::IsMember({"csv", "parquet", "arrow", "feather"}, CLI::ignore_case));
+    partition_command_
+        ->add_option("--compression", partition_.compression,
+                     "compression of Parquet and Arrow output: none, zstd, lz4, and for Parquet snappy or gzip "
+                     "(default zstd)")
+        ->type_name("CODEC")
+        ->check(CLI::IsMember({"none", "zstd", "lz4", "snappy", "gzip"}));
     flags_.add(*partition_command_, "--infer-rows", "csv_infer_rows", "N",
                "rows of the first file read to infer column types (default 1000)",
                integer_value(1, std::numeric_limits<std::int32_t>::max()));
@@ -212,7 +233,12 @@ std::unique_ptr<Job> CommandLine::make_job(Options const& options) const {
         return std::make_unique<ShuffleJob>(options);
     }
     if (partition_command_->parsed()) {
-        return std::make_unique<PartitionJob>(partition_, options);
+        auto arguments = partition_;
+        arguments.inputs = expand_inputs(arguments.inputs);
+        if (partitions_csv_verbatim(arguments)) {
+            return std::make_unique<PartitionJob>(std::move(arguments), options);
+        }
+        return std::make_unique<TablePartitionJob>(std::move(arguments), options);
     }
     SPILLWAY_ASSERT(generate_command_->parsed(), "CLI11 requires one command");
     return std::make_unique<GenerateJob>(generate_, options);

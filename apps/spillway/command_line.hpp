@@ -18,6 +18,7 @@
 #include "option_flags.hpp"
 #include "partition_job.hpp"
 #include "shuffle_job.hpp"
+#include "table_partition_job.hpp"
 
 namespace spillway::cli {
 

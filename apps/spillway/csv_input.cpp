@@ -1,28 +1,15 @@
 #include "csv_input.hpp"
 
 #include <algorithm>
-#include <charconv>
+#include <numeric>
 
 #include <spillway/core/error.hpp>
 #include <spillway/table/data_type.hpp>
 
+#include "key_columns.hpp"
+
 namespace spillway::cli {
 namespace {
-
-/// The column `key` names: a column name, or else a column number.
-std::size_t resolve_key(table::Schema const& schema, std::string const& key) {
-    SPILLWAY_EXPECTS(!key.empty(), "an empty key column was given; name one of the columns: " << schema.to_string(),
-                     InvalidArgument);
-    if (auto const index = schema.find(key)) {
-        return *index;
-    }
-    std::size_t number = 0;
-    auto const [end, error] = std::from_chars(key.data(), key.data() + key.size(), number);
-    if (error == std::errc{} && end == key.data() + key.size() && number < schema.size()) {
-        return number;
-    }
-    return schema.index_of(key);  // throws, listing the columns
-}
 
 /// `schema` with the types that `declared` (`name:type` entries) gives;
 /// marks those columns in `is_declared`.
@@ -111,14 +98,7 @@ CsvInput CsvInput::open(std::vector<std::filesystem::path> files, std::vector<st
         input.field_orders.push_back(match_columns(input.schema, files.front(), names, file));
     }
     input.files = std::move(files);
-    SPILLWAY_EXPECTS(!keys.empty(), "no key column was given; name one or more with --key from: "
-                                        << input.schema.to_string(), InvalidArgument);
-    for (auto const& key : keys) {
-        auto const index = resolve_key(input.schema, key);
-        SPILLWAY_EXPECTS(std::find(input.keys.begin(), input.keys.end(), index) == input.keys.end(),
-                         "key column '" << key << "' was given twice", InvalidArgument);
-        input.keys.push_back(index);
-    }
+    input.keys = resolve_keys(input.schema, keys);
     return input;
 }
 
@@ -147,10 +127,23 @@ std::vector<std::size_t> CsvInput::file_keys(std::size_t file) const {
 }
 
 table::CsvRows CsvInput::parse_keys(std::size_t file, table::CsvBlock const& block) const {
-    auto const fields = file_keys(file);
+    return parse(file, block, file_keys(file), true);
+}
+
+table::CsvRows CsvInput::parse_all(std::size_t file, table::CsvBlock const& block) const {
+    auto fields = field_orders.at(file);
+    if (fields.empty()) {
+        fields.resize(schema.size());
+        std::iota(fields.begin(), fields.end(), std::size_t{0});
+    }
+    return parse(file, block, fields, false);
+}
+
+table::CsvRows CsvInput::parse(std::size_t file, table::CsvBlock const& block, std::vector<std::size_t> const& fields,
+                               bool reorder) const {
     try {
         auto const& order = field_orders.at(file);
-        return order.empty() ? block.parse_columns(fields) : block.parse_columns(fields, order);
+        return order.empty() || !reorder ? block.parse_columns(fields) : block.parse_columns(fields, order);
     } catch (table::CsvValueError const& error) {
         auto const column = schema.index_of(error.column());
         if (declared[column]) {

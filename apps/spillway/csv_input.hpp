@@ -75,6 +75,16 @@ struct CsvInput {
     ///         value that does not parse as its inferred type, the message
     ///         names the flags that fix it.
     [[nodiscard]] table::CsvRows parse_keys(std::size_t file, table::CsvBlock const& block) const;
+    /// Every column of a block of file `file`, in `schema`'s order, as
+    /// `parse_keys` parses the keys.
+    [[nodiscard]] table::CsvRows parse_all(std::size_t file, table::CsvBlock const& block) const;
+
+  private:
+    /// The fields `fields` of a block of file `file`, each row's text in the
+    /// first file's column order if `reorder`; a value that does not parse as
+    /// its inferred type names the flags that fix it.
+    [[nodiscard]] table::CsvRows parse(std::size_t file, table::CsvBlock const& block,
+                                       std::vector<std::size_t> const& fields, bool reorder) const;
 };
 
 /// One block of whole rows and the index of the file it came from.

@@ -1,9 +1,6 @@
 #include "partition_job.hpp"
 
-#include <sys/resource.h>
-
 #include <chrono>
-#include <cstdio>
 #include <numeric>
 
 #include <spillway/core/error.hpp>
@@ -13,36 +10,11 @@
 #include <spillway/table/hash_partition.hpp>
 
 #include "partition_check.hpp"
+#include "partition_files.hpp"
 #include "seq_join_tracer.hpp"
 
 namespace spillway::cli {
 namespace {
-
-/// Descriptors the process needs besides the partition files: the standard
-/// streams, the input, libraries, the spill directory, a margin.
-constexpr std::uint64_t other_descriptors = 64;
-
-/// The name of partition `partition`'s file.
-std::filesystem::path partition_file(std::filesystem::path const& directory, std::uint32_t partition,
-                                     std::filesystem::path const& extension) {
-    char name[32];
-    std::snprintf(name, sizeof name, "part-%05u", partition);
-    return directory / (name + extension.string());
-}
-
-/// @throws InvalidArgument if `partitions` files cannot be open at once.
-void check_open_file_limit(std::uint32_t partitions) {
-    rlimit limit{};
-    if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) {
-        return;
-    }
-    SPILLWAY_EXPECTS(partitions + other_descriptors <= limit.rlim_cur,
-                     "--partitions " << partitions << " keeps " << partitions << " files open, but this process may "
-                                     << "open only " << limit.rlim_cur << " (ulimit -n); lower --partitions to at most "
-                                     << (limit.rlim_cur > other_descriptors ? limit.rlim_cur - other_descriptors : 0)
-                                     << " or raise the limit",
-                     InvalidArgument);
-}
 
 /// One input block split by partition.
 struct SplitBlock {
@@ -73,7 +45,7 @@ PartitionJob::PartitionJob(PartitionArguments arguments, Options const& options)
     auto writer_options = input_.options;
     writer_options.header = false;  // the input's header line is copied as it is
     for (std::uint32_t partition = 0; partition < partitions_; ++partition) {
-        output_files_.push_back(partition_file(staged_output_->staging(), partition, extension));
+        output_files_.push_back(partition_file(staged_output_->staging(), partition, extension.string()));
         writers_.push_back(std::make_unique<table::CsvWriter>(output_files_.back(), writer_options, input_.schema,
                                                               plan_.write_buffer_bytes));
         writers_.back()->write_rows(input_.header);

@@ -27,6 +27,9 @@ struct PartitionArguments {
     std::vector<std::string> keys;  ///< column names or numbers
     std::filesystem::path output;   ///< a directory, made if missing, that must be empty
     std::vector<std::string> schema;  ///< `column:type` entries: the declared types of those columns
+    std::string input_format;         ///< `csv`, `parquet` or `arrow`; empty: from the first input's name
+    std::string output_format;        ///< as `input_format`; empty: the input's
+    std::string compression;          ///< of Parquet and Arrow output; empty: zstd
 };
 
 /// Splits the rows of CSV files into `partitions` files by the hash of their

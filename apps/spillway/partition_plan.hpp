@@ -17,11 +17,12 @@ namespace spillway::cli {
 ///   partition (one block); once done, only the split rows (one block);
 /// - the split rows of the block being written (one block), which has left
 ///   the window;
-/// - one write buffer per partition file;
+/// - one write buffer per partition file, and what the file's writer holds
+///   besides (`file_overhead_bytes`: a Parquet writer's column writers);
 /// - a fixed allowance for the program, its libraries and thread stacks.
 ///
 /// So with `w` blocks in flight on `t` threads it needs at most
-/// `fixed + block * (2 + w + 2 * min(t, w)) + partitions * write_buffer`.
+/// `fixed + block * (2 + w + 2 * min(t, w)) + partitions * (write_buffer + file_overhead)`.
 /// The window should hold at least one block per thread, or a thread would
 /// idle; unless told the window, the plan takes the largest one up to
 /// `4 * threads` that fits.
@@ -41,25 +42,29 @@ struct PartitionPlan {
     std::uint32_t partitions = 0;
     std::size_t write_buffer_bytes = 0;  ///< per partition file: a quarter of the limit, within the bounds above
     std::size_t window = 0;              ///< blocks in flight
+    std::uint64_t file_overhead_bytes = 0;  ///< per partition file, held by its writer besides the write buffer
 
     /// The most memory the plan uses.
     [[nodiscard]] std::uint64_t bound() const noexcept;
 
     /// The plan for `limit` bytes, blocks of `block_bytes`, `threads` threads
-    /// and `partitions` partitions; with the window `window` if given.
+    /// and `partitions` partitions whose writers each hold
+    /// `file_overhead_bytes` besides their buffer; with the window `window`
+    /// if given.
     /// @throws InvalidArgument naming the smallest limit that would work (and
     ///         the flags that lower it) if the limit does not hold one block
     ///         per thread (or `window` blocks, if fewer), or naming the
     ///         largest window that fits if `window` does not fit; or if
     ///         `window` is less than 1.
     [[nodiscard]] static PartitionPlan make(std::uint64_t limit, std::uint64_t block_bytes, std::size_t threads,
-                                            std::uint32_t partitions, std::optional<std::size_t> window);
+                                            std::uint32_t partitions, std::optional<std::size_t> window,
+                                            std::uint64_t file_overhead_bytes = 0);
 
   private:
     /// The plan for `limit` with `window` blocks in flight, fitting or not.
     [[nodiscard]] static PartitionPlan with_window(std::uint64_t limit, std::uint64_t block_bytes,
                                                    std::size_t threads, std::uint32_t partitions,
-                                                   std::size_t window) noexcept;
+                                                   std::size_t window, std::uint64_t file_overhead_bytes) noexcept;
 };
 
 }  // namespace spillway::cli

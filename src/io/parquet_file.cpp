@@ -72,6 +72,10 @@ class ParquetFileReader final : public TableFileReader {
     int next_ = 0;
 };
 
+/// The bounds of a column writer's data page and dictionary sizes.
+constexpr std::uint64_t min_page_bytes = std::uint64_t{8} << 10;
+constexpr std::uint64_t max_page_bytes = std::uint64_t{1} << 20;  // the library's default
+
 /// Writes a Parquet file, appending each table to the open row group and
 /// closing it at `row_group_rows` rows (the library's own limit) or
 /// `row_group_bytes` bytes of column data.
@@ -85,6 +89,14 @@ class ParquetFileWriter final : public TableFileWriter {
             properties.compression_level(*options.compression_level);
         }
         properties.max_row_group_length(static_cast<std::int64_t>(std::max<std::uint64_t>(options.row_group_rows, 1)));
+        // Each column's writer buffers a data page and a dictionary of up to
+        // these sizes besides the row group's encoded pages: a share of the
+        // row group's budget, so that many open files stay within theirs.
+        auto const page_bytes = static_cast<std::int64_t>(std::clamp<std::uint64_t>(
+            options.row_group_bytes / (4 * std::max<std::size_t>(schema_.size(), 1)), min_page_bytes, max_page_bytes));
+        properties.data_pagesize(page_bytes);
+        properties.memory_pool(arrow::system_memory_pool());
+        properties.dictionary_pagesize_limit(page_bytes);
         if (options.statistics) {
             properties.enable_statistics();
         } else {

@@ -26,6 +26,11 @@ std::unique_ptr<TableFileWriter> create_table_file(std::filesystem::path const& 
     SPILLWAY_FAIL("unknown file format " << static_cast<int>(format), InvalidArgument);
 }
 
+std::uint64_t writer_overhead_bytes(FileFormat format, table::Schema const& schema) noexcept {
+    constexpr std::uint64_t parquet_column_writer_bytes = std::uint64_t{128} << 10;
+    return format == FileFormat::parquet ? parquet_column_writer_bytes * schema.size() : 0;
+}
+
 namespace detail {
 
 void check_writable(table::Table const& table, table::Schema const& schema, bool closed,

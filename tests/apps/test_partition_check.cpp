@@ -39,7 +39,11 @@ class PartitionCheckTest : public testing::Test {
         write_file(directory_.path() / "input.csv", text.str());
         Options options;
         options.set("partitions", "4").set("threads", "2").set("memory_limit_host", "512MiB");
-        PartitionJob job({{directory_.path() / "input.csv"}, {"id"}, directory_.path() / "out", {}}, options);
+        PartitionArguments arguments;
+        arguments.inputs = {directory_.path() / "input.csv"};
+        arguments.keys = {"id"};
+        arguments.output = directory_.path() / "out";
+        PartitionJob job(std::move(arguments), options);
         std::ostringstream ignored;
         Progress quiet(Progress::Style::none, ignored);
         auto const summary = job.run(quiet);

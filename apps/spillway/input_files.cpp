@@ -1,0 +1,30 @@
+#include "input_files.hpp"
+
+#include <glob.h>
+
+#include <string>
+
+#include <spillway/core/error.hpp>
+
+namespace spillway::cli {
+
+std::vector<std::filesystem::path> expand_inputs(std::vector<std::filesystem::path> const& inputs) {
+    std::vector<std::filesystem::path> files;
+    for (auto const& input : inputs) {
+        auto const name = input.string();
+        if (name.find_first_of("*?[") == std::string::npos) {
+            files.push_back(input);
+            continue;
+        }
+        glob_t matches{};
+        int const result = ::glob(name.c_str(), 0, nullptr, &matches);
+        for (std::size_t index = 0; result == 0 && index < matches.gl_pathc; ++index) {
+            files.emplace_back(matches.gl_pathv[index]);
+        }
+        ::globfree(&matches);
+        SPILLWAY_EXPECTS(result == 0, "no input file matches '" << name << "'", InvalidArgument);
+    }
+    return files;
+}
+
+}  // namespace spillway::cli

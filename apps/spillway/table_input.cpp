@@ -1,0 +1,94 @@
+#include "table_input.hpp"
+
+#include <algorithm>
+
+#include <spillway/core/error.hpp>
+
+#include "key_columns.hpp"
+
+namespace spillway::cli {
+namespace {
+
+/// Where each column of `first` is in `schema`, the columns of `file`:
+/// empty if `schema` is `first`.
+/// @throws CorruptData naming the file and a column if the names or types differ.
+std::vector<std::size_t> match_columns(table::Schema const& first, std::filesystem::path const& first_file,
+                                       table::Schema const& schema, std::filesystem::path const& file) {
+    if (schema == first) {
+        return {};
+    }
+    std::vector<std::size_t> order;
+    for (auto const& field : first.fields()) {
+        auto const found = schema.find(field.name);
+        SPILLWAY_EXPECTS(found.has_value(),
+                         "'" << file.string() << "' has no column '" << field.name << "', which '"
+                             << first_file.string() << "' has; every input file must have the same columns",
+                         CorruptData);
+        SPILLWAY_EXPECTS(schema.field(*found).type == field.type,
+                         "column '" << field.name << "' is " << to_string(schema.field(*found).type) << " in '"
+                                    << file.string() << "' but " << to_string(field.type) << " in '"
+                                    << first_file.string() << "'",
+                         CorruptData);
+        order.push_back(*found);
+    }
+    for (auto const& field : schema.fields()) {
+        SPILLWAY_EXPECTS(first.find(field.name).has_value(),
+                         "'" << file.string() << "' has a column '" << field.name << "', which '"
+                             << first_file.string() << "' does not have; every input file must have the same columns",
+                         CorruptData);
+    }
+    return order;
+}
+
+}  // namespace
+
+TableInput TableInput::open(std::vector<std::filesystem::path> files, std::vector<std::string> const& keys,
+                            io::FileFormat format) {
+    SPILLWAY_EXPECTS(!files.empty(), "no input file was given; name the files with --input", InvalidArgument);
+    SPILLWAY_ASSERT(format != io::FileFormat::csv, "CSV input is CsvInput's");
+    TableInput input;
+    input.format = format;
+    for (auto const& file : files) {
+        std::error_code error;
+        auto const status = std::filesystem::status(file, error);
+        SPILLWAY_EXPECTS(std::filesystem::exists(status), "input file '" << file.string() << "' does not exist",
+                         InvalidArgument);
+        SPILLWAY_EXPECTS(std::filesystem::is_regular_file(status),
+                         "input '" << file.string() << "' is not a regular file", InvalidArgument);
+        input.bytes += std::filesystem::file_size(file);
+        auto const reader = io::open_table_file(file, format);
+        if (input.column_orders.empty()) {
+            input.schema = reader->schema();
+        }
+        input.column_orders.push_back(match_columns(input.schema, files.front(), reader->schema(), file));
+        // A file that does not say how large its reads are is bounded by its size.
+        auto const largest = reader->largest_read_bytes();
+        input.largest_read_bytes =
+            std::max(input.largest_read_bytes, largest != 0 ? largest : std::filesystem::file_size(file));
+    }
+    input.keys = resolve_keys(input.schema, keys);
+    input.files = std::move(files);
+    return input;
+}
+
+TableSource::TableSource(TableInput const& input) : input_(input) {}
+
+std::optional<FileTable> TableSource::operator()() {
+    while (true) {
+        if (!reader_) {
+            if (next_file_ == input_.files.size()) {
+                return std::nullopt;
+            }
+            reader_ = io::open_table_file(input_.files[next_file_], input_.format);
+            ++next_file_;
+        }
+        if (auto table = reader_->read()) {
+            auto const file = next_file_ - 1;
+            auto const& order = input_.column_orders[file];
+            return FileTable{file, order.empty() ? std::move(*table) : table->select(order)};
+        }
+        reader_.reset();
+    }
+}
+
+}  // namespace spillway::cli

@@ -1,0 +1,77 @@
+#pragma once
+/// @file
+/// Parquet or Arrow IPC files a job reads, checked before it starts: they
+/// open, and have the first file's columns (by name, of the same types).
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <spillway/io/table_file.hpp>
+#include <spillway/table/schema.hpp>
+#include <spillway/table/table.hpp>
+
+namespace spillway::cli {
+
+/// Input files of one format and one set of columns, and the key columns of
+/// a job. Files are matched by column name: each must have the first file's
+/// columns, of the same types, in any order; tables come out in the first
+/// file's column order.
+///
+/// Thread safety: a plain value; const member functions may be called
+/// concurrently.
+struct TableInput {
+    std::vector<std::filesystem::path> files;
+    io::FileFormat format = io::FileFormat::parquet;
+    table::Schema schema;           ///< the first file's columns
+    std::vector<std::size_t> keys;  ///< indices into `schema`, distinct, in the order given
+    /// Per file, the columns of file `f` that make `schema`:
+    /// `column_orders[f][j]` is the column of file `f` named as column `j`;
+    /// empty where file `f` has `schema` itself.
+    std::vector<std::vector<std::size_t>> column_orders;
+    std::uint64_t bytes = 0;               ///< the files' sizes together
+    std::uint64_t largest_read_bytes = 0;  ///< the most column data one read returns, as the files tell
+
+    /// Checks and describes `files`, all of `format` (not CSV). Each key is
+    /// a column name or number (see `resolve_keys`).
+    /// @throws InvalidArgument if there is no file, a file does not exist or
+    ///         is not a regular file, a key is not a column, or a column's type
+    ///         cannot be read.
+    /// @throws IoError naming a file that cannot be read.
+    /// @throws CorruptData naming the file if it is not of `format`, or naming
+    ///         the file and the column if its columns are not the first file's.
+    [[nodiscard]] static TableInput open(std::vector<std::filesystem::path> files,
+                                         std::vector<std::string> const& keys, io::FileFormat format);
+};
+
+/// One table of rows of input file `file`, in the columns of its input's schema.
+struct FileTable {
+    std::size_t file;
+    table::Table table;
+};
+
+/// Reads files one after the other, a table at a time (a row group or a
+/// record batch), each with its columns put in one order: a generator
+/// function for `seq_join`.
+///
+/// Thread safety: externally synchronized. Holds one open reader at a time.
+class TableSource {
+  public:
+    /// A source of the tables of `input`'s files.
+    explicit TableSource(TableInput const& input);
+
+    /// The next table, or nothing after the last file's last.
+    /// @throws IoError / CorruptData naming the file if reading fails.
+    std::optional<FileTable> operator()();
+
+  private:
+    TableInput const& input_;
+    std::size_t next_file_ = 0;                       ///< the file after the one `reader_` reads
+    std::unique_ptr<io::TableFileReader> reader_;  ///< the file being read; null between files
+};
+
+}  // namespace spillway::cli
