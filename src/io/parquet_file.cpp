@@ -1,6 +1,6 @@
 #include <arrow/io/file.h>
 #include <arrow/memory_pool.h>
-#include <arrow/table.h>
+#include <arrow/record_batch.h>
 #include <parquet/arrow/reader.h>
 #include <parquet/arrow/writer.h>
 #include <parquet/exception.h>
@@ -29,36 +29,43 @@ auto guarded(std::string const& what, Action&& action) {
     }
 }
 
-/// Reads a Parquet file one row group at a time, with Arrow's system
+/// The most rows one read of a Parquet file returns: a row group is read in
+/// batches of this many rows, so that its size does not bound memory.
+constexpr std::uint64_t rows_per_read = std::uint64_t{1} << 16;
+
+/// Reads a Parquet file in batches of at most `rows_per_read` rows, decoding
+/// each column's pages as the batch needs them, with Arrow's system
 /// allocator (whose freed memory goes back to the process's heap).
 class ParquetFileReader final : public TableFileReader {
   public:
     explicit ParquetFileReader(std::filesystem::path const& path) : path_(path.string()) {
         auto const file = value_of(arrow::io::ReadableFile::Open(path_, arrow::system_memory_pool()),
                                    "cannot open Parquet file '" + path_ + "'");
-        reader_ = guarded("'" + path_ + "' is not a readable Parquet file", [&] {
-            return value_of(parquet::arrow::OpenFile(file, arrow::system_memory_pool()),
-                            "'" + path_ + "' is not a readable Parquet file");
-        });
+        auto const what = "'" + path_ + "' is not a readable Parquet file";
+        reader_ = guarded(what, [&] { return value_of(parquet::arrow::OpenFile(file, arrow::system_memory_pool()), what); });
         std::shared_ptr<arrow::Schema> schema;
         check(reader_->GetSchema(&schema), "cannot read the schema of '" + path_ + "'");
         schema_ = to_spillway(*schema, path_);
         auto const metadata = reader_->parquet_reader()->metadata();
         for (int group = 0; group < metadata->num_row_groups(); ++group) {
-            largest_ = std::max(largest_, static_cast<std::uint64_t>(metadata->RowGroup(group)->total_byte_size()));
+            auto const row_group = metadata->RowGroup(group);
+            auto const bytes = static_cast<std::uint64_t>(row_group->total_byte_size());
+            auto const rows = static_cast<std::uint64_t>(std::max<std::int64_t>(row_group->num_rows(), 1));
+            largest_ = std::max(largest_, rows <= rows_per_read ? bytes : bytes / rows * rows_per_read);
         }
+        reader_->set_batch_size(static_cast<std::int64_t>(rows_per_read));
+        batches_ = guarded(what, [&] { return value_of(reader_->GetRecordBatchReader(), what); });
     }
 
     [[nodiscard]] table::Schema const& schema() const noexcept override { return schema_; }
 
     [[nodiscard]] std::optional<table::Table> read() override {
-        if (next_ == reader_->num_row_groups()) {
+        auto const what = "cannot read '" + path_ + "'";
+        std::shared_ptr<arrow::RecordBatch> batch;
+        guarded(what, [&] { check(batches_->ReadNext(&batch), what); });
+        if (batch == nullptr) {
             return std::nullopt;
         }
-        auto const what = "cannot read row group " + std::to_string(next_) + " of '" + path_ + "'";
-        auto const rows = guarded(what, [&] { return value_of(reader_->ReadRowGroup(next_), what); });
-        ++next_;
-        auto const batch = value_of(rows->CombineChunksToBatch(arrow::system_memory_pool()), what);
         return to_table(*batch, path_);
     }
 
@@ -67,9 +74,9 @@ class ParquetFileReader final : public TableFileReader {
   private:
     std::string path_;
     std::unique_ptr<parquet::arrow::FileReader> reader_;
+    std::unique_ptr<arrow::RecordBatchReader> batches_;
     table::Schema schema_;
     std::uint64_t largest_ = 0;
-    int next_ = 0;
 };
 
 /// The bounds of a column writer's data page and dictionary sizes.

@@ -3,6 +3,7 @@
 #include <arrow/api.h>
 #include <arrow/io/file.h>
 #include <parquet/arrow/writer.h>
+#include <parquet/file_reader.h>
 
 #include <cmath>
 #include <fstream>
@@ -31,14 +32,11 @@ namespace {
 
 /// Every row of `path`, read as one table (a CSV file with the columns of
 /// `every_type_schema`).
-Table read_all(std::filesystem::path const& path, FileFormat format, std::size_t* reads = nullptr) {
+Table read_all(std::filesystem::path const& path, FileFormat format) {
     auto reader = open_table_file(path, format, {}, table::test::every_type_schema());
     std::vector<Table> tables;
     while (auto table = reader->read()) {
         tables.push_back(std::move(*table));
-    }
-    if (reads != nullptr) {
-        *reads = tables.size();
     }
     return tables.empty() ? TableBuilder(reader->schema()).finish() : Table::concatenate(tables);
 }
@@ -121,6 +119,16 @@ INSTANTIATE_TEST_SUITE_P(Formats, TableFileTest,
                          testing::Values(FileFormat::csv, FileFormat::parquet, FileFormat::arrow),
                          [](auto const& format) { return std::string(to_string(format.param)); });
 
+/// The rows of each row group of the Parquet file `path`, from its footer.
+std::vector<std::int64_t> row_groups(std::filesystem::path const& path) {
+    auto const reader = parquet::ParquetFileReader::OpenFile(path.string());
+    std::vector<std::int64_t> rows;
+    for (int group = 0; group < reader->metadata()->num_row_groups(); ++group) {
+        rows.push_back(reader->metadata()->RowGroup(group)->num_rows());
+    }
+    return rows;
+}
+
 TEST(ParquetFile, RowGroupsAreBoundedByRowsAndByBytes) {
     test::TemporaryDirectory directory;
     auto const rows = table::test::random_table(2500, 5, 0.1, 10);
@@ -129,9 +137,8 @@ TEST(ParquetFile, RowGroupsAreBoundedByRowsAndByBytes) {
     auto writer = create_table_file(directory.path() / "rows.parquet", FileFormat::parquet, rows.schema(), by_rows);
     writer->write(rows.slice(0, rows.num_rows()));
     writer->close();
-    std::size_t reads = 0;
-    EXPECT_EQ(read_all(directory.path() / "rows.parquet", FileFormat::parquet, &reads), rows);
-    EXPECT_EQ(reads, 3u) << "row groups of 1000, 1000 and 500 rows";
+    EXPECT_EQ(read_all(directory.path() / "rows.parquet", FileFormat::parquet), rows);
+    EXPECT_EQ(row_groups(directory.path() / "rows.parquet"), (std::vector<std::int64_t>{1000, 1000, 500}));
 
     WriteOptions by_bytes;
     by_bytes.row_group_bytes = rows.slice(0, 500).byte_size() + 1;
@@ -140,9 +147,32 @@ TEST(ParquetFile, RowGroupsAreBoundedByRowsAndByBytes) {
         writer->write(rows.slice(begin, 500));
     }
     writer->close();
-    EXPECT_EQ(read_all(directory.path() / "bytes.parquet", FileFormat::parquet, &reads), rows);
-    EXPECT_EQ(reads, 5u) << "each write of 500 rows fills a row group";
-    EXPECT_GT(open_table_file(directory.path() / "bytes.parquet", FileFormat::parquet)->largest_read_bytes(), 0u);
+    EXPECT_EQ(read_all(directory.path() / "bytes.parquet", FileFormat::parquet), rows);
+    EXPECT_EQ(row_groups(directory.path() / "bytes.parquet"), (std::vector<std::int64_t>(5, 500)))
+        << "each write of 500 rows fills a row group";
+}
+
+TEST(ParquetFile, ALargeRowGroupIsReadInBatchesOfAtMost65536Rows) {
+    test::TemporaryDirectory directory;
+    TableBuilder builder(Schema({{"n", DataType::int64}}));
+    for (std::int64_t row = 0; row < 150'000; ++row) {
+        builder.column(0).append(row);
+    }
+    auto const rows = builder.finish();
+    auto const file = directory.path() / "large.parquet";
+    auto writer = create_table_file(file, FileFormat::parquet, rows.schema());
+    writer->write(rows.slice(0, rows.num_rows()));
+    writer->close();
+    ASSERT_EQ(row_groups(file), (std::vector<std::int64_t>{150'000}));
+    auto reader = open_table_file(file, FileFormat::parquet);
+    EXPECT_LE(reader->largest_read_bytes(), rows.byte_size() / 2) << "a batch's share of the row group";
+    std::vector<Table> batches;
+    while (auto batch = reader->read()) {
+        EXPECT_LE(batch->num_rows(), 65536u);
+        batches.push_back(std::move(*batch));
+    }
+    EXPECT_EQ(batches.size(), 3u);
+    EXPECT_EQ(Table::concatenate(batches), rows);
 }
 
 TEST(ParquetFile, NarrowerIntegersFloat32AndOtherStringsAreConvertedOnRead) {

@@ -20,7 +20,9 @@ namespace spillway::io {
 /// Reads a file as a sequence of tables, in file order.
 ///
 /// What one `read` returns: a CSV block (`CsvOptions::chunk_bytes` of text),
-/// a Parquet row group, or an Arrow IPC record batch.
+/// up to 65,536 rows of a Parquet row group (a row group is decoded in such
+/// batches, page by page, so a large one does not bound memory), or an Arrow
+/// IPC record batch.
 ///
 /// Column types: spillway's types are read as they are. Parquet and Arrow
 /// columns of a narrower integer type (int8, int16, uint8, uint16) are read
@@ -43,8 +45,9 @@ class TableFileReader {
     [[nodiscard]] virtual std::optional<table::Table> read() = 0;
 
     /// The most bytes of column data one `read` returns, as far as the file
-    /// tells before reading it: a CSV block's size, the largest Parquet row
-    /// group uncompressed, or the largest Arrow record batch's body.
+    /// tells before reading it: a CSV block's size, the uncompressed size of
+    /// 65,536 rows of the largest Parquet row group (in proportion), or 0 for
+    /// an Arrow IPC file, which does not say.
     [[nodiscard]] virtual std::uint64_t largest_read_bytes() const noexcept = 0;
 };
 
