@@ -13,6 +13,8 @@ TraceFile::TraceFile(std::filesystem::path path) : path_(std::move(path)) {
     if (path_.empty()) {
         return;
     }
+    std::error_code error;
+    created_ = !std::filesystem::exists(path_, error) && !error;
     std::ofstream probe(path_, std::ios::binary | std::ios::trunc);
     SPILLWAY_EXPECTS(probe.good(), "cannot create the trace file '" << path_.string() << "': " << std::strerror(errno)
                                    << "; give --trace a writable path", IoError);
@@ -25,7 +27,7 @@ TraceFile::~TraceFile() {
         return;
     }
     trace::stop();
-    if (!written_) {
+    if (created_ && !written_) {
         std::error_code ignored;
         std::filesystem::remove(path_, ignored);
     }

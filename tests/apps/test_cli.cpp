@@ -168,6 +168,13 @@ TEST_F(CliPartition, AMissingInputIsAUsageErrorThatLeavesNoTraceFile) {
     EXPECT_EQ(result.exit_code, 2);
     EXPECT_THAT(result.err, HasSubstr("input file '" + missing.string() + "' does not exist"));
     EXPECT_FALSE(std::filesystem::exists(trace)) << "a failed run writes no trace";
+
+    auto const existing = directory_.path() / "existing.json";
+    std::ofstream(existing) << "{}";
+    auto const again = run_spillway({"partition", "-i", missing.string(), "-k", "l_orderkey", "-o",
+                                     (directory_.path() / "parts").string(), "--trace", existing.string()});
+    EXPECT_EQ(again.exit_code, 2);
+    EXPECT_TRUE(std::filesystem::exists(existing)) << "a path that existed, such as /dev/null, is never removed";
 }
 
 TEST_F(CliPartition, AKeyThatIsNotAColumnIsAUsageErrorListingTheColumns) {
