@@ -15,6 +15,9 @@ TraceFile::TraceFile(std::filesystem::path path) : path_(std::move(path)) {
     }
     std::error_code error;
     created_ = !std::filesystem::exists(path_, error) && !error;
+    if (created_) {
+        removal_.emplace(path_);
+    }
     std::ofstream probe(path_, std::ios::binary | std::ios::trunc);
     SPILLWAY_EXPECTS(probe.good(), "cannot create the trace file '" << path_.string() << "': " << std::strerror(errno)
                                    << "; give --trace a writable path", IoError);
@@ -40,6 +43,7 @@ void TraceFile::write() {
     trace::stop();
     trace::write(path_);
     written_ = true;
+    removal_.reset();
 }
 
 }  // namespace spillway::cli

@@ -4,6 +4,9 @@
 /// them to a file.
 
 #include <filesystem>
+#include <optional>
+
+#include "interruption.hpp"
 
 namespace spillway::cli {
 
@@ -20,8 +23,9 @@ class TraceFile {
     explicit TraceFile(std::filesystem::path path);
     /// Stops recording, and removes the file if the constructor created it
     /// and `write` did not write it, so that a job that failed leaves no
-    /// empty trace behind. A path that existed (a file being overwritten,
-    /// /dev/null) is never removed.
+    /// empty trace behind; SIGINT and SIGTERM remove it too, until `write`
+    /// (`RemoveOnInterruption`). A path that existed (a file being
+    /// overwritten, /dev/null) is never removed.
     ~TraceFile();
     TraceFile(TraceFile const&) = delete;
     TraceFile& operator=(TraceFile const&) = delete;
@@ -34,6 +38,7 @@ class TraceFile {
     std::filesystem::path path_;  ///< empty: not tracing
     bool created_ = false;        ///< whether the constructor created the file
     bool written_ = false;        ///< whether `write` wrote the file
+    std::optional<RemoveOnInterruption> removal_;  ///< if `created_`, until `write` wrote the file
 };
 
 }  // namespace spillway::cli
