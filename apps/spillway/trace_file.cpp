@@ -13,6 +13,11 @@ TraceFile::TraceFile(std::filesystem::path path) : path_(std::move(path)) {
     if (path_.empty()) {
         return;
     }
+    std::error_code error;
+    created_ = !std::filesystem::exists(path_, error) && !error;
+    if (created_) {
+        removal_.emplace(path_);
+    }
     std::ofstream probe(path_, std::ios::binary | std::ios::trunc);
     SPILLWAY_EXPECTS(probe.good(), "cannot create the trace file '" << path_.string() << "': " << std::strerror(errno)
                                    << "; give --trace a writable path", IoError);
@@ -25,7 +30,7 @@ TraceFile::~TraceFile() {
         return;
     }
     trace::stop();
-    if (!written_) {
+    if (created_ && !written_) {
         std::error_code ignored;
         std::filesystem::remove(path_, ignored);
     }
@@ -38,6 +43,7 @@ void TraceFile::write() {
     trace::stop();
     trace::write(path_);
     written_ = true;
+    removal_.reset();
 }
 
 }  // namespace spillway::cli

@@ -4,6 +4,9 @@
 /// them to a file.
 
 #include <filesystem>
+#include <optional>
+
+#include "interruption.hpp"
 
 namespace spillway::cli {
 
@@ -18,8 +21,11 @@ class TraceFile {
     /// starts) and starts recording; with an empty path, does nothing.
     /// @throws IoError naming `path` if it cannot be created.
     explicit TraceFile(std::filesystem::path path);
-    /// Stops recording, and removes the file unless `write` wrote it, so that
-    /// a job that failed leaves no empty trace behind.
+    /// Stops recording, and removes the file if the constructor created it
+    /// and `write` did not write it, so that a job that failed leaves no
+    /// empty trace behind; SIGINT and SIGTERM remove it too, until `write`
+    /// (`RemoveOnInterruption`). A path that existed (a file being
+    /// overwritten, /dev/null) is never removed.
     ~TraceFile();
     TraceFile(TraceFile const&) = delete;
     TraceFile& operator=(TraceFile const&) = delete;
@@ -30,7 +36,9 @@ class TraceFile {
 
   private:
     std::filesystem::path path_;  ///< empty: not tracing
+    bool created_ = false;        ///< whether the constructor created the file
     bool written_ = false;        ///< whether `write` wrote the file
+    std::optional<RemoveOnInterruption> removal_;  ///< if `created_`, until `write` wrote the file
 };
 
 }  // namespace spillway::cli

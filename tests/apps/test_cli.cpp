@@ -168,6 +168,13 @@ TEST_F(CliPartition, AMissingInputIsAUsageErrorThatLeavesNoTraceFile) {
     EXPECT_EQ(result.exit_code, 2);
     EXPECT_THAT(result.err, HasSubstr("input file '" + missing.string() + "' does not exist"));
     EXPECT_FALSE(std::filesystem::exists(trace)) << "a failed run writes no trace";
+
+    auto const existing = directory_.path() / "existing.json";
+    std::ofstream(existing) << "{}";
+    auto const again = run_spillway({"partition", "-i", missing.string(), "-k", "l_orderkey", "-o",
+                                     (directory_.path() / "parts").string(), "--trace", existing.string()});
+    EXPECT_EQ(again.exit_code, 2);
+    EXPECT_TRUE(std::filesystem::exists(existing)) << "a path that existed, such as /dev/null, is never removed";
 }
 
 TEST_F(CliPartition, AKeyThatIsNotAColumnIsAUsageErrorListingTheColumns) {
@@ -236,9 +243,10 @@ TEST_F(CliPartition, AFailedRunLeavesAnEmptyOutputDirectoryEmpty) {
 TEST_F(CliPartition, SigtermOrSigintRemovesThePartialOutputAndEndsWith128PlusTheSignal) {
     for (auto const& [signal, code] : {std::pair{SIGTERM, 143}, std::pair{SIGINT, 130}}) {
         auto const output = directory_.path() / ("parts-" + std::to_string(signal));
+        auto const trace = directory_.path() / ("trace-" + std::to_string(signal) + ".json");
         spillway::test::ChildProcess child({SPILLWAY_CLI_PATH, "partition", "-i", input_.string(), "-k",
                                             "l_orderkey", "-o", output.string(), "--partitions", "8",
-                                            "--block-size", "64KiB"},
+                                            "--block-size", "64KiB", "--trace", trace.string()},
                                            {}, true);
         ASSERT_TRUE(wait_until_stalled(child));
         auto const staging = output / (".spillway-partial-" + std::to_string(child.pid()));
@@ -250,6 +258,7 @@ TEST_F(CliPartition, SigtermOrSigintRemovesThePartialOutputAndEndsWith128PlusThe
         EXPECT_THAT(result.err, HasSubstr(signal == SIGINT ? "spillway: interrupted by SIGINT"
                                                            : "spillway: terminated by SIGTERM"));
         EXPECT_FALSE(std::filesystem::exists(output)) << "the run made it, so it removed it";
+        EXPECT_FALSE(std::filesystem::exists(trace)) << "an interrupted run writes no trace";
     }
 }
 
