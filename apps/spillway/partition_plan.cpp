@@ -15,22 +15,27 @@ std::uint64_t PartitionPlan::bound() const noexcept {
 
 PartitionPlan PartitionPlan::with_window(std::uint64_t limit, std::uint64_t block_bytes, std::size_t threads,
                                          std::uint32_t partitions, std::size_t window,
-                                         std::uint64_t file_overhead_bytes) noexcept {
+                                         FileWriters const& writers) noexcept {
     constexpr std::uint64_t page = 4096;
     auto const write_buffer = std::clamp<std::uint64_t>(limit / 4 / partitions / page * page, smallest_write_buffer,
-                                                        largest_write_buffer);
+                                                        std::max(writers.largest_buffer, smallest_write_buffer));
     return PartitionPlan{limit,  block_bytes, threads, partitions, static_cast<std::size_t>(write_buffer), window,
-                         file_overhead_bytes};
+                         writers.overhead};
+}
+
+PartitionPlan PartitionPlan::make(std::uint64_t limit, std::uint64_t block_bytes, std::size_t threads,
+                                  std::uint32_t partitions, std::optional<std::size_t> window) {
+    return make(limit, block_bytes, threads, partitions, window, FileWriters{});
 }
 
 PartitionPlan PartitionPlan::make(std::uint64_t limit, std::uint64_t block_bytes, std::size_t threads,
                                   std::uint32_t partitions, std::optional<std::size_t> window,
-                                  std::uint64_t file_overhead_bytes) {
+                                  FileWriters const& writers) {
     SPILLWAY_EXPECTS(!window || *window >= 1, "--window must be at least 1", InvalidArgument);
     // The least window worth running: one block per thread, or fewer if asked.
     auto const least_window = std::min(threads, window.value_or(threads));
     auto const fits = [&](std::uint64_t candidate_limit, std::size_t candidate_window) {
-        auto const plan = with_window(candidate_limit, block_bytes, threads, partitions, candidate_window, file_overhead_bytes);
+        auto const plan = with_window(candidate_limit, block_bytes, threads, partitions, candidate_window, writers);
         return plan.bound() <= candidate_limit;
     };
     if (!fits(limit, least_window)) {
@@ -46,17 +51,17 @@ PartitionPlan PartitionPlan::make(std::uint64_t limit, std::uint64_t block_bytes
             auto const middle = low + (high - low) / 2;
             (fits(middle * mebibyte, least_window) ? high : low) = middle;
         }
-        auto const least = with_window(high * mebibyte, block_bytes, threads, partitions, least_window, file_overhead_bytes);
+        auto const least = with_window(high * mebibyte, block_bytes, threads, partitions, least_window, writers);
         SPILLWAY_FAIL("memory limit " << format_bytes(limit) << " is too small to partition into " << partitions
                           << " files on " << threads << (threads == 1 ? " thread" : " threads") << " with blocks of "
                           << format_bytes(block_bytes) << ": it needs at least " << format_bytes(least.limit) << " ("
                           << format_bytes(fixed_bytes) << " for the program, "
                           << format_bytes(least.bound() - fixed_bytes
                                           - std::uint64_t{partitions}
-                                                * (least.write_buffer_bytes + file_overhead_bytes))
+                                                * (least.write_buffer_bytes + writers.overhead))
                           << " for " << least_window << (least_window == 1 ? " block" : " blocks")
                           << " in flight, the reader and the writer, " << partitions << " write buffers of "
-                          << format_bytes(least.write_buffer_bytes + file_overhead_bytes)
+                          << format_bytes(least.write_buffer_bytes + writers.overhead)
                           << "); raise --memory-limit to at least that, or lower --threads, --block-size or "
                              "--partitions",
                       InvalidArgument);
@@ -72,13 +77,13 @@ PartitionPlan PartitionPlan::make(std::uint64_t limit, std::uint64_t block_bytes
                                       << " blocks fit; lower --window or raise --memory-limit",
                           InvalidArgument);
         }
-        return with_window(limit, block_bytes, threads, partitions, *window, file_overhead_bytes);
+        return with_window(limit, block_bytes, threads, partitions, *window, writers);
     }
     auto chosen = least_window;
     while (chosen < 4 * threads && fits(limit, chosen + 1)) {
         ++chosen;
     }
-    return with_window(limit, block_bytes, threads, partitions, chosen, file_overhead_bytes);
+    return with_window(limit, block_bytes, threads, partitions, chosen, writers);
 }
 
 }  // namespace spillway::cli

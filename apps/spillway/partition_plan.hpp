@@ -31,7 +31,7 @@ namespace spillway::cli {
 struct PartitionPlan {
     /// What the program and everything not counted above take.
     static constexpr std::uint64_t fixed_bytes = std::uint64_t{32} << 20;
-    /// The write buffer of each partition file, before the limit shrinks it.
+    /// The write buffer of each CSV partition file, before the limit shrinks it.
     static constexpr std::size_t largest_write_buffer = std::size_t{1} << 20;
     /// The least a write buffer is shrunk to.
     static constexpr std::size_t smallest_write_buffer = std::size_t{64} << 10;
@@ -40,17 +40,24 @@ struct PartitionPlan {
     std::uint64_t block_bytes = 0;
     std::size_t threads = 0;
     std::uint32_t partitions = 0;
-    std::size_t write_buffer_bytes = 0;  ///< per partition file: a quarter of the limit, within the bounds above
+    std::size_t write_buffer_bytes = 0;  ///< per partition file: a quarter of the limit, within the writers' bounds
     std::size_t window = 0;              ///< blocks in flight
     std::uint64_t file_overhead_bytes = 0;  ///< per partition file, held by its writer besides the write buffer
 
     /// The most memory the plan uses.
     [[nodiscard]] std::uint64_t bound() const noexcept;
 
+    /// What each partition file's writer may buffer and holds besides.
+    struct FileWriters {
+        /// The most a write buffer grows to, however large the limit.
+        std::uint64_t largest_buffer = largest_write_buffer;
+        /// What the writer holds besides its buffer.
+        std::uint64_t overhead = 0;
+    };
+
     /// The plan for `limit` bytes, blocks of `block_bytes`, `threads` threads
-    /// and `partitions` partitions whose writers each hold
-    /// `file_overhead_bytes` besides their buffer; with the window `window`
-    /// if given.
+    /// and `partitions` partitions whose files are written by `writers`; with
+    /// the window `window` if given.
     /// @throws InvalidArgument naming the smallest limit that would work (and
     ///         the flags that lower it) if the limit does not hold one block
     ///         per thread (or `window` blocks, if fewer), or naming the
@@ -58,13 +65,17 @@ struct PartitionPlan {
     ///         `window` is less than 1.
     [[nodiscard]] static PartitionPlan make(std::uint64_t limit, std::uint64_t block_bytes, std::size_t threads,
                                             std::uint32_t partitions, std::optional<std::size_t> window,
-                                            std::uint64_t file_overhead_bytes = 0);
+                                            FileWriters const& writers);
+    /// `make` with the writers of CSV files: buffers of at most
+    /// `largest_write_buffer`, nothing besides.
+    [[nodiscard]] static PartitionPlan make(std::uint64_t limit, std::uint64_t block_bytes, std::size_t threads,
+                                            std::uint32_t partitions, std::optional<std::size_t> window);
 
   private:
     /// The plan for `limit` with `window` blocks in flight, fitting or not.
     [[nodiscard]] static PartitionPlan with_window(std::uint64_t limit, std::uint64_t block_bytes,
                                                    std::size_t threads, std::uint32_t partitions,
-                                                   std::size_t window, std::uint64_t file_overhead_bytes) noexcept;
+                                                   std::size_t window, FileWriters const& writers) noexcept;
 };
 
 }  // namespace spillway::cli

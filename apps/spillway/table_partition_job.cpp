@@ -38,9 +38,8 @@ struct InputTable {
     std::size_t bytes = 0;  ///< of input the table came from, for progress
 };
 
-/// What a worker makes of an input table.
-struct SplitTable {
-    std::vector<table::Table> pieces;  ///< by partition
+/// What a worker wrote of an input table.
+struct WrittenTable {
     table::TableChecksum checksum;
     std::uint64_t skipped_rows = 0;
     std::size_t bytes = 0;
@@ -83,8 +82,9 @@ TablePartitionJob::TablePartitionJob(PartitionArguments arguments, Options const
     auto const limit = memory::MemoryConfig::from_options(options).host_limit.resolve(memory::host_memory_capacity());
     auto const window = options.find("window") ? std::optional<std::size_t>(options.get_int("window", 1, 1, 1 << 20))
                                                : std::nullopt;
-    plan_ = PartitionPlan::make(limit, block_bytes, pool_.concurrency(), partitions_, window,
-                                io::writer_overhead_bytes(output_format_, schema()));
+    PartitionPlan::FileWriters const writers{PartitionPlan::largest_write_buffer,
+                                             io::writer_overhead_bytes(output_format_, schema())};
+    plan_ = PartitionPlan::make(limit, block_bytes, pool_.concurrency(), partitions_, window, writers);
     check_open_file_limit(partitions_);
 
     io::WriteOptions write_options;
@@ -97,7 +97,10 @@ TablePartitionJob::TablePartitionJob(PartitionArguments arguments, Options const
     for (std::uint32_t partition = 0; partition < partitions_; ++partition) {
         output_files_.push_back(
             partition_file(staged_output_->staging(), partition, io::extension_of(output_format_)));
-        writers_.push_back(io::create_table_file(output_files_.back(), output_format_, schema(), write_options));
+        auto writer = std::make_unique<PartitionWriter>();
+        MutexLock lock(writer->mutex);
+        writer->file = io::create_table_file(output_files_.back(), output_format_, schema(), write_options);
+        writers_.push_back(std::move(writer));
     }
 }
 
@@ -126,11 +129,18 @@ RunSummary TablePartitionJob::run(Progress& progress) {
         auto const bytes = read.table.byte_size();
         return InputTable{std::move(read.table), 0, bytes};
     };
-    auto const split = [&](Input input, std::stop_token const&) {
+    auto const split_and_write = [&](Input input, std::stop_token const&) {
         auto const read = to_table(std::move(input));
         auto const partition_of_row = table::partition_rows(read.table, keys(), partitions_);
-        return SplitTable{table::split_by_partition(read.table, partition_of_row, partitions_),
-                          table::TableChecksum::of(read.table), read.skipped_rows, read.bytes};
+        auto pieces = table::split_by_partition(read.table, partition_of_row, partitions_);
+        for (std::uint32_t partition = 0; partition < partitions_; ++partition) {
+            if (pieces[partition].num_rows() != 0) {
+                auto& writer = *writers_[partition];
+                MutexLock lock(writer.mutex);
+                writer.file->write(std::move(pieces[partition]));
+            }
+        }
+        return WrittenTable{table::TableChecksum::of(read.table), read.skipped_rows, read.bytes};
     };
     std::function<std::optional<Input>()> source;
     if (csv_input_) {
@@ -150,21 +160,17 @@ RunSummary TablePartitionJob::run(Progress& progress) {
     auto const input_bytes = csv_input_ ? csv_input_->bytes : table_input_->bytes;
     progress.start("partition", input_bytes, Progress::Unit::bytes);
     {
-        SeqJoinTracer tracer("split table", plan_.window);
-        auto join = exec::seq_join(pool_, plan_.window, source, split, tracer.observe({}));
-        for (auto& split_table : join) {
-            for (std::uint32_t partition = 0; partition < partitions_; ++partition) {
-                if (split_table.pieces[partition].num_rows() != 0) {
-                    writers_[partition]->write(std::move(split_table.pieces[partition]));
-                }
-            }
-            input_checksum += split_table.checksum;
-            skipped_rows += split_table.skipped_rows;
-            progress.advance(std::min<std::size_t>(split_table.bytes, input_bytes));
+        SeqJoinTracer tracer("split and write table", plan_.window);
+        auto join = exec::seq_join(pool_, plan_.window, source, split_and_write, tracer.observe({}));
+        for (auto const& written : join) {
+            input_checksum += written.checksum;
+            skipped_rows += written.skipped_rows;
+            progress.advance(std::min<std::size_t>(written.bytes, input_bytes));
         }
     }
     for (auto& writer : writers_) {
-        writer->close();
+        MutexLock lock(writer->mutex);
+        writer->file->close();
     }
     writers_.clear();
     progress.finish();

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include <spillway/core/mutex.hpp>
 #include <spillway/core/options.hpp>
 #include <spillway/exec/thread_pool.hpp>
 #include <spillway/io/table_file.hpp>
@@ -26,10 +27,13 @@ namespace spillway::cli {
 /// Splits the rows of the input files into `partitions` files by the hash of
 /// their key columns, as `PartitionJob` does, when the input or the output is
 /// not CSV: Parquet or Arrow IPC in, any of CSV, Parquet and Arrow IPC out.
-/// Rows travel as tables: Parquet row groups or Arrow record batches (read by
-/// the calling thread), or CSV blocks parsed whole by the workers, are
-/// hashed and split on the thread pool through a `seq_join`, and the calling
-/// thread appends each piece to its partition's file in input order. Files
+/// Rows travel as tables: batches of Parquet rows or Arrow record batches
+/// (read by the thread that pulls the `seq_join`'s input), or CSV blocks
+/// parsed whole by the workers, are hashed and split on the thread pool,
+/// and each worker appends its pieces to the partitions' files itself (one
+/// lock per file), so that encoding and compressing the output runs in
+/// parallel. In a file, the rows of one input table stay together and in
+/// their order; the tables come in the order the workers finish them. Files
 /// are `part-NNNNN.<format>` (`.csv`, `.parquet`, `.arrow`) in the first
 /// input's column order; Parquet files are zstd-compressed unless told
 /// otherwise, with statistics, in row groups of at most 2^20 rows and of at
@@ -75,8 +79,14 @@ class TablePartitionJob final : public Job {
     std::uint32_t partitions_;
     PartitionPlan plan_;
     std::optional<StagedOutput> staged_output_;                  ///< made once the checks pass
-    std::vector<std::filesystem::path> output_files_;            ///< in the staging directory, by partition
-    std::vector<std::unique_ptr<io::TableFileWriter>> writers_;  ///< by partition
+    /// The writer of one partition's file, which one worker at a time appends to.
+    struct PartitionWriter {
+        Mutex mutex;
+        std::unique_ptr<io::TableFileWriter> file SPILLWAY_GUARDED_BY(mutex);
+    };
+
+    std::vector<std::filesystem::path> output_files_;        ///< in the staging directory, by partition
+    std::vector<std::unique_ptr<PartitionWriter>> writers_;  ///< by partition
     exec::ThreadPool pool_;
 };
 

@@ -54,11 +54,11 @@ run_spillway() {  # FORMAT INPUT
   grep -q '"verified":true' "$work/spillway.json" || { echo "bench_partition_parquet: spillway did not verify" >&2; exit 1; }
   sed -e 's/.*"seconds":\([0-9.e+-]*\).*/\1/' "$work/spillway.json" | head -1
 }
-run_peer() {  # TOOL FORMAT INPUT
+run_peer() {  # TOOL FORMAT INPUT; prints nothing if the tool failed or was killed
   (cd "$work" && "$run_in_cgroup" "$cgroup" "$python" "$peer" "$1" "$3" out l_orderkey $partitions $threads "$limit" "$2") \
-    | awk '/^seconds/ { print $2 }'
+    | awk '/^seconds/ { print $2 }' || true
 }
-best() { awk -v a="$1" -v b="$2" 'BEGIN { print (a < b ? a : b) }'; }
+best() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "") print b; else if (b == "") print a; else print (a < b ? a : b) }'; }
 twice() { local first; first=$("$@"); best "$first" "$("$@")"; }
 
 echo "input: lineitem scale $scale ($(stat -c %s "$parquet") bytes of Parquet, $(stat -c %s "$csv") of CSV)," \
@@ -69,11 +69,16 @@ polars_parquet=$(twice run_peer polars parquet "$parquet")
 spillway_csv=$(twice run_spillway csv "$csv")
 duckdb_csv=$(twice run_peer duckdb csv "$csv")
 
-awk -v sp="$spillway_parquet" -v dp="$duckdb_parquet" -v pp="$polars_parquet" -v sc="$spillway_csv" \
-    -v dc="$duckdb_csv" 'BEGIN {
-  printf "  parquet -> parquet: spillway %.2f s, duckdb %.2f s, polars %.2f s\n", sp, dp, pp
-  printf "  csv -> parquet:     spillway %.2f s, duckdb %.2f s\n", sc, dc
-  printf "METRIC partition_parquet_vs_duckdb %.3f ratio\n", dp / sp
-  printf "METRIC partition_parquet_vs_polars %.3f ratio\n", pp / sp
-  printf "METRIC partition_csv_vs_duckdb %.3f ratio\n", dc / sc
-}'
+# A peer that failed both runs (killed for memory, say) gets no ratio.
+ratio() {  # NAME PEER_SECONDS SPILLWAY_SECONDS
+  if [[ -z $2 ]]; then
+    echo "  $1: the peer did not finish within the limit; no ratio"
+  else
+    awk -v name="$1" -v p="$2" -v s="$3" 'BEGIN { printf "METRIC %s %.3f ratio\n", name, p / s }'
+  fi
+}
+echo "  parquet -> parquet: spillway $spillway_parquet s, duckdb ${duckdb_parquet:-killed} s, polars ${polars_parquet:-killed} s"
+echo "  csv -> parquet:     spillway $spillway_csv s, duckdb ${duckdb_csv:-killed} s"
+ratio partition_parquet_vs_duckdb "$duckdb_parquet" "$spillway_parquet"
+ratio partition_parquet_vs_polars "$polars_parquet" "$spillway_parquet"
+ratio partition_csv_vs_duckdb "$duckdb_csv" "$spillway_csv"
