@@ -54,6 +54,8 @@ class CommandLine {
 
     /// The output flags given.
     [[nodiscard]] OutputFlags const& output() const noexcept { return output_; }
+    /// `message` with options named by their flags (`OptionFlags::name_flags`).
+    [[nodiscard]] std::string name_flags(std::string message) const { return flags_.name_flags(std::move(message)); }
 
     /// The name of the command given (`shuffle`, `partition` or `generate`),
     /// or an empty string if parsing did not get to one.

@@ -30,6 +30,7 @@ int main(int argc, char** argv) {
         return to_int(ExitCode::usage);
     }
     auto const make_job = [&] { return command_line.make_job(options); };
-    return to_int(
-        run_job(make_job, command_line.command(), command_line.output(), *processes, std::cout, std::cerr));
+    auto const for_users = [&](std::string message) { return command_line.name_flags(std::move(message)); };
+    return to_int(run_job(make_job, command_line.command(), command_line.output(), *processes, std::cout, std::cerr,
+                          for_users));
 }

@@ -1,6 +1,7 @@
 #include "option_flags.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <sstream>
 
 #include <spillway/core/error.hpp>
@@ -71,6 +72,26 @@ void OptionFlags::apply(Options& options) const {
             options.set(bound.option, bound.value, OptionSource::command_line);
         }
     }
+}
+
+std::string OptionFlags::name_flags(std::string message) const {
+    auto const is_word = [](char character) {
+        return std::isalnum(static_cast<unsigned char>(character)) != 0 || character == '_';
+    };
+    for (auto const& bound : bound_) {
+        auto const flag = "--" + bound.flag->get_single_name();
+        for (auto at = message.find(bound.option); at != std::string::npos; at = message.find(bound.option, at)) {
+            auto const end = at + bound.option.size();
+            if ((at != 0 && (is_word(message[at - 1]) || message[at - 1] == '-'))
+                || (end < message.size() && is_word(message[end]))) {
+                at = end;
+                continue;
+            }
+            message.replace(at, bound.option.size(), flag);
+            at += flag.size();
+        }
+    }
+    return message;
 }
 
 }  // namespace spillway::cli

@@ -51,6 +51,11 @@ class OptionFlags {
     /// Sets the option of every flag given on the command line in `options`.
     void apply(Options& options) const;
 
+    /// `message` with every option that has a flag named by its flag instead
+    /// (`csv_chunk_bytes` becomes `--block-size`), as whole words: what the
+    /// library says in its terms, said in the tool's.
+    [[nodiscard]] std::string name_flags(std::string message) const;
+
   private:
     struct Bound {
         std::string option;

@@ -26,7 +26,11 @@ std::filesystem::path trace_path(std::filesystem::path const& path, Processes co
 }  // namespace
 
 ExitCode run_job(std::function<std::unique_ptr<Job>()> const& make_job, std::string const& command,
-                 OutputFlags const& output, Processes const& processes, std::ostream& out, std::ostream& err) {
+                 OutputFlags const& output, Processes const& processes, std::ostream& out, std::ostream& err,
+                 std::function<std::string(std::string)> const& for_users) {
+    auto const message_of = [&](std::exception const& error) {
+        return for_users ? for_users(error.what()) : std::string(error.what());
+    };
     std::string const prefix =
         processes.size() == 1 ? "spillway: " : "spillway: rank " + std::to_string(processes.rank()) + ": ";
     bool const reporting = processes.rank() == 0;
@@ -45,8 +49,8 @@ ExitCode run_job(std::function<std::unique_ptr<Job>()> const& make_job, std::str
         trace.emplace(trace_path(output.trace, processes));
         job = make_job();
     } catch (std::exception const& error) {
-        err << prefix << error.what() << "\n";
-        error_message = error.what();
+        error_message = message_of(error);
+        err << prefix << error_message << "\n";
         job.reset();
     }
     if (!processes.all(job != nullptr)) {
@@ -63,8 +67,9 @@ ExitCode run_job(std::function<std::unique_ptr<Job>()> const& make_job, std::str
         summary = job->run(progress);
         trace->write();
     } catch (std::exception const& error) {
-        err << prefix << error.what() << "\n";
-        return fail(ExitCode::failure, error.what());
+        auto const message = message_of(error);
+        err << prefix << message << "\n";
+        return fail(ExitCode::failure, message);
     }
 
     bool const verified = summary.verified.value_or(true);

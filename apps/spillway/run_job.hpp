@@ -34,8 +34,12 @@ namespace spillway::cli {
 /// and only process 0 prints progress, the summary and the JSON object.
 /// `--trace FILE` then writes one file per process, `FILE` with `-rank<N>`
 /// before its extension.
+///
+/// Every error message goes through `for_users` first (the tool names its
+/// flags there instead of the options they set); unchanged if it is empty.
 [[nodiscard]] ExitCode run_job(std::function<std::unique_ptr<Job>()> const& make_job, std::string const& command,
                                OutputFlags const& output, Processes const& processes, std::ostream& out,
-                               std::ostream& err);
+                               std::ostream& err,
+                               std::function<std::string(std::string)> const& for_users = {});
 
 }  // namespace spillway::cli

@@ -187,6 +187,15 @@ TEST_F(CliPartitionInput, ATypeChangePastTheInferredRowsNamesTheFlagsThatFixIt) 
     EXPECT_EQ(fixed.exit_code, 0) << fixed.err;
 }
 
+TEST_F(CliPartitionInput, ARowLongerThanTheBlockSizeNamesTheFlagThatRaisesIt) {
+    auto const input = write("long.csv", "a,b\n1," + std::string(200, 'x') + "\n");
+    auto const result = partition({input}, "a", "out", {"--block-size", "64"});
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_THAT(result.err, HasSubstr("raise --block-size for longer rows"));
+    EXPECT_THAT(result.err, testing::Not(HasSubstr("csv_chunk_bytes")));
+    EXPECT_THAT(result.summary().at("error").get<std::string>(), HasSubstr("--block-size"));
+}
+
 TEST_F(CliPartitionInput, EmptyAndCompressedInputsAreNamedForWhatTheyAre) {
     auto const empty = write("empty.csv", "");
     auto const empty_result = partition({empty}, "a", "out-empty");

@@ -44,6 +44,16 @@ TEST(CommandLine, OptionFlagsBecomeCommandLineOptions) {
     EXPECT_EQ(command_line.output().trace, "t.json");
 }
 
+TEST(CommandLine, MessagesNameTheFlagsOfOptionsAsWholeWords) {
+    CommandLine command_line;
+    EXPECT_EQ(command_line.name_flags("raise csv_chunk_bytes for longer rows; memory_limit_host, not "
+                                      "xcsv_chunk_bytes or csv_chunk_bytes_2 or --csv_chunk_bytes"),
+              "raise --block-size for longer rows; --memory-limit, not xcsv_chunk_bytes or csv_chunk_bytes_2 or "
+              "--csv_chunk_bytes");
+    EXPECT_EQ(command_line.name_flags("option csv_bad_rows must be 'fail' or 'skip'"),
+              "option --bad-rows must be 'fail' or 'skip'");
+}
+
 TEST(CommandLine, ABadValueIsAUsageErrorNamingTheFlag) {
     CommandLine command_line;
     auto const parsed = parse(command_line, {"partition", "-i", "a.csv", "-k", "id", "-o", "out", "--threads", "-3"});
