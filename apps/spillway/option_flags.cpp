@@ -79,6 +79,9 @@ std::string OptionFlags::name_flags(std::string message) const {
         return std::isalnum(static_cast<unsigned char>(character)) != 0 || character == '_';
     };
     for (auto const& bound : bound_) {
+        if (bound.option.find('_') == std::string::npos) {
+            continue;  // a plain word (threads, window): the flag says it the same way
+        }
         auto const flag = "--" + bound.flag->get_single_name();
         for (auto at = message.find(bound.option); at != std::string::npos; at = message.find(bound.option, at)) {
             auto const end = at + bound.option.size();

@@ -19,7 +19,9 @@ class ArrowFileReader final : public TableFileReader {
     explicit ArrowFileReader(std::filesystem::path const& path) : path_(path.string()) {
         auto const file = value_of(arrow::io::ReadableFile::Open(path_, arrow::system_memory_pool()),
                                    "cannot open Arrow file '" + path_ + "'");
-        reader_ = value_of(arrow::ipc::RecordBatchFileReader::Open(file),
+        auto options = arrow::ipc::IpcReadOptions::Defaults();
+        options.memory_pool = arrow::system_memory_pool();
+        reader_ = value_of(arrow::ipc::RecordBatchFileReader::Open(file, options),
                            "'" + path_ + "' is not a readable Arrow IPC file");
         schema_ = to_spillway(*reader_->schema(), path_);
     }
@@ -53,6 +55,7 @@ class ArrowFileWriter final : public TableFileWriter {
         : path_(std::move(path)), schema_(std::move(schema)) {
         auto const what = "cannot create Arrow file '" + path_.string() + "'";
         auto ipc = arrow::ipc::IpcWriteOptions::Defaults();
+        ipc.memory_pool = arrow::system_memory_pool();
         auto const codec = compression_of(options.compression, "none,zstd,lz4", false);
         if (codec != arrow::Compression::UNCOMPRESSED) {
             ipc.codec = value_of(arrow::util::Codec::Create(

@@ -8,6 +8,8 @@
 #include <parquet/properties.h>
 
 #include <algorithm>
+#include <optional>
+#include <utility>
 
 #include <spillway/core/error.hpp>
 
@@ -42,7 +44,17 @@ class ParquetFileReader final : public TableFileReader {
         auto const file = value_of(arrow::io::ReadableFile::Open(path_, arrow::system_memory_pool()),
                                    "cannot open Parquet file '" + path_ + "'");
         auto const what = "'" + path_ + "' is not a readable Parquet file";
-        reader_ = guarded(what, [&] { return value_of(parquet::arrow::OpenFile(file, arrow::system_memory_pool()), what); });
+        // Every buffer from the system allocator (the library's own default
+        // is a second allocator that keeps what is freed), and column chunks
+        // read as the pages are needed rather than a whole row group ahead.
+        parquet::ArrowReaderProperties properties;
+        properties.set_batch_size(static_cast<std::int64_t>(rows_per_read));
+        properties.set_pre_buffer(false);
+        parquet::arrow::FileReaderBuilder builder;
+        reader_ = guarded(what, [&] {
+            check(builder.Open(file, parquet::ReaderProperties(arrow::system_memory_pool())), what);
+            return value_of(builder.memory_pool(arrow::system_memory_pool())->properties(properties)->Build(), what);
+        });
         std::shared_ptr<arrow::Schema> schema;
         check(reader_->GetSchema(&schema), "cannot read the schema of '" + path_ + "'");
         schema_ = to_spillway(*schema, path_);
@@ -53,13 +65,30 @@ class ParquetFileReader final : public TableFileReader {
             auto const rows = static_cast<std::uint64_t>(std::max<std::int64_t>(row_group->num_rows(), 1));
             largest_ = std::max(largest_, rows <= rows_per_read ? bytes : bytes / rows * rows_per_read);
         }
-        reader_->set_batch_size(static_cast<std::int64_t>(rows_per_read));
         batches_ = guarded(what, [&] { return value_of(reader_->GetRecordBatchReader(), what); });
+        // The footer gives encoded sizes (dictionaries, run lengths), which
+        // decoded strings can exceed severalfold: the first batch, read now,
+        // is measured too, with a quarter more for batches of longer rows.
+        first_ = read_next();
+        if (first_) {
+            largest_ = std::max<std::uint64_t>(largest_, first_->byte_size() + first_->byte_size() / 4);
+        }
     }
 
     [[nodiscard]] table::Schema const& schema() const noexcept override { return schema_; }
 
     [[nodiscard]] std::optional<table::Table> read() override {
+        if (first_) {
+            return std::exchange(first_, std::nullopt);
+        }
+        return read_next();
+    }
+
+    [[nodiscard]] std::uint64_t largest_read_bytes() const noexcept override { return largest_; }
+
+  private:
+    /// The next batch from the file, or nothing at its end.
+    [[nodiscard]] std::optional<table::Table> read_next() {
         auto const what = "cannot read '" + path_ + "'";
         std::shared_ptr<arrow::RecordBatch> batch;
         guarded(what, [&] { check(batches_->ReadNext(&batch), what); });
@@ -69,14 +98,12 @@ class ParquetFileReader final : public TableFileReader {
         return to_table(*batch, path_);
     }
 
-    [[nodiscard]] std::uint64_t largest_read_bytes() const noexcept override { return largest_; }
-
-  private:
     std::string path_;
     std::unique_ptr<parquet::arrow::FileReader> reader_;
     std::unique_ptr<arrow::RecordBatchReader> batches_;
     table::Schema schema_;
     std::uint64_t largest_ = 0;
+    std::optional<table::Table> first_;  ///< the first batch, read to measure it, until `read` returns it
 };
 
 /// The bounds of a column writer's data page and dictionary sizes.

@@ -27,7 +27,7 @@ std::unique_ptr<TableFileWriter> create_table_file(std::filesystem::path const& 
 }
 
 std::uint64_t writer_overhead_bytes(FileFormat format, table::Schema const& schema) noexcept {
-    constexpr std::uint64_t parquet_column_writer_bytes = std::uint64_t{128} << 10;
+    constexpr std::uint64_t parquet_column_writer_bytes = std::uint64_t{512} << 10;
     return format == FileFormat::parquet ? parquet_column_writer_bytes * schema.size() : 0;
 }
 

@@ -52,6 +52,8 @@ TEST(CommandLine, MessagesNameTheFlagsOfOptionsAsWholeWords) {
               "--csv_chunk_bytes");
     EXPECT_EQ(command_line.name_flags("option csv_bad_rows must be 'fail' or 'skip'"),
               "option --bad-rows must be 'fail' or 'skip'");
+    EXPECT_EQ(command_line.name_flags("16 files on 2 threads with a window of 4"),
+              "16 files on 2 threads with a window of 4") << "plain words stay words";
 }
 
 TEST(CommandLine, ABadValueIsAUsageErrorNamingTheFlag) {
