@@ -1,7 +1,6 @@
 #include "table_partition_job.hpp"
 
 #include <chrono>
-#include <numeric>
 #include <variant>
 
 #include <spillway/core/error.hpp>
@@ -115,8 +114,6 @@ std::vector<std::size_t> const& TablePartitionJob::keys() const noexcept {
 RunSummary TablePartitionJob::run(Progress& progress) {
     using Clock = std::chrono::steady_clock;
     auto const started = Clock::now();
-    std::vector<std::size_t> all_columns(schema().size());
-    std::iota(all_columns.begin(), all_columns.end(), std::size_t{0});
 
     // CSV blocks are parsed by the workers; Parquet and Arrow tables arrive read.
     using Input = std::variant<FileBlock, FileTable>;
