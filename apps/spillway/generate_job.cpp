@@ -36,12 +36,13 @@ GenerateJob::GenerateJob(GenerateArguments arguments, Options const& options)
           options, arguments_.output.extension() == ".tbl" ? table::CsvOptions::tbl() : table::CsvOptions())),
       pool_(exec::ThreadPool::Config::from_options(options)),
       window_(static_cast<std::size_t>(options.get_int(
-          "window", chunks_per_thread * static_cast<std::int64_t>(pool_.concurrency()), 1, 1 << 20))) {
+          "window", chunks_per_thread * static_cast<std::int64_t>(pool_.concurrency()), 1, 1 << 20))),
+      output_(arguments_.output) {
     SPILLWAY_EXPECTS(arguments_.table == "lineitem" || arguments_.table == "orders",
                      "unknown table '" << arguments_.table << "': expected lineitem or orders", InvalidArgument);
     auto const schema = arguments_.table == "lineitem" ? table::TpchGenerator::lineitem_schema()
                                                        : table::TpchGenerator::orders_schema();
-    writer_ = std::make_unique<table::CsvWriter>(arguments_.output, csv_, schema);
+    writer_ = std::make_unique<table::CsvWriter>(output_.staging(), csv_, schema);
 }
 
 RunSummary GenerateJob::run(Progress& progress) {
@@ -66,6 +67,7 @@ RunSummary GenerateJob::run(Progress& progress) {
         }
     }
     writer_->close();
+    output_.commit();
     progress.finish();
 
     RunSummary summary;

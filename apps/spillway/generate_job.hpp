@@ -15,6 +15,7 @@
 #include <spillway/table/tpch_generator.hpp>
 
 #include "job.hpp"
+#include "staged_output.hpp"
 
 namespace spillway::cli {
 
@@ -35,7 +36,9 @@ struct GenerateArguments {
 /// (default 4 per thread), the `csv_*` options.
 class GenerateJob final : public Job {
   public:
-    /// Checks the arguments and options and creates the output file.
+    /// Checks the arguments and options and creates the output file's
+    /// partial file beside it (`StagedFile`): the output appears only when
+    /// the run succeeds.
     /// @throws InvalidArgument if the table is unknown or an option is
     ///         malformed; IoError naming the file if it cannot be created.
     GenerateJob(GenerateArguments arguments, Options const& options);
@@ -48,6 +51,7 @@ class GenerateJob final : public Job {
     table::CsvOptions csv_;
     exec::ThreadPool pool_;
     std::size_t window_;
+    StagedFile output_;  ///< the file appears when the run has written all of it
     std::unique_ptr<table::CsvWriter> writer_;
 };
 

@@ -134,4 +134,39 @@ void StagedOutput::commit() {
     }
 }
 
+namespace {
+
+/// `<directory>/.<name>.spillway-partial-<pid>` for `<directory>/<name>`.
+std::filesystem::path partial_file(std::filesystem::path const& target) {
+    std::string name(1, '.');
+    name.append(target.filename().string());
+    name.append(StagedOutput::staging_prefix);
+    name.append(std::to_string(::getpid()));
+    return target.parent_path() / name;
+}
+
+}  // namespace
+
+StagedFile::StagedFile(std::filesystem::path target)
+    : target_(std::move(target)), staging_(partial_file(target_)), removal_(staging_) {}
+
+StagedFile::~StagedFile() {
+    if (!committed_) {
+        std::error_code ignored;
+        std::filesystem::remove(staging_, ignored);
+    }
+}
+
+void StagedFile::commit() {
+    SPILLWAY_ASSERT(!committed_, "a staged file is committed once");
+    removal_.publish([&] {
+        std::error_code error;
+        std::filesystem::rename(staging_, target_, error);
+        SPILLWAY_EXPECTS(!error, "cannot move '" << staging_.string() << "' to '" << target_.string()
+                                                  << "': " << error.message(),
+                         IoError);
+    });
+    committed_ = true;
+}
+
 }  // namespace spillway::cli

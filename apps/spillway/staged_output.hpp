@@ -76,4 +76,38 @@ class StagedOutput {
     std::deque<RemoveOnInterruption> removals_;
 };
 
+/// A file that appears at its target only when the job that writes it
+/// succeeds: the job writes `<directory>/.<name>.spillway-partial-<pid>`
+/// beside the target, and `commit` renames it. Destroyed without `commit`,
+/// or on SIGINT or SIGTERM before it, the partial file is removed, so a
+/// failed run leaves no partial output; a file already at the target stays
+/// as it was until `commit` replaces it.
+///
+/// Thread safety: externally synchronized.
+class StagedFile {
+  public:
+    /// Names the partial file of `target` and registers it for removal on
+    /// interruption; makes nothing.
+    explicit StagedFile(std::filesystem::path target);
+    /// Without a successful `commit`, removes the partial file; errors are
+    /// ignored.
+    ~StagedFile();
+    StagedFile(StagedFile const&) = delete;
+    StagedFile& operator=(StagedFile const&) = delete;
+
+    /// Where the job writes.
+    [[nodiscard]] std::filesystem::path const& staging() const noexcept { return staging_; }
+
+    /// Renames the partial file, which must be closed, to the target.
+    /// Requires: `commit` has not succeeded before.
+    /// @throws IoError naming both paths if the rename fails.
+    void commit();
+
+  private:
+    std::filesystem::path target_;
+    std::filesystem::path staging_;
+    bool committed_ = false;
+    RemoveOnInterruption removal_;  ///< of `staging_`, until `commit`
+};
+
 }  // namespace spillway::cli

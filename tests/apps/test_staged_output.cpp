@@ -108,3 +108,38 @@ TEST(StagedOutput, AStagingDirectoryOfADeadProcessIsRemovedOneOfALiveProcessIsNo
     EXPECT_THROW(StagedOutput output(directory.path()), InvalidArgument) << "another job may be writing there";
     EXPECT_TRUE(std::filesystem::exists(live / "part-00000.csv"));
 }
+
+TEST(StagedFile, AppearsAtItsTargetOnlyOnCommit) {
+    spillway::test::TemporaryDirectory directory;
+    auto const target = directory.path() / "rows.csv";
+    std::ofstream(target) << "old";
+    {
+        StagedFile file(target);
+        EXPECT_EQ(file.staging().parent_path(), directory.path()) << "beside the target, on its file system";
+        std::ofstream(file.staging()) << "new";
+        file.commit();
+        EXPECT_FALSE(std::filesystem::exists(file.staging()));
+    }
+    std::ifstream read(target);
+    std::string text;
+    std::getline(read, text);
+    EXPECT_EQ(text, "new");
+}
+
+TEST(StagedFile, WithoutCommitLeavesNoPartialFileAndTheTargetAsItWas) {
+    spillway::test::TemporaryDirectory directory;
+    auto const target = directory.path() / "rows.csv";
+    std::ofstream(target) << "old";
+    std::filesystem::path staging;
+    {
+        StagedFile file(target);
+        staging = file.staging();
+        std::ofstream(staging) << "half written";
+    }
+    EXPECT_FALSE(std::filesystem::exists(staging));
+    std::ifstream read(target);
+    std::string text;
+    std::getline(read, text);
+    EXPECT_EQ(text, "old");
+    EXPECT_EQ(std::distance(std::filesystem::directory_iterator(directory.path()), {}), 1);
+}
