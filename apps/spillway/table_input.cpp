@@ -61,6 +61,7 @@ TableInput TableInput::open(std::vector<std::filesystem::path> files, std::vecto
             input.schema = reader->schema();
         }
         input.column_orders.push_back(match_columns(input.schema, files.front(), reader->schema(), file));
+        input.rows += reader->rows().value_or(0);
         // A file that does not say how large its reads are is bounded by its size.
         auto const largest = reader->largest_read_bytes();
         input.largest_read_bytes =

@@ -34,6 +34,7 @@ struct TableInput {
     /// empty where file `f` has `schema` itself.
     std::vector<std::vector<std::size_t>> column_orders;
     std::uint64_t bytes = 0;               ///< the files' sizes together
+    std::uint64_t rows = 0;                ///< the files' rows together
     std::uint64_t largest_read_bytes = 0;  ///< the most column data one read returns, as the files tell
 
     /// Checks and describes `files`, all of `format` (not CSV). Each key is

@@ -34,14 +34,14 @@ io::FileFormat output_format_of(PartitionArguments const& arguments) {
 struct InputTable {
     table::Table table;
     std::uint64_t skipped_rows = 0;
-    std::size_t bytes = 0;  ///< of input the table came from, for progress
+    std::size_t progress = 0;  ///< bytes of CSV or rows of Parquet and Arrow input, for progress
 };
 
 /// What a worker wrote of an input table.
 struct WrittenTable {
     table::TableChecksum checksum;
     std::uint64_t skipped_rows = 0;
-    std::size_t bytes = 0;
+    std::size_t progress = 0;  ///< as `InputTable::progress`
 };
 
 /// What reading back one output table found.
@@ -123,8 +123,8 @@ RunSummary TablePartitionJob::run(Progress& progress) {
             return InputTable{std::move(rows.columns), rows.skipped_rows, block->block.text().size()};
         }
         auto& read = std::get<FileTable>(input);
-        auto const bytes = read.table.byte_size();
-        return InputTable{std::move(read.table), 0, bytes};
+        auto const rows = read.table.num_rows();
+        return InputTable{std::move(read.table), 0, rows};
     };
     auto const split_and_write = [&](Input input, std::stop_token const&) {
         auto const read = to_table(std::move(input));
@@ -137,7 +137,7 @@ RunSummary TablePartitionJob::run(Progress& progress) {
                 writer.file->write(std::move(pieces[partition]));
             }
         }
-        return WrittenTable{table::TableChecksum::of(read.table), read.skipped_rows, read.bytes};
+        return WrittenTable{table::TableChecksum::of(read.table), read.skipped_rows, read.progress};
     };
     std::function<std::optional<Input>()> source;
     if (csv_input_) {
@@ -154,15 +154,20 @@ RunSummary TablePartitionJob::run(Progress& progress) {
 
     table::TableChecksum input_checksum;
     std::uint64_t skipped_rows = 0;
+    // CSV input is counted in bytes of text, Parquet and Arrow in rows.
     auto const input_bytes = csv_input_ ? csv_input_->bytes : table_input_->bytes;
-    progress.start("partition", input_bytes, Progress::Unit::bytes);
+    if (csv_input_) {
+        progress.start("partition", input_bytes, Progress::Unit::bytes);
+    } else {
+        progress.start("partition", table_input_->rows, Progress::Unit::items);
+    }
     {
         SeqJoinTracer tracer("split and write table", plan_.window);
         auto join = exec::seq_join(pool_, plan_.window, source, split_and_write, tracer.observe({}));
         for (auto const& written : join) {
             input_checksum += written.checksum;
             skipped_rows += written.skipped_rows;
-            progress.advance(std::min<std::size_t>(written.bytes, input_bytes));
+            progress.advance(written.progress);
         }
     }
     for (auto& writer : writers_) {

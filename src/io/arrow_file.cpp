@@ -24,6 +24,7 @@ class ArrowFileReader final : public TableFileReader {
         reader_ = value_of(arrow::ipc::RecordBatchFileReader::Open(file, options),
                            "'" + path_ + "' is not a readable Arrow IPC file");
         schema_ = to_spillway(*reader_->schema(), path_);
+        rows_ = static_cast<std::uint64_t>(value_of(reader_->CountRows(), "cannot count the rows of '" + path_ + "'"));
     }
 
     [[nodiscard]] table::Schema const& schema() const noexcept override { return schema_; }
@@ -38,6 +39,8 @@ class ArrowFileReader final : public TableFileReader {
         return to_table(*batch, path_);
     }
 
+    [[nodiscard]] std::optional<std::uint64_t> rows() const noexcept override { return rows_; }
+
     /// The file does not record batch sizes in its footer.
     [[nodiscard]] std::uint64_t largest_read_bytes() const noexcept override { return 0; }
 
@@ -45,6 +48,7 @@ class ArrowFileReader final : public TableFileReader {
     std::string path_;
     std::shared_ptr<arrow::ipc::RecordBatchFileReader> reader_;
     table::Schema schema_;
+    std::uint64_t rows_ = 0;
     int next_ = 0;
 };
 

@@ -14,6 +14,7 @@ class CsvFileReader final : public TableFileReader {
 
     [[nodiscard]] table::Schema const& schema() const noexcept override { return reader_.schema(); }
     [[nodiscard]] std::optional<table::Table> read() override { return reader_.read(); }
+    [[nodiscard]] std::optional<std::uint64_t> rows() const noexcept override { return std::nullopt; }
     [[nodiscard]] std::uint64_t largest_read_bytes() const noexcept override { return block_bytes_; }
 
   private:

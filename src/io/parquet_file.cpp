@@ -86,6 +86,10 @@ class ParquetFileReader final : public TableFileReader {
 
     [[nodiscard]] std::uint64_t largest_read_bytes() const noexcept override { return largest_; }
 
+    [[nodiscard]] std::optional<std::uint64_t> rows() const noexcept override {
+        return static_cast<std::uint64_t>(reader_->parquet_reader()->metadata()->num_rows());
+    }
+
   private:
     /// The next batch from the file, or nothing at its end.
     [[nodiscard]] std::optional<table::Table> read_next() {

@@ -92,7 +92,11 @@ TEST_P(TableFileTest, RoundTripsEveryTypeWithNullsAndMultiByteUtf8) {
     std::vector<Table> const both{edges, random};
     EXPECT_EQ(read_all(file, GetParam()), Table::concatenate(both));
     if (GetParam() != FileFormat::csv) {
-        EXPECT_EQ(open_table_file(file, GetParam())->schema(), edges.schema()) << "the file carries its types";
+        auto const reader = open_table_file(file, GetParam());
+        EXPECT_EQ(reader->schema(), edges.schema()) << "the file carries its types";
+        EXPECT_EQ(reader->rows(), edges.num_rows() + random.num_rows()) << "and its row count";
+    } else {
+        EXPECT_FALSE(open_table_file(file, GetParam(), {}, edges.schema())->rows().has_value());
     }
 }
 

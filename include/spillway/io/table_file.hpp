@@ -44,6 +44,10 @@ class TableFileReader {
     /// @throws CorruptData naming the file if its data is malformed.
     [[nodiscard]] virtual std::optional<table::Table> read() = 0;
 
+    /// The rows of the file, if it records them (Parquet and Arrow IPC do,
+    /// CSV does not).
+    [[nodiscard]] virtual std::optional<std::uint64_t> rows() const noexcept = 0;
+
     /// The most bytes of column data one `read` returns, as far as can be
     /// told before reading on: a CSV block's size; for Parquet, the larger of
     /// 65,536 rows' share of the largest row group's uncompressed size and
