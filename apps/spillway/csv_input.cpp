@@ -6,6 +6,7 @@
 #include <spillway/core/error.hpp>
 #include <spillway/table/data_type.hpp>
 
+#include "input_files.hpp"
 #include "key_columns.hpp"
 
 namespace spillway::cli {
@@ -71,13 +72,7 @@ CsvInput CsvInput::open(std::vector<std::filesystem::path> files, std::vector<st
     SPILLWAY_EXPECTS(!files.empty(), "no input file was given; name the CSV files with --input", InvalidArgument);
     CsvInput input;
     for (auto const& file : files) {
-        std::error_code error;
-        auto const status = std::filesystem::status(file, error);
-        SPILLWAY_EXPECTS(std::filesystem::exists(status), "input file '" << file.string() << "' does not exist",
-                         InvalidArgument);
-        SPILLWAY_EXPECTS(std::filesystem::is_regular_file(status),
-                         "input '" << file.string() << "' is not a regular file", InvalidArgument);
-        auto const size = std::filesystem::file_size(file);
+        auto const size = input_file_size(file);
         SPILLWAY_EXPECTS(size != 0, "input file '" << file.string() << "' is empty: it has no header and no rows",
                          InvalidArgument);
         input.bytes += size;

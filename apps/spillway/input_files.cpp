@@ -27,4 +27,14 @@ std::vector<std::filesystem::path> expand_inputs(std::vector<std::filesystem::pa
     return files;
 }
 
+std::uint64_t input_file_size(std::filesystem::path const& file) {
+    std::error_code error;
+    auto const status = std::filesystem::status(file, error);
+    SPILLWAY_EXPECTS(std::filesystem::exists(status), "input file '" << file.string() << "' does not exist",
+                     InvalidArgument);
+    SPILLWAY_EXPECTS(std::filesystem::is_regular_file(status), "input '" << file.string() << "' is not a regular file",
+                     InvalidArgument);
+    return std::filesystem::file_size(file);
+}
+
 }  // namespace spillway::cli

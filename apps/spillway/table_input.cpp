@@ -4,6 +4,7 @@
 
 #include <spillway/core/error.hpp>
 
+#include "input_files.hpp"
 #include "key_columns.hpp"
 
 namespace spillway::cli {
@@ -49,13 +50,8 @@ TableInput TableInput::open(std::vector<std::filesystem::path> files, std::vecto
     TableInput input;
     input.format = format;
     for (auto const& file : files) {
-        std::error_code error;
-        auto const status = std::filesystem::status(file, error);
-        SPILLWAY_EXPECTS(std::filesystem::exists(status), "input file '" << file.string() << "' does not exist",
-                         InvalidArgument);
-        SPILLWAY_EXPECTS(std::filesystem::is_regular_file(status),
-                         "input '" << file.string() << "' is not a regular file", InvalidArgument);
-        input.bytes += std::filesystem::file_size(file);
+        auto const size = input_file_size(file);
+        input.bytes += size;
         auto const reader = io::open_table_file(file, format);
         if (input.column_orders.empty()) {
             input.schema = reader->schema();
@@ -65,7 +61,7 @@ TableInput TableInput::open(std::vector<std::filesystem::path> files, std::vecto
         // A file that does not say how large its reads are is bounded by its size.
         auto const largest = reader->largest_read_bytes();
         input.largest_read_bytes =
-            std::max(input.largest_read_bytes, largest != 0 ? largest : std::filesystem::file_size(file));
+            std::max(input.largest_read_bytes, largest != 0 ? largest : size);
     }
     input.keys = resolve_keys(input.schema, keys);
     input.files = std::move(files);
