@@ -6,6 +6,7 @@
 
 #include <spillway/core/error.hpp>
 
+#include "arrow_output_file.hpp"
 #include "arrow_tables.hpp"
 #include "compression.hpp"
 #include "formats.hpp"
@@ -55,9 +56,9 @@ class ArrowFileReader final : public TableFileReader {
 /// Writes an Arrow IPC file, one record batch per table.
 class ArrowFileWriter final : public TableFileWriter {
   public:
-    ArrowFileWriter(std::filesystem::path path, table::Schema schema, WriteOptions const& options)
-        : path_(std::move(path)), schema_(std::move(schema)) {
-        auto const what = "cannot create Arrow file '" + path_.string() + "'";
+    ArrowFileWriter(std::filesystem::path const& path, table::Schema schema, WriteOptions const& options)
+        : file_(path, "cannot create Arrow file '" + path.string() + "'"), schema_(std::move(schema)) {
+        auto const what = "cannot create Arrow file '" + path.string() + "'";
         auto ipc = arrow::ipc::IpcWriteOptions::Defaults();
         ipc.memory_pool = arrow::system_memory_pool();
         auto const codec = compression_of(options.compression, "none,zstd,lz4", false);
@@ -66,43 +67,25 @@ class ArrowFileWriter final : public TableFileWriter {
                                      codec, options.compression_level.value_or(arrow::util::kUseDefaultCompressionLevel)),
                                  what);
         }
-        file_ = value_of(arrow::io::FileOutputStream::Open(path_.string()), what);
-        writer_ = value_of(arrow::ipc::MakeFileWriter(file_, to_arrow(schema_), ipc), what);
+        writer_ = value_of(arrow::ipc::MakeFileWriter(file_.stream(), to_arrow(schema_), ipc), what);
     }
 
     void write(table::Table table) override {
-        check_writable(table, schema_, closed_, path_);
-        check(writer_->WriteRecordBatch(*to_record_batch(std::move(table))), "cannot write to '" + path_.string() + "'");
+        check_writable(table, schema_, file_.closed(), file_.path());
+        check(writer_->WriteRecordBatch(*to_record_batch(std::move(table))),
+              "cannot write to '" + file_.path().string() + "'");
     }
 
     void close() override {
-        if (closed_) {
-            return;
-        }
-        closed_ = true;
-        auto const what = "cannot finish '" + path_.string() + "'";
-        check(writer_->Close(), what);
-        if (!file_->closed()) {
-            check(file_->Close(), what);
-        }
-        written_ = std::filesystem::file_size(path_);
+        file_.close([&](std::string const& what) { check(writer_->Close(), what); });
     }
 
-    [[nodiscard]] std::uint64_t bytes_written() const noexcept override {
-        if (closed_) {
-            return written_;
-        }
-        auto const position = file_->Tell();
-        return position.ok() ? static_cast<std::uint64_t>(*position) : 0;
-    }
+    [[nodiscard]] std::uint64_t bytes_written() const noexcept override { return file_.bytes_written(); }
 
   private:
-    std::filesystem::path path_;
+    ArrowOutputFile file_;
     table::Schema schema_;
-    std::shared_ptr<arrow::io::FileOutputStream> file_;
     std::shared_ptr<arrow::ipc::RecordBatchWriter> writer_;
-    std::uint64_t written_ = 0;
-    bool closed_ = false;
 };
 
 }  // namespace

@@ -13,6 +13,7 @@
 
 #include <spillway/core/error.hpp>
 
+#include "arrow_output_file.hpp"
 #include "arrow_tables.hpp"
 #include "compression.hpp"
 #include "formats.hpp"
@@ -119,8 +120,10 @@ constexpr std::uint64_t max_page_bytes = std::uint64_t{1} << 20;  // the library
 /// `row_group_bytes` bytes of column data.
 class ParquetFileWriter final : public TableFileWriter {
   public:
-    ParquetFileWriter(std::filesystem::path path, table::Schema schema, WriteOptions const& options)
-        : path_(std::move(path)), schema_(std::move(schema)), row_group_bytes_(options.row_group_bytes) {
+    ParquetFileWriter(std::filesystem::path const& path, table::Schema schema, WriteOptions const& options)
+        : file_(path, "cannot create Parquet file '" + path.string() + "'"),
+          schema_(std::move(schema)),
+          row_group_bytes_(options.row_group_bytes) {
         parquet::WriterProperties::Builder properties;
         properties.compression(compression_of(options.compression, "none,zstd,lz4,snappy,gzip", true));
         if (options.compression_level) {
@@ -140,19 +143,18 @@ class ParquetFileWriter final : public TableFileWriter {
         } else {
             properties.disable_statistics();
         }
-        auto const what = "cannot create Parquet file '" + path_.string() + "'";
-        file_ = value_of(arrow::io::FileOutputStream::Open(path_.string()), what);
+        auto const what = "cannot create Parquet file '" + path.string() + "'";
         writer_ = guarded(what, [&] {
-            return value_of(parquet::arrow::FileWriter::Open(*to_arrow(schema_), arrow::system_memory_pool(), file_,
-                                                             properties.build()),
+            return value_of(parquet::arrow::FileWriter::Open(*to_arrow(schema_), arrow::system_memory_pool(),
+                                                             file_.stream(), properties.build()),
                             what);
         });
     }
 
     void write(table::Table table) override {
-        check_writable(table, schema_, closed_, path_);
+        check_writable(table, schema_, file_.closed(), file_.path());
         auto const bytes = table.byte_size();
-        auto const what = "cannot write to '" + path_.string() + "'";
+        auto const what = "cannot write to '" + file_.path().string() + "'";
         guarded(what, [&] {
             if (group_bytes_ != 0 && group_bytes_ + bytes > row_group_bytes_) {
                 check(writer_->NewBufferedRowGroup(), what);
@@ -164,35 +166,17 @@ class ParquetFileWriter final : public TableFileWriter {
     }
 
     void close() override {
-        if (closed_) {
-            return;
-        }
-        closed_ = true;
-        auto const what = "cannot finish '" + path_.string() + "'";
-        guarded(what, [&] { check(writer_->Close(), what); });
-        if (!file_->closed()) {
-            check(file_->Close(), what);
-        }
-        written_ = std::filesystem::file_size(path_);
+        file_.close([&](std::string const& what) { guarded(what, [&] { check(writer_->Close(), what); }); });
     }
 
-    [[nodiscard]] std::uint64_t bytes_written() const noexcept override {
-        if (closed_) {
-            return written_;
-        }
-        auto const position = file_->Tell();
-        return position.ok() ? static_cast<std::uint64_t>(*position) : 0;
-    }
+    [[nodiscard]] std::uint64_t bytes_written() const noexcept override { return file_.bytes_written(); }
 
   private:
-    std::filesystem::path path_;
+    ArrowOutputFile file_;
     table::Schema schema_;
     std::uint64_t row_group_bytes_;
-    std::shared_ptr<arrow::io::FileOutputStream> file_;
     std::unique_ptr<parquet::arrow::FileWriter> writer_;
     std::uint64_t group_bytes_ = 0;  ///< column data written into the open row group
-    std::uint64_t written_ = 0;
-    bool closed_ = false;
 };
 
 }  // namespace

@@ -1,0 +1,31 @@
+#include "arrow_output_file.hpp"
+
+#include "arrow_tables.hpp"
+
+namespace spillway::io::detail {
+
+ArrowOutputFile::ArrowOutputFile(std::filesystem::path path, std::string const& what)
+    : path_(std::move(path)), stream_(value_of(arrow::io::FileOutputStream::Open(path_.string()), what)) {}
+
+void ArrowOutputFile::close(std::function<void(std::string const& what)> const& finish_writer) {
+    if (closed_) {
+        return;
+    }
+    closed_ = true;
+    auto const what = "cannot finish '" + path_.string() + "'";
+    finish_writer(what);
+    if (!stream_->closed()) {
+        check(stream_->Close(), what);
+    }
+    written_ = std::filesystem::file_size(path_);
+}
+
+std::uint64_t ArrowOutputFile::bytes_written() const noexcept {
+    if (closed_) {
+        return written_;
+    }
+    auto const position = stream_->Tell();
+    return position.ok() ? static_cast<std::uint64_t>(*position) : 0;
+}
+
+}  // namespace spillway::io::detail
