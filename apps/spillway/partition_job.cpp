@@ -101,10 +101,7 @@ RunSummary PartitionJob::run(Progress& progress) {
     summary.settings["partitions"] = partitions_;
     summary.settings["output"] = output_.string();
     summary.settings["threads"] = pool_.concurrency();
-    summary.settings["window"] = plan_.window;
-    summary.settings["block_size_bytes"] = plan_.block_bytes;
-    summary.settings["memory_limit_bytes"] = plan_.limit;
-    summary.settings["memory_bound_bytes"] = plan_.bound();
+    plan_.describe(summary.settings);
     summary.rows = input_checksum.rows;
     if (input_.options.bad_rows == table::CsvOptions::BadRows::skip) {
         summary.skipped_rows = skipped_rows;

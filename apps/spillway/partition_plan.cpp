@@ -13,6 +13,13 @@ std::uint64_t PartitionPlan::bound() const noexcept {
          + std::uint64_t{partitions} * (write_buffer_bytes + file_overhead_bytes);
 }
 
+void PartitionPlan::describe(nlohmann::ordered_json& settings) const {
+    settings["window"] = window;
+    settings["block_size_bytes"] = block_bytes;
+    settings["memory_limit_bytes"] = limit;
+    settings["memory_bound_bytes"] = bound();
+}
+
 PartitionPlan PartitionPlan::with_window(std::uint64_t limit, std::uint64_t block_bytes, std::size_t threads,
                                          std::uint32_t partitions, std::size_t window,
                                          FileWriters const& writers) noexcept {

@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <optional>
 
+#include <nlohmann/json.hpp>
+
 namespace spillway::cli {
 
 /// The memory of a repartition of CSV files, which holds:
@@ -46,6 +48,10 @@ struct PartitionPlan {
 
     /// The most memory the plan uses.
     [[nodiscard]] std::uint64_t bound() const noexcept;
+
+    /// Records the plan in a run's `settings`: `window`, `block_size_bytes`,
+    /// `memory_limit_bytes` and `memory_bound_bytes`.
+    void describe(nlohmann::ordered_json& settings) const;
 
     /// What each partition file's writer may buffer and holds besides.
     struct FileWriters {
