@@ -13,9 +13,9 @@ Buffer::Buffer(BufferResource& resource, std::size_t size, detail::HostBytes byt
     : resource_(&resource), mem_type_(MemoryType::HOST), size_(size), host_(std::move(bytes)) {}
 
 Buffer::Buffer(
-    BufferResource& resource, std::size_t size, std::unique_ptr<detail::SpillFile> file
+    BufferResource& resource, std::size_t size, std::unique_ptr<detail::SpillSlot> slot
 ) noexcept
-    : resource_(&resource), mem_type_(MemoryType::DISK), size_(size), file_(std::move(file)) {}
+    : resource_(&resource), mem_type_(MemoryType::DISK), size_(size), slot_(std::move(slot)) {}
 
 Buffer::~Buffer() {
     release();
@@ -26,7 +26,7 @@ Buffer::Buffer(Buffer&& other) noexcept
       mem_type_(other.mem_type_),
       size_(std::exchange(other.size_, 0)),
       host_(std::move(other.host_)),
-      file_(std::move(other.file_)) {}
+      slot_(std::move(other.slot_)) {}
 
 Buffer& Buffer::operator=(Buffer&& other) noexcept {
     if (this != &other) {
@@ -35,7 +35,7 @@ Buffer& Buffer::operator=(Buffer&& other) noexcept {
         mem_type_ = other.mem_type_;
         size_ = std::exchange(other.size_, 0);
         host_ = std::move(other.host_);
-        file_ = std::move(other.file_);
+        slot_ = std::move(other.slot_);
     }
     return *this;
 }
@@ -60,7 +60,7 @@ void Buffer::check_host(char const* what) const {
 }
 
 void Buffer::release() noexcept {
-    file_.reset();
+    slot_.reset();
     if (resource_ != nullptr) {
         resource_->release_buffer(mem_type_, size_, std::move(host_));
     }

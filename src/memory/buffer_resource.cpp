@@ -8,6 +8,7 @@
 #include <span>
 #include <sstream>
 #include <utility>
+#include <vector>
 
 #include <spillway/core/error.hpp>
 #include <spillway/memory/system_memory.hpp>
@@ -372,16 +373,43 @@ Buffer BufferResource::move(Buffer&& buffer, MemoryReservation& reservation) {
     ScopedTimer timer(*statistics_, "memory.copy.disk_to_host.seconds");
     auto bytes = allocate_host(reservation, size, size, [&](detail::HostBytes const& block) {
         if (!needs_bounce(size)) {
-            disk_->read(*buffer.file_, {block.get(), detail::align_up(size)});
+            disk_->read(*buffer.slot_, {block.get(), detail::align_up(size)});
             return;
         }
         auto const bounce = detail::allocate_aligned(size);
-        disk_->read(*buffer.file_, {bounce.get(), detail::align_up(size)});
+        disk_->read(*buffer.slot_, {bounce.get(), detail::align_up(size)});
         std::memcpy(block.get(), bounce.get(), size);
     });
     Buffer const source(std::move(buffer));
     statistics_->add_bytes("memory.copy.disk_to_host.bytes", size);
     return Buffer(*this, size, std::move(bytes));
+}
+
+void BufferResource::move_to_disk(std::span<Buffer> buffers, MemoryReservation& reservation) {
+    std::size_t total = 0;
+    std::vector<std::span<std::byte const>> payloads;
+    payloads.reserve(buffers.size());
+    for (auto const& buffer : buffers) {
+        SPILLWAY_EXPECTS(
+            buffer.resource_ == this && buffer.mem_type() == MemoryType::HOST,
+            "move_to_disk needs HOST buffers of this BufferResource", InvalidArgument
+        );
+        total += buffer.size();
+        payloads.emplace_back(buffer.host_.get(), buffer.size());
+    }
+    check_reservation(reservation, MemoryType::DISK, total, "move_to_disk");
+    if (buffers.empty()) {
+        return;
+    }
+    ScopedTimer timer(*statistics_, "memory.copy.host_to_disk.seconds");
+    auto slots = disk_->write_together(payloads);
+    consume(reservation, total);
+    for (std::size_t i = 0; i < buffers.size(); ++i) {
+        auto const size = buffers[i].size();
+        Buffer const source(std::move(buffers[i]));
+        buffers[i] = Buffer(*this, size, std::move(slots[i]));
+    }
+    statistics_->add_bytes("memory.copy.host_to_disk.bytes", total);
 }
 
 std::filesystem::path const& BufferResource::spill_directory() const noexcept {

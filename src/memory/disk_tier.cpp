@@ -36,11 +36,11 @@ std::uint64_t write_and_checksum(std::span<std::byte const> data, Write write) {
     return digest.get();
 }
 
-/// The capacity a spill file is counted with in the pool: the blocks of its
-/// payload, and at least one, so that the file of an empty buffer is reused
-/// and removed like any other instead of piling up beside them.
-constexpr std::uint64_t pool_capacity(std::uint64_t stored_size) noexcept {
-    return std::max<std::uint64_t>(align_up(stored_size), host_buffer_alignment);
+/// The capacity a spill file of `bytes` is counted with in the pool: its
+/// blocks, and at least one, so that the file of an empty buffer is reused and
+/// removed like any other instead of piling up beside them.
+constexpr std::uint64_t pool_capacity(std::uint64_t bytes) noexcept {
+    return std::max<std::uint64_t>(align_up(bytes), host_buffer_alignment);
 }
 
 }  // namespace
@@ -56,49 +56,75 @@ DiskTier::DiskTier(MemoryConfig const& config, Statistics& statistics)
       directory_(config.spill_directory, statistics),
       direct_io_(config.direct_io) {}
 
-std::unique_ptr<SpillFile> DiskTier::write(std::span<std::byte const> padded, std::size_t size) {
+std::unique_ptr<SpillSlot> DiskTier::write(std::span<std::byte const> padded, std::size_t size) {
+    if (codec_ != Codec::none) {
+        std::span<std::byte const> const payload[] = {padded.first(size)};
+        return std::move(write_together(payload).front());
+    }
     auto file = claim_file(pool_capacity(size));
     // No O_TRUNC: a reused file keeps the blocks it has, which is the point.
     OpenFile out = open(file->path(), O_WRONLY | O_CREAT);
-
-    SpillRecord record{.codec = codec_, .size = size};
-    if (codec_ == Codec::none) {
-        record.stored_size = size;
-        record.payload_checksum = write_and_checksum(padded.first(size), [&] {
-            out.write_at(padded.first(align_up(size)), 0);
-        });
-    } else {
-        auto const staging = allocate_aligned(codec_staging_bytes);
-        StagedWriter writer(out, {staging.get(), codec_staging_bytes});
-        compress(codec_, padded.first(size), writer);
-        writer.finish();
-        record.stored_size = writer.stored_size();
-        record.payload_checksum = writer.checksum();
-    }
+    SpillRecord record{.codec = codec_, .size = size, .stored_size = size};
+    record.payload_checksum = write_and_checksum(padded.first(size), [&] {
+        out.write_at(padded.first(align_up(size)), 0);
+    });
     out.close();
-
-    files_.add_in_use(file->file_, pool_capacity(record.stored_size));
-    file->written_ = true;
-    file->record_ = record;
-    statistics_.add_bytes("memory.disk.write.bytes", align_up(record.stored_size));
-    trim();
-    return file;
+    finish_writing(*file, align_up(size));
+    return std::make_unique<SpillSlot>(std::move(file), 0, record);
 }
 
-void DiskTier::read(SpillFile const& file, std::span<std::byte> padded) {
-    auto const& path = file.path();
-    auto const& record = file.record();
+std::vector<std::unique_ptr<SpillSlot>> DiskTier::write_together(
+    std::span<std::span<std::byte const> const> payloads
+) {
+    std::uint64_t capacity = 0;
+    for (auto const payload : payloads) {
+        capacity += pool_capacity(payload.size());
+    }
+    auto file = claim_file(capacity);
+    OpenFile out = open(file->path(), O_WRONLY | O_CREAT);
+    std::vector<std::pair<std::uint64_t, SpillRecord>> written;
+    written.reserve(payloads.size());
+    {
+        auto const staging = allocate_aligned(codec_staging_bytes);
+        StagedWriter writer(out, {staging.get(), codec_staging_bytes});
+        for (auto const payload : payloads) {
+            auto const offset = writer.begin_payload();
+            if (codec_ == Codec::none) {
+                writer.append(payload);
+            } else {
+                compress(codec_, payload, writer);
+            }
+            written.emplace_back(offset, SpillRecord{.codec = codec_,
+                                                     .size = payload.size(),
+                                                     .stored_size = writer.stored_size(),
+                                                     .payload_checksum = writer.checksum()});
+        }
+        writer.finish();
+    }
+    out.close();
+    finish_writing(*file, written.back().first + align_up(written.back().second.stored_size));
+    std::vector<std::unique_ptr<SpillSlot>> slots;
+    slots.reserve(written.size());
+    for (auto const& [offset, record] : written) {
+        slots.push_back(std::make_unique<SpillSlot>(file, offset, record));
+    }
+    return slots;
+}
+
+void DiskTier::read(SpillSlot const& slot, std::span<std::byte> padded) {
+    auto const& path = slot.path();
+    auto const& record = slot.record();
     OpenFile in = open(path, O_RDONLY);
     std::uint64_t actual_checksum = 0;
     if (record.codec == Codec::none) {
         auto const payload = padded.first(align_up(record.size));
-        if (auto const read = in.read_at(payload, 0); read < payload.size()) {
-            throw_truncated(path, payload.size(), 0, read);
+        if (auto const read = in.read_at(payload, slot.offset()); read < payload.size()) {
+            throw_truncated(path, payload.size(), slot.offset(), read);
         }
         actual_checksum = checksum(padded.first(record.size));
     } else {
         auto const staging = allocate_aligned(codec_staging_bytes);
-        StagedReader reader(in, record.stored_size, {staging.get(), codec_staging_bytes});
+        StagedReader reader(in, slot.offset(), record.stored_size, {staging.get(), codec_staging_bytes});
         decompress(record.codec, reader, padded.first(record.size), path);
         actual_checksum = reader.checksum();
     }
@@ -106,16 +132,17 @@ void DiskTier::read(SpillFile const& file, std::span<std::byte> padded) {
     // included, fails here.
     SPILLWAY_EXPECTS(
         actual_checksum == record.payload_checksum,
-        "spill file '" << path.string() << "' is corrupt: its payload checksum does not match",
+        "spill file '" << path.string() << "' is corrupt: the payload checksum at offset " << slot.offset()
+                       << " does not match",
         CorruptData
     );
     statistics_.add_bytes("memory.disk.read.bytes", align_up(record.stored_size));
 }
 
-std::unique_ptr<SpillFile> DiskTier::claim_file(std::uint64_t bytes) {
+std::shared_ptr<SpillFile> DiskTier::claim_file(std::uint64_t bytes) {
     // Made before a free file is taken, so that no allocation can fail while
     // the taken file is held by nothing that gives it back.
-    auto file = std::make_unique<SpillFile>(*this, SpillFilePool::File{});
+    auto file = std::make_shared<SpillFile>(*this, SpillFilePool::File{});
     file->file_ = files_.take(bytes);
     if (file->file_) {
         statistics_.add_count("memory.disk.files_reused");
@@ -126,6 +153,13 @@ std::unique_ptr<SpillFile> DiskTier::claim_file(std::uint64_t bytes) {
     file->file_ = SpillFilePool::new_file(directory() / ("buffer-" + std::to_string(number)));
     statistics_.add_count("memory.disk.files_created");
     return file;
+}
+
+void DiskTier::finish_writing(SpillFile& file, std::uint64_t end) {
+    files_.add_in_use(file.file_, pool_capacity(end));
+    file.written_ = true;
+    statistics_.add_bytes("memory.disk.write.bytes", end);
+    trim();
 }
 
 void DiskTier::give_back(SpillFile& file) noexcept {

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <memory>
 #include <span>
+#include <vector>
 
 #include <spillway/core/statistics.hpp>
 #include <spillway/memory/codec.hpp>
@@ -33,9 +34,9 @@ struct SpillRecord {
     std::uint64_t payload_checksum = 0;  ///< XXH3-64 of the stored payload
 };
 
-/// The spill file of one DISK buffer, and its record. Gives the file back to
-/// its tier when destroyed: kept for reuse once completely written, removed if
-/// writing it failed.
+/// A spill file, shared by the DISK buffers written into it together. Gives
+/// the file back to its tier when the last of them is gone: kept for reuse
+/// once completely written, removed if writing it failed.
 ///
 /// Thread safety: const member functions may be called concurrently.
 class SpillFile {
@@ -48,22 +49,41 @@ class SpillFile {
     SpillFile& operator=(SpillFile const&) = delete;
 
     [[nodiscard]] std::filesystem::path const& path() const noexcept { return file_.mapped(); }
-    /// Set once the file is completely written.
-    [[nodiscard]] SpillRecord const& record() const noexcept { return record_; }
 
   private:
     friend class DiskTier;
     DiskTier& tier_;
     SpillFilePool::File file_;
     bool written_ = false;  ///< whether the file is completely written
-    SpillRecord record_;    ///< set once it is
+};
+
+/// Where one DISK buffer lies: its spill file (shared with the buffers
+/// written together with it), the offset of its payload there, and its
+/// record.
+///
+/// Thread safety: immutable.
+class SpillSlot {
+  public:
+    SpillSlot(std::shared_ptr<SpillFile const> file, std::uint64_t offset, SpillRecord const& record) noexcept
+        : file_(std::move(file)), offset_(offset), record_(record) {}
+
+    [[nodiscard]] std::filesystem::path const& path() const noexcept { return file_->path(); }
+    /// Where the payload begins in the file; a multiple of the alignment.
+    [[nodiscard]] std::uint64_t offset() const noexcept { return offset_; }
+    [[nodiscard]] SpillRecord const& record() const noexcept { return record_; }
+
+  private:
+    std::shared_ptr<SpillFile const> file_;
+    std::uint64_t offset_;
+    SpillRecord record_;
 };
 
 /// Writes HOST bytes to spill files and reads them back.
 ///
-/// docs/spill_format.md describes a spill file. A buffer is written over a
-/// freed file that holds it where there is one (`SpillFilePool` says why and
-/// how much disk that keeps), else to a new file. A file is written with direct
+/// docs/spill_format.md describes a spill file. A buffer, or buffers written
+/// together, go over a freed file that holds them where there is one
+/// (`SpillFilePool` says why and how much disk that keeps), else into a new
+/// file. A file is written with direct
 /// I/O (`O_DIRECT`) unless `MemoryConfig::direct_io` is off; when the file
 /// system refuses it (`EINVAL`), the tier falls back to buffered I/O for the
 /// rest of its life, logs it once and counts `memory.disk.direct_io_fallbacks`.
@@ -87,23 +107,34 @@ class DiskTier {
         return directory_.path();
     }
 
-    /// Writes the first `size` bytes of `padded` to a spill file with the
-    /// configured codec. Requires: `padded` is aligned and holds
+    /// Writes the first `size` bytes of `padded` to a spill file of its own
+    /// with the configured codec. Requires: `padded` is aligned and holds
     /// `align_up(size)` bytes, zero after `size`.
     /// @throws IoError naming the file if it cannot be written; the file is removed.
-    std::unique_ptr<SpillFile> write(std::span<std::byte const> padded, std::size_t size);
+    std::unique_ptr<SpillSlot> write(std::span<std::byte const> padded, std::size_t size);
 
-    /// Reads `file` back into the first `file.record().size` bytes of
-    /// `padded`. Requires: `padded` is aligned and holds `align_up` of that.
+    /// Writes `payloads` (any alignment) one after another, each at an
+    /// aligned offset, into one spill file with the configured codec, through
+    /// a staging area: many small buffers cost one file and few large
+    /// requests. Returns their slots, in order; the file lives until the last
+    /// of them is destroyed.
+    /// @throws IoError naming the file if it cannot be written; the file is removed.
+    std::vector<std::unique_ptr<SpillSlot>> write_together(std::span<std::span<std::byte const> const> payloads);
+
+    /// Reads the payload of `slot` back into the first `slot.record().size`
+    /// bytes of `padded`. Requires: `padded` is aligned and holds `align_up`
+    /// of that.
     /// @throws IoError naming the file if it is missing or cannot be read.
     /// @throws CorruptData naming the file if it is truncated or fails a check.
-    void read(SpillFile const& file, std::span<std::byte> padded);
+    void read(SpillSlot const& slot, std::span<std::byte> padded);
 
   private:
     friend class SpillFile;
 
     /// A freed file that holds `bytes`, else a new one.
-    std::unique_ptr<SpillFile> claim_file(std::uint64_t bytes);
+    std::shared_ptr<SpillFile> claim_file(std::uint64_t bytes);
+    /// Counts `file` as completely written, `end` bytes from its start.
+    void finish_writing(SpillFile& file, std::uint64_t end);
     /// Takes back the file of a destroyed `SpillFile`, removing what the pool
     /// does not keep.
     void give_back(SpillFile& file) noexcept;

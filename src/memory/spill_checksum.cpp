@@ -41,10 +41,14 @@ void after_dispatched_hash() noexcept {}
 
 StreamingChecksum::StreamingChecksum() : state_(XXH3_createState()) {
     SPILLWAY_EXPECTS(state_ != nullptr, "cannot allocate a checksum state", OutOfMemory);
-    XXH3_64bits_reset(state_.get());
+    reset();
 }
 
 StreamingChecksum::~StreamingChecksum() = default;
+
+void StreamingChecksum::reset() noexcept {
+    XXH3_64bits_reset(state_.get());
+}
 
 void StreamingChecksum::update(std::span<std::byte const> bytes) noexcept {
     XXH3_64bits_update(state_.get(), bytes.data(), bytes.size());

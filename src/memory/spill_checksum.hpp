@@ -24,6 +24,8 @@ class StreamingChecksum {
     StreamingChecksum(StreamingChecksum const&) = delete;
     StreamingChecksum& operator=(StreamingChecksum const&) = delete;
 
+    /// Starts a new stream, forgetting what was added.
+    void reset() noexcept;
     /// Adds `bytes` to the checksummed stream.
     void update(std::span<std::byte const> bytes) noexcept;
     /// The checksum of everything added so far.

@@ -88,6 +88,26 @@ void StagedWriter::commit(std::size_t bytes) noexcept {
     stored_size_ += bytes;
 }
 
+std::uint64_t StagedWriter::begin_payload() noexcept {
+    auto const padded = align_up(staged_);  // the staging area is a multiple of the alignment
+    std::fill(staging_.begin() + static_cast<std::ptrdiff_t>(staged_),
+              staging_.begin() + static_cast<std::ptrdiff_t>(padded), std::byte{0});
+    staged_ = padded;
+    stored_size_ = 0;
+    checksum_.reset();
+    return offset_ + staged_;
+}
+
+void StagedWriter::append(std::span<std::byte const> bytes) {
+    auto const most = staging_.size() / 2;
+    while (!bytes.empty()) {
+        auto const piece = bytes.first(std::min(bytes.size(), most));
+        std::memcpy(room(piece.size()).data(), piece.data(), piece.size());
+        commit(piece.size());
+        bytes = bytes.subspan(piece.size());
+    }
+}
+
 void StagedWriter::write_full_blocks() {
     auto const full = staged_ / host_buffer_alignment * host_buffer_alignment;
     file_.write_at(staging_.first(full), offset_);

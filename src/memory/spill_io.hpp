@@ -64,6 +64,13 @@ class StagedWriter {
     /// Writes from the start of `file` through `staging` (aligned, a multiple
     /// of the alignment). Requires: both outlive the writer.
     StagedWriter(OpenFile& file, std::span<std::byte> staging) noexcept : file_(file), staging_(staging) {}
+    /// Starts another payload in the same file: pads the stream with zeros
+    /// to the alignment, restarts `stored_size` and `checksum`, and returns
+    /// the offset in the file where the payload begins.
+    std::uint64_t begin_payload() noexcept;
+    /// Appends `bytes` to the stream.
+    /// @throws IoError if writing out fails.
+    void append(std::span<std::byte const> bytes);
 
     /// Room for at least `at_least` bytes after what is staged, writing out
     /// full blocks first if needed. Requires: `at_least` plus the alignment
@@ -78,9 +85,11 @@ class StagedWriter {
 
     /// The path of the file written.
     [[nodiscard]] std::filesystem::path const& path() const noexcept { return file_.path(); }
-    /// The bytes committed so far.
+    /// The bytes committed since the payload began.
     [[nodiscard]] std::uint64_t stored_size() const noexcept { return stored_size_; }
-    /// The checksum of the bytes committed so far.
+    /// The offset in the file just past what was committed.
+    [[nodiscard]] std::uint64_t end_offset() const noexcept { return offset_ + staged_; }
+    /// The checksum of the bytes committed since the payload began.
     [[nodiscard]] std::uint64_t checksum() const noexcept { return checksum_.digest(); }
 
   private:
@@ -101,10 +110,11 @@ class StagedWriter {
 /// Thread safety: externally synchronised.
 class StagedReader {
   public:
-    /// Reads `stored_size` bytes from the start of `file` through `staging`
-    /// (aligned, a multiple of the alignment). Requires: both outlive the reader.
-    StagedReader(OpenFile& file, std::uint64_t stored_size, std::span<std::byte> staging) noexcept
-        : file_(file), remaining_(stored_size), staging_(staging) {}
+    /// Reads `stored_size` bytes at `offset` (aligned) of `file` through
+    /// `staging` (aligned, a multiple of the alignment). Requires: both
+    /// outlive the reader.
+    StagedReader(OpenFile& file, std::uint64_t offset, std::uint64_t stored_size, std::span<std::byte> staging) noexcept
+        : file_(file), offset_(offset), remaining_(stored_size), staging_(staging) {}
 
     /// The next piece of the payload, valid until the next call; empty once
     /// the whole payload was returned.
@@ -117,7 +127,7 @@ class StagedReader {
 
   private:
     OpenFile& file_;
-    std::uint64_t offset_ = 0;  ///< where the next block is read from
+    std::uint64_t offset_;      ///< where the next block is read from
     std::uint64_t remaining_;   ///< payload bytes not yet returned
     std::span<std::byte> staging_;
     StreamingChecksum checksum_;

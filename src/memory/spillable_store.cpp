@@ -1,5 +1,6 @@
 #include <spillway/memory/spillable_store.hpp>
 
+#include <algorithm>
 #include <iterator>
 #include <limits>
 
@@ -16,9 +17,11 @@ std::string checked_name(std::string name) {
 
 }  // namespace
 
-SpillableStore::SpillableStore(BufferResource& resource, std::string name, int spill_priority)
+SpillableStore::SpillableStore(BufferResource& resource, std::string name, int spill_priority,
+                               std::size_t batch_bytes)
     : resource_(resource),
       name_(checked_name(std::move(name))),
+      batch_bytes_(batch_bytes),
       spill_function_id_(resource.spill_manager().add_spill_function(
           [this](std::size_t amount) { return spill(amount); }, spill_priority, SpillConcurrency::shared,
           SpillAnnouncement::victims
@@ -153,16 +156,25 @@ std::size_t SpillableStore::spill(std::size_t amount) {
     std::vector<std::pair<Key, Buffer>> victims;
     {
         MutexLock lock(mutex_);
-        victims = choose_victims(amount);
+        victims = choose_victims(amount == 0 ? 0 : std::max(amount, batch_bytes_));
     }
     std::size_t chosen = 0;
     for (auto const& victim : victims) {
         chosen += victim.second.size();
     }
     resource_.spill_manager().announce_victims(chosen);
+    // The victims smaller than a batch first, written together; the rest
+    // one by one.
+    auto const alone = std::stable_partition(victims.begin(), victims.end(), [this](auto const& victim) {
+        return victim.second.size() < batch_bytes_;
+    });
     std::size_t spilled = 0;
     auto victim = victims.begin();
     try {
+        if (std::distance(victims.begin(), alone) > 1) {
+            spilled += spill_together(std::span(victims.begin(), alone));
+            victim = alone;
+        }
         for (; victim != victims.end(); ++victim) {
             auto& [key, buffer] = *victim;
             trace::Span span("spill", "spill");
@@ -181,6 +193,32 @@ std::size_t SpillableStore::spill(std::size_t amount) {
     }
     resource_.statistics().add_bytes(name_ + ".spill.bytes", spilled);
     return spilled;
+}
+
+std::size_t SpillableStore::spill_together(std::span<std::pair<Key, Buffer>> victims) {
+    std::size_t bytes = 0;
+    std::vector<Buffer> buffers;
+    buffers.reserve(victims.size());
+    for (auto& [key, buffer] : victims) {
+        bytes += buffer.size();
+        buffers.push_back(std::move(buffer));
+    }
+    trace::Span span("spill", "spill");
+    span.set_bytes(bytes);
+    span.set_id(victims.front().first);
+    try {
+        auto reservation = resource_.reserve(MemoryType::DISK, bytes, AllowOverbooking::no);
+        resource_.move_to_disk(buffers, reservation);
+    } catch (...) {
+        for (std::size_t i = 0; i < victims.size(); ++i) {
+            victims[i].second = std::move(buffers[i]);
+        }
+        throw;
+    }
+    for (std::size_t i = 0; i < victims.size(); ++i) {
+        put_back(victims[i].first, std::move(buffers[i]));
+    }
+    return bytes;
 }
 
 bool SpillableStore::contains(Key key) const {

@@ -148,6 +148,122 @@ TEST_P(DiskTierCodec, AFileHoldingAnotherBuffersBytesIsCorruptData) {
     EXPECT_EQ(first.mem_type(), MemoryType::DISK);  // unchanged on failure
 }
 
+namespace {
+
+/// HOST buffers of `resource` holding `contents`, each in turn.
+std::vector<Buffer> host_buffers(BufferResource& resource, std::vector<std::vector<std::byte>> const& contents) {
+    std::vector<Buffer> buffers;
+    for (auto const& bytes : contents) {
+        buffers.push_back(make_host_buffer(resource, bytes));
+    }
+    return buffers;
+}
+
+/// Moves `buffers` to DISK together, reserving their total.
+void move_together(BufferResource& resource, std::vector<Buffer>& buffers) {
+    std::size_t total = 0;
+    for (auto const& buffer : buffers) {
+        total += buffer.size();
+    }
+    auto reservation = resource.reserve(MemoryType::DISK, total, AllowOverbooking::no);
+    resource.move_to_disk(buffers, reservation);
+}
+
+}  // namespace
+
+TEST_P(DiskTierCodec, BuffersMovedTogetherShareOneFileAndEachComesBackAsItWas) {
+    BufferResource resource(config());
+    std::vector<std::vector<std::byte>> expected;
+    std::uint64_t seed = 40;
+    for (std::size_t size : {5000UL, 0UL, 1UL, 4096UL, 3 * mebibyte + 5, 4097UL, 9 * mebibyte + 123, 100UL}) {
+        ++seed;
+        expected.push_back(test_bytes(size, seed, seed % 2 == 0));
+    }
+    auto buffers = host_buffers(resource, expected);
+    move_together(resource, buffers);
+    EXPECT_EQ(spill_files(resource).size(), 1U);
+    EXPECT_EQ(statistic(resource, "memory.disk.files_created"), 1.0);
+    EXPECT_EQ(resource.memory_used(MemoryType::HOST), 0U);
+    // Read back out of order, each on its own.
+    for (std::size_t i : {6UL, 0UL, 7UL, 2UL, 1UL, 4UL, 3UL, 5UL}) {
+        EXPECT_EQ(buffers[i].mem_type(), MemoryType::DISK);
+        EXPECT_EQ(contents(move_to(resource, std::move(buffers[i]), MemoryType::HOST)), expected[i]) << "buffer " << i;
+    }
+    EXPECT_EQ(resource.memory_used(MemoryType::DISK), 0U);
+}
+
+TEST_P(DiskTierCodec, ACorruptedPayloadInASharedFileFailsOnlyItsBuffer) {
+    BufferResource resource(config());
+    std::vector<std::vector<std::byte>> const expected{test_bytes(10'000, 50), test_bytes(10'000, 51),
+                                                       test_bytes(10'000, 52)};
+    auto buffers = host_buffers(resource, expected);
+    move_together(resource, buffers);
+    auto const file = spill_files(resource).at(0);
+    // Each payload begins at a block boundary: the second one after the
+    // first's 10,000 random bytes, which no codec shrinks below 8192.
+    flip_byte(file, 12'288 + 10);
+    EXPECT_THROW_WITH(move_to(resource, std::move(buffers[1]), MemoryType::HOST), CorruptData, file.string());
+    EXPECT_EQ(buffers[1].mem_type(), MemoryType::DISK);
+    EXPECT_EQ(contents(move_to(resource, std::move(buffers[0]), MemoryType::HOST)), expected[0]);
+    EXPECT_EQ(contents(move_to(resource, std::move(buffers[2]), MemoryType::HOST)), expected[2]);
+}
+
+TEST(DiskTier, AFileOfBuffersMovedTogetherIsKeptUntilTheLastOfThemIsGoneThenReused) {
+    TemporaryDirectory root;
+    BufferResource resource(test_config(root));
+    std::vector<std::vector<std::byte>> const expected{test_bytes(20'000, 60), test_bytes(20'000, 61),
+                                                       test_bytes(20'000, 62)};
+    auto buffers = host_buffers(resource, expected);
+    move_together(resource, buffers);
+    auto const file = spill_files(resource).at(0);
+    EXPECT_EQ(contents(move_to(resource, std::move(buffers[0]), MemoryType::HOST)), expected[0]);
+    static_cast<void>(Buffer(std::move(buffers[2])));  // freed on DISK
+    // One buffer still lives in the file: the next spill may not write over it.
+    auto other = move_to(resource, make_host_buffer(resource, test_bytes(4000, 63)), MemoryType::DISK);
+    EXPECT_EQ(statistic(resource, "memory.disk.files_reused"), 0.0);
+    EXPECT_EQ(contents(move_to(resource, std::move(buffers[1]), MemoryType::HOST)), expected[1]);
+    auto const bytes = test_bytes(50'000, 64);
+    auto reused = move_to(resource, make_host_buffer(resource, bytes), MemoryType::DISK);
+    EXPECT_EQ(statistic(resource, "memory.disk.files_reused"), 1.0);
+    EXPECT_TRUE(std::filesystem::exists(file));
+    EXPECT_EQ(contents(move_to(resource, std::move(reused), MemoryType::HOST)), bytes);
+}
+
+TEST(DiskTier, AFailedMoveTogetherLeavesEveryBufferInHostAndNoFile) {
+    TemporaryDirectory root;
+    auto operations = std::make_shared<FaultInjectingFileOperations>();
+    BufferResource resource(faulty_config(root, operations));
+    std::vector<std::vector<std::byte>> const expected{test_bytes(3000, 70), test_bytes(3000, 71)};
+    auto buffers = host_buffers(resource, expected);
+    auto const host_used = resource.memory_used(MemoryType::HOST);
+    operations->fail_writes(ENOSPC);
+    EXPECT_THROW_WITH(move_together(resource, buffers), IoError, "No space left on device");
+    for (std::size_t i = 0; i < buffers.size(); ++i) {
+        EXPECT_EQ(buffers[i].mem_type(), MemoryType::HOST);
+        EXPECT_EQ(contents(buffers[i]), expected[i]);
+    }
+    EXPECT_TRUE(spill_files(resource).empty());
+    EXPECT_EQ(resource.memory_used(MemoryType::DISK), 0U);
+    EXPECT_EQ(resource.memory_reserved(MemoryType::DISK), 0U);
+    EXPECT_EQ(resource.memory_used(MemoryType::HOST), host_used);
+}
+
+TEST(DiskTier, MovingTogetherRejectsBuffersNotInHostAndReservationsTooSmall) {
+    TemporaryDirectory root;
+    BufferResource resource(test_config(root));
+    std::vector<Buffer> buffers;
+    buffers.push_back(make_host_buffer(resource, test_bytes(1000, 80)));
+    buffers.push_back(move_to(resource, make_host_buffer(resource, test_bytes(1000, 81)), MemoryType::DISK));
+    auto reservation = resource.reserve(MemoryType::DISK, 2000, AllowOverbooking::no);
+    EXPECT_THROW_WITH(resource.move_to_disk(buffers, reservation), InvalidArgument, "HOST buffers");
+    buffers.pop_back();
+    buffers.push_back(make_host_buffer(resource, test_bytes(1500, 82)));
+    auto small = resource.reserve(MemoryType::DISK, 2000, AllowOverbooking::no);
+    EXPECT_THROW(resource.move_to_disk(buffers, small), ReservationError);
+    EXPECT_EQ(buffers[0].mem_type(), MemoryType::HOST);
+    EXPECT_EQ(buffers[1].mem_type(), MemoryType::HOST);
+}
+
 TEST(DiskTier, ADeletedFileIsAnIoErrorNamingTheFile) {
     TemporaryDirectory root;
     BufferResource resource(test_config(root));

@@ -143,6 +143,49 @@ TEST(SpillableStore, OfEqualSizesSpillsTheLargestKeyFirst) {
     EXPECT_EQ(store.bytes(MemoryType::DISK), 2 * kibibyte);
 }
 
+TEST(SpillableStore, WithABatchSizeSmallBuffersSpillAFileFullAtATime) {
+    TemporaryDirectory root;
+    BufferResource resource(test_config(root));
+    SpillableStore store(resource, "test", 0, 64 * kibibyte);
+    for (SpillableStore::Key key = 0; key < 40; ++key) {
+        store.insert(key, make_host_buffer(resource, test_bytes(4 * kibibyte, key)));
+    }
+    store.insert(40, make_host_buffer(resource, test_bytes(256 * kibibyte, 40)));
+    // Asked for one byte, it frees a batch: the 256 KiB buffer covers it alone.
+    EXPECT_EQ(store.spill(1), 256 * kibibyte);
+    EXPECT_EQ(statistic(resource, "memory.disk.files_created"), 1.0);
+    // Then sixteen 4 KiB buffers, written together into one more file.
+    EXPECT_EQ(store.spill(1), 64 * kibibyte);
+    EXPECT_EQ(statistic(resource, "memory.disk.files_created"), 2.0);
+    EXPECT_EQ(spill_files(resource).size(), 2U);
+    EXPECT_EQ(store.spill(0), 0U);
+    EXPECT_EQ(store.bytes(MemoryType::DISK), 320 * kibibyte);
+    for (SpillableStore::Key key = 0; key < 40; ++key) {
+        EXPECT_EQ(contents(*store.extract(key)), test_bytes(4 * kibibyte, key)) << "key " << key;
+    }
+    EXPECT_EQ(contents(*store.extract(40)), test_bytes(256 * kibibyte, 40));
+    EXPECT_EQ(resource.statistics().get("test.unspill.bytes")->total, static_cast<double>(320 * kibibyte));
+}
+
+TEST(SpillableStore, AFailedBatchSpillLeavesEveryVictimInHost) {
+    TemporaryDirectory root;
+    auto operations = std::make_shared<FaultInjectingFileOperations>();
+    BufferResource resource(faulty_config(root, operations));
+    SpillableStore store(resource, "test", 0, mebibyte);
+    for (SpillableStore::Key key = 0; key < 8; ++key) {
+        store.insert(key, make_host_buffer(resource, test_bytes(10 * kibibyte, key)));
+    }
+    operations->fail_writes(ENOSPC);
+    EXPECT_THROW_WITH(store.spill(1), IoError, "No space left on device");
+    EXPECT_EQ(store.bytes(MemoryType::HOST), 80 * kibibyte);
+    EXPECT_EQ(resource.memory_used(MemoryType::DISK), 0U);
+    EXPECT_TRUE(spill_files(resource).empty());
+    EXPECT_EQ(store.spill(1), 80 * kibibyte) << "the buffers can be spilled again";
+    for (SpillableStore::Key key = 0; key < 8; ++key) {
+        EXPECT_EQ(contents(*store.extract(key)), test_bytes(10 * kibibyte, key));
+    }
+}
+
 TEST(SpillableStore, TheSpillManagerSpillsItWhenHostRunsShort) {
     TemporaryDirectory root;
     BufferResource resource(test_config(root, 4 * mebibyte));

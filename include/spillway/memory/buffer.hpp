@@ -21,7 +21,7 @@ class BufferResource;
 inline constexpr std::size_t host_buffer_alignment = 4096;
 
 namespace detail {
-class SpillFile;
+class SpillSlot;
 
 /// Frees the block of a HOST buffer or container: unmaps it when the
 /// resource mapped it (a capacity of 64 KiB or more), else gives it back to
@@ -38,9 +38,9 @@ using HostBytes = std::unique_ptr<std::byte[], AlignedFree>;
 /// `size()` bytes in one tier: HOST memory the caller reads and writes, or a
 /// spill file on DISK that must be moved back to HOST before it is read.
 ///
-/// Only a `BufferResource` creates buffers (`make_buffer`, `move`), and each
-/// buffer's bytes are counted in its tier's usage until the buffer is
-/// destroyed. A moved-from buffer is empty: size 0, and only assignment and
+/// Only a `BufferResource` creates buffers (`make_buffer`, `move`,
+/// `move_to_disk`), and each buffer's bytes are counted in its tier's usage
+/// until the buffer is destroyed. A moved-from buffer is empty: size 0, and only assignment and
 /// destruction are meaningful.
 ///
 /// Thread safety: a buffer is a value owned by one thread at a time; it may be
@@ -77,8 +77,8 @@ class Buffer {
     friend class BufferResource;
     /// A HOST buffer over `bytes`, a block for `size` bytes.
     Buffer(BufferResource& resource, std::size_t size, detail::HostBytes bytes) noexcept;
-    /// A DISK buffer kept in `file`.
-    Buffer(BufferResource& resource, std::size_t size, std::unique_ptr<detail::SpillFile> file) noexcept;
+    /// A DISK buffer kept in `slot`.
+    Buffer(BufferResource& resource, std::size_t size, std::unique_ptr<detail::SpillSlot> slot) noexcept;
 
     /// @throws InvalidArgument naming `what` unless the buffer is in HOST memory.
     void check_host(char const* what) const;
@@ -91,7 +91,7 @@ class Buffer {
     MemoryType mem_type_;
     std::size_t size_;
     detail::HostBytes host_;                   ///< the bytes of a HOST buffer, else null
-    std::unique_ptr<detail::SpillFile> file_;  ///< the spill file of a DISK buffer, else null
+    std::unique_ptr<detail::SpillSlot> slot_;  ///< where a DISK buffer lies in a spill file, else null
 };
 
 }  // namespace spillway::memory

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <span>
 #include <string>
 
 #include <spillway/core/mutex.hpp>
@@ -253,6 +254,22 @@ class BufferResource {
     ///         its checksum.
     /// @throws OutOfMemory if the system cannot allocate HOST memory.
     [[nodiscard]] Buffer move(Buffer&& buffer, MemoryReservation& reservation);
+
+    /// Moves the HOST buffers `buffers` to DISK together, in place, into one
+    /// spill file written in a few large requests, paid for with their total
+    /// size from `reservation`: many small buffers cost one file instead of
+    /// one each. The file's disk is freed once the last of them is
+    /// (docs/spill_format.md).
+    ///
+    /// All or nothing: on failure every buffer is unchanged, in HOST.
+    ///
+    /// Requires: each buffer is a HOST buffer of this resource; `reservation`
+    /// is a DISK reservation of this resource holding their total size.
+    /// @throws InvalidArgument if a buffer is empty, of another resource or
+    ///         not in HOST.
+    /// @throws ReservationError if `reservation` cannot pay for the move.
+    /// @throws IoError naming the spill file if writing fails.
+    void move_to_disk(std::span<Buffer> buffers, MemoryReservation& reservation);
 
     /// The directory holding this resource's spill files.
     [[nodiscard]] std::filesystem::path const& spill_directory() const noexcept;

@@ -66,10 +66,16 @@ class SpillableStore {
     using Key = std::uint64_t;
 
     /// An empty store of `resource`'s buffers, whose spill function is
-    /// registered with `spill_priority` (higher spills first).
+    /// registered with `spill_priority` (higher spills first). With
+    /// `batch_bytes` above zero, each call of the spill function frees at
+    /// least that much when the store holds it, and writes the victims
+    /// smaller than that together into one spill file
+    /// (`BufferResource::move_to_disk`): a store of many small buffers then
+    /// spills a file-full at a time instead of a file per buffer, at the cost
+    /// of spilling up to `batch_bytes` more than asked.
     /// @throws InvalidArgument if `name` is empty, or if called from inside a
     ///         spill function of `resource`.
-    SpillableStore(BufferResource& resource, std::string name, int spill_priority = 0);
+    SpillableStore(BufferResource& resource, std::string name, int spill_priority = 0, std::size_t batch_bytes = 0);
     /// Removes the spill function (waiting for it to return if it runs), then
     /// frees every buffer still held.
     ~SpillableStore();
@@ -154,6 +160,9 @@ class SpillableStore {
     void put_back(Key key, Buffer buffer);
     /// Removes the entry and returns its buffer. Requires: not being moved.
     Buffer remove(Entries::iterator entry) SPILLWAY_REQUIRES(mutex_);
+    /// Moves `victims` to DISK together and puts them back; returns their
+    /// bytes. On failure they are left in `victims`, in HOST.
+    std::size_t spill_together(std::span<std::pair<Key, Buffer>> victims);
     /// Takes out HOST buffers worth at least `amount` bytes, chosen as the
     /// class comment says, and marks them as being moved.
     std::vector<std::pair<Key, Buffer>> choose_victims(std::size_t amount) SPILLWAY_REQUIRES(mutex_);
@@ -161,6 +170,7 @@ class SpillableStore {
     // Constant after construction.
     BufferResource& resource_;
     std::string const name_;
+    std::size_t const batch_bytes_;
 
     /// Taken inside spill functions (under the spill manager's registry) and
     /// by every call; never held while I/O runs or while the spill manager is
