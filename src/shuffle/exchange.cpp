@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <set>
 #include <span>
 #include <tuple>
@@ -28,7 +29,7 @@ enum class ErrorKind : std::uint8_t { error, invalid_argument, out_of_memory, re
 struct WireHeader {
     MessageKind kind;
     ErrorKind error;       ///< abandon: the type of the error
-    std::uint16_t unused;  ///< zero
+    std::uint16_t inline_metadata;  ///< chunk: the bytes of its metadata at the end of the payload
     PartitionId partition;  ///< chunk: its partition
     std::uint64_t value;    ///< chunk: its sequence number; finish: the chunks sent
 };
@@ -136,6 +137,22 @@ constexpr std::chrono::microseconds max_idle{1000};
 /// be sent): spill received ones first.
 constexpr int outgoing_spill_priority = 0;
 constexpr int received_spill_priority = 1;
+/// What each spill of a store frees at least, its small chunks written into
+/// one file: with many partitions the chunks are a few KiB each, and a file
+/// apiece would cost more to create and remove than its bytes. A 64th of the
+/// HOST limit, at most 1 MiB, so that what it spills beyond a request is
+/// negligible against the limit.
+/// Chunks smaller than this carry their metadata at the end of their buffer
+/// while they wait (and over the wire), so that it is counted and spilled
+/// with them: for a chunk of a few KiB, metadata kept beside it in memory
+/// can weigh a tenth of the chunk or more.
+constexpr std::size_t inline_metadata_below = std::size_t{64} << 10;
+
+std::size_t spill_batch_bytes(memory::BufferResource const& resource) {
+    return static_cast<std::size_t>(
+        std::min<std::uint64_t>(resource.memory_limit(memory::MemoryType::HOST) / 64, std::uint64_t{1} << 20)
+    );
+}
 
 std::string describe(Collective collective, OpId op_id) {
     return std::string(collective == Collective::shuffler ? "shuffle" : "allgather") + " op "
@@ -193,8 +210,8 @@ Exchange::Exchange(
       operation_(describe(collective, op_id) + " on rank " + std::to_string(communicator.rank())),
       started_(std::chrono::steady_clock::now()),
       lease_(communicator, tag_, describe(collective, op_id)),
-      outgoing_(resource_, name_ + ".outgoing", outgoing_spill_priority),
-      received_(resource_, name_ + ".received", received_spill_priority),
+      outgoing_(resource_, name_ + ".outgoing", outgoing_spill_priority, spill_batch_bytes(resource_)),
+      received_(resource_, name_ + ".received", received_spill_priority, spill_batch_bytes(resource_)),
       destinations_(static_cast<std::size_t>(communicator.nranks())),
       open_destinations_(static_cast<std::size_t>(communicator.nranks()) - 1),
       partitions_(local_partitions_.size()),
@@ -283,22 +300,47 @@ void Exchange::insert(std::vector<Item> items) {
 
 void Exchange::store(Item& item) {
     auto const key = next_key_.fetch_add(1, std::memory_order_relaxed);
+    auto const data_size = item.data.data.size();
+    auto const inlined = inline_metadata(item.data);
     auto const size = item.data.data.size();
     if (item.destination == communicator_.rank()) {
         auto const index = index_of(item.partition);
         received_.insert(key, std::move(item.data.data));
-        statistics_.add_bytes(statistic_names_.local_bytes, size);
+        statistics_.add_bytes(statistic_names_.local_bytes, data_size);
         MutexLock lock(mutex_);
         partitions_[index].chunks.push_back(
-            ChunkRef{communicator_.rank(), item.sequence, key, size, std::move(item.data.metadata)}
+            ChunkRef{communicator_.rank(), item.sequence, key, size, inlined, std::move(item.data.metadata)}
         );
         return;
     }
     outgoing_.insert(key, std::move(item.data.data));
     MutexLock lock(mutex_);
     destinations_[static_cast<std::size_t>(item.destination)].queue.push_back(
-        OutgoingChunk{key, size, item.partition, item.sequence, std::move(item.data.metadata)}
+        OutgoingChunk{key, size, inlined, item.partition, item.sequence, std::move(item.data.metadata)}
     );
+}
+
+std::uint16_t Exchange::inline_metadata(PackedData& chunk) {
+    auto const metadata_size = chunk.metadata.size();
+    auto const data_size = chunk.data.size();
+    if (metadata_size == 0 || metadata_size > std::numeric_limits<std::uint16_t>::max()
+        || data_size >= inline_metadata_below || chunk.data.mem_type() != memory::MemoryType::HOST) {
+        return 0;
+    }
+    memory::MemoryReservation reservation;
+    try {
+        reservation =
+            resource_.reserve_and_spill(memory::MemoryType::HOST, data_size + metadata_size, memory::AllowOverbooking::no);
+    } catch (OutOfMemory const&) {
+        return 0;  // no room even after spilling: the metadata stays beside the buffer
+    }
+    auto joined = resource_.make_buffer(data_size + metadata_size, reservation);
+    auto const bytes = joined.data();
+    std::ranges::copy(chunk.data.data(), bytes.begin());
+    std::ranges::copy(chunk.metadata, bytes.begin() + static_cast<std::ptrdiff_t>(data_size));
+    chunk.data = std::move(joined);
+    chunk.metadata = {};
+    return static_cast<std::uint16_t>(metadata_size);
 }
 
 void Exchange::end_insert() {
@@ -420,12 +462,14 @@ std::vector<PackedData> Exchange::read_back(std::size_t index, std::deque<ChunkR
             // back past the HOST limit if need be (see the memory bound).
             auto buffer = received_.extract(chunk.key, memory::AllowOverbooking::yes);
             SPILLWAY_ASSERT(buffer.has_value(), operation_ << ": chunk " << chunk.key << " left the received store");
-            result.push_back(PackedData{std::move(chunk.metadata), std::move(*buffer)});
+            result.push_back(detach_metadata(std::move(*buffer), chunk));
         }
     } catch (...) {
         for (std::size_t i = 0; i < result.size(); ++i) {
-            received_.insert(chunks[i].key, std::move(result[i].data));
+            chunks[i].size = result[i].data.size();
+            chunks[i].inline_metadata = 0;
             chunks[i].metadata = std::move(result[i].metadata);
+            received_.insert(chunks[i].key, std::move(result[i].data));
         }
         MutexLock lock(mutex_);
         auto& state = partitions_[index];
@@ -438,6 +482,20 @@ std::vector<PackedData> Exchange::read_back(std::size_t index, std::deque<ChunkR
         throw;
     }
     return result;
+}
+
+PackedData Exchange::detach_metadata(memory::Buffer buffer, ChunkRef& chunk) {
+    if (chunk.inline_metadata == 0) {
+        return PackedData{std::move(chunk.metadata), std::move(buffer)};
+    }
+    auto const bytes = buffer.data();
+    auto const data_size = bytes.size() - chunk.inline_metadata;
+    std::vector<std::byte> metadata(bytes.begin() + static_cast<std::ptrdiff_t>(data_size), bytes.end());
+    // The caller's memory now, as in read_back.
+    auto reservation = resource_.reserve_and_spill(memory::MemoryType::HOST, data_size, memory::AllowOverbooking::yes);
+    auto data = resource_.make_buffer(data_size, reservation);
+    std::ranges::copy(bytes.first(data_size), data.data().begin());
+    return PackedData{std::move(metadata), std::move(data)};
 }
 
 // --- Progress thread. ---
@@ -560,12 +618,19 @@ bool Exchange::complete_receives(bool failed) {
         }
         auto const key = next_key_.fetch_add(1, std::memory_order_relaxed);
         auto const size = message.payload->size();
+        auto const inlined = decode(message.metadata, message.source, operation_).inline_metadata;
+        SPILLWAY_EXPECTS(
+            inlined <= size,
+            operation_ << ": rank " << message.source << " sent a chunk of " << size << " bytes with "
+                       << inlined << " bytes of metadata at its end",
+            CorruptData
+        );
         received_.insert(key, std::move(*message.payload));
-        statistics_.add_bytes(statistic_names_.receive_bytes, size);
+        statistics_.add_bytes(statistic_names_.receive_bytes, size - inlined);
         MutexLock lock(mutex_);
         auto& partition = partitions_[receiving.partition];
         partition.chunks.push_back(
-            ChunkRef{message.source, receiving.sequence, key, size, body_of(message.metadata)}
+            ChunkRef{message.source, receiving.sequence, key, size, inlined, body_of(message.metadata)}
         );
         --partition.receiving;
         try_complete_locked(receiving.partition);
@@ -610,13 +675,16 @@ bool Exchange::post_sends() {
             trace::Span span(category(), "send");
             span.set_bytes(size);
             span.set_id(chunk.sequence);
-            auto metadata = encode(WireHeader{MessageKind::chunk, ErrorKind::error, 0, chunk.partition, chunk.sequence}, chunk.metadata);
+            auto metadata = encode(
+                WireHeader{MessageKind::chunk, ErrorKind::error, chunk.inline_metadata, chunk.partition, chunk.sequence},
+                chunk.metadata
+            );
             in_flight_.push_back(InFlight{
                 communicator_.send(static_cast<comm::Rank>(destination), tag_, std::move(metadata), std::move(*buffer)),
                 size
             });
             in_flight_bytes_ += size;
-            statistics_.add_bytes(statistic_names_.send_bytes, size);
+            statistics_.add_bytes(statistic_names_.send_bytes, size - chunk.inline_metadata);
             next_destination_ = static_cast<comm::Rank>((destination + 1) % static_cast<std::size_t>(nranks));
             ++posted;
             sent_any = progressed = true;

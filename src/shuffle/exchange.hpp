@@ -126,7 +126,8 @@ class Exchange {
     /// A chunk waiting in a destination's queue; its buffer is in `outgoing_`.
     struct OutgoingChunk {
         Key key;
-        std::size_t size;
+        std::size_t size;                ///< of its buffer
+        std::uint16_t inline_metadata;   ///< bytes of metadata at the buffer's end
         PartitionId partition;
         std::uint64_t sequence;
         std::vector<std::byte> metadata;
@@ -144,8 +145,9 @@ class Exchange {
         comm::Rank source;
         std::uint64_t sequence;
         Key key;  ///< also the arrival order
-        std::size_t size;
-        std::vector<std::byte> metadata;
+        std::size_t size;               ///< of its buffer
+        std::uint16_t inline_metadata;  ///< bytes of metadata at the buffer's end
+        std::vector<std::byte> metadata;  ///< the metadata, unless inline
     };
 
     /// One local partition. Invariant: `complete` once every source is done
@@ -181,6 +183,13 @@ class Exchange {
 
     /// Validates and stores one item. Requires: an insert is counted active.
     void store(Item& item);
+    /// Moves `chunk`'s metadata to the end of a copy of its buffer if the
+    /// chunk is small and HOST has room for the copy; returns the bytes so
+    /// moved (0 if none).
+    std::uint16_t inline_metadata(PackedData& chunk);
+    /// The chunk `chunk` refers to, from its `buffer` (in HOST), with its
+    /// metadata taken back out of the buffer if it was inline.
+    PackedData detach_metadata(memory::Buffer buffer, ChunkRef& chunk);
     /// Ends an insert; the last one after `insert_finished` ends the input.
     void end_insert();
     /// Reads back the chunks `chunks` of the local partition `index`; on

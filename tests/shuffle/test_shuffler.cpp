@@ -515,6 +515,62 @@ TEST(Shuffler, AnIoErrorOnOneRanksProgressThreadFailsTheRankWaitingForItWithTheS
     }
 }
 
+TEST(Shuffler, TheMetadataOfSmallChunksIsCountedSentAndSpilledWithTheirData) {
+    // Rank 0 sends ten chunks of 1000 bytes to rank 1, which spills them all:
+    // their metadata goes to disk with them, and comes back intact.
+    constexpr Rank ranks = 2;
+    constexpr std::size_t chunks = 10;
+    constexpr std::size_t chunk_size = 1000;
+    test::Watchdog watchdog("a shuffle of small chunks", std::chrono::seconds(120));
+    std::vector<std::unique_ptr<memory::BufferResource>> resources;
+    std::vector<memory::BufferResource*> pointers;
+    for (Rank rank = 0; rank < ranks; ++rank) {
+        resources.push_back(std::make_unique<memory::BufferResource>(memory::MemoryConfig{}));
+        pointers.push_back(resources.back().get());
+    }
+    auto const metadata_size = test::make_chunk(*resources[0], {0, 0, 0, 1, chunk_size}).metadata.size();
+    ASSERT_GT(metadata_size, 0U);
+    auto group = comm::LocalCommunicator::make_group(pointers);
+    std::vector<std::thread> threads;
+    for (Rank rank = 0; rank < ranks; ++rank) {
+        threads.emplace_back([&, rank] {
+            auto& comm = *group[static_cast<std::size_t>(rank)];
+            auto& resource = comm.buffer_resource();
+            Shuffler shuffler(comm, 1, ranks, resource);
+            if (rank == 0) {
+                for (std::uint64_t index = 0; index < chunks; ++index) {
+                    std::unordered_map<PartitionId, PackedData> one;
+                    one.emplace(1, test::make_chunk(resource, {0, 0, index, 1, chunk_size}));
+                    shuffler.insert(std::move(one));
+                }
+            }
+            shuffler.insert_finished();
+            if (rank == 0) {  // owns partition 0, which is empty
+                ASSERT_EQ(shuffler.wait_any(), PartitionId{0});
+                EXPECT_TRUE(shuffler.extract(0).empty());
+                EXPECT_EQ(shuffler.wait_any(), std::nullopt);
+                return;
+            }
+            shuffler.wait(1);
+            EXPECT_EQ(resource.spill_manager().spill(chunks * (chunk_size + metadata_size)),
+                      chunks * (chunk_size + metadata_size));
+            EXPECT_EQ(resource.memory_used(memory::MemoryType::DISK), chunks * (chunk_size + metadata_size));
+            std::uint64_t index = 0;
+            for (auto const& chunk : shuffler.extract(1)) {
+                EXPECT_EQ(chunk.data.size(), chunk_size);
+                auto const origin = test::check_chunk(chunk);
+                EXPECT_EQ(origin.index, index++);
+                EXPECT_EQ(origin.partition, 1U);
+            }
+            EXPECT_EQ(index, chunks);
+            EXPECT_EQ(test::statistic(resource, "shuffle.receive.bytes"), static_cast<double>(chunks * chunk_size));
+        });
+    }
+    for (auto& thread : threads) {
+        thread.join();
+    }
+}
+
 TEST(Shuffler, ExtractionPrefetchesTheNextSpilledChunksWhileHostHoldsMoreOfLaterPartitions) {
     // One rank, HOST for six chunks. Partition 1's four chunks go in first;
     // then each of partition 0's four makes two chunks of room by spilling

@@ -23,9 +23,12 @@ inline constexpr std::size_t max_packed_metadata_size = comm::max_metadata_size 
 ///
 /// `data` is a buffer of the collective's `BufferResource`, in any tier when
 /// inserted; the collectives hold it spillable while it waits and hand it back
-/// in HOST memory. `metadata` lives outside every resource (it travels as
-/// message metadata, at most `max_packed_metadata_size` bytes), so keep it
-/// small and put bulk bytes in `data`.
+/// in HOST memory. `metadata` (at most `max_packed_metadata_size` bytes) lives
+/// outside every resource, so keep it small and put bulk bytes in `data`. For
+/// a HOST chunk under 64 KiB with metadata of at most 65,535 bytes, the
+/// collectives copy the metadata to the end of a copy of the buffer while the
+/// chunk waits (when HOST has room for the copy), so that it is counted and
+/// spilled with the data, and split them again when the chunk is handed back.
 ///
 /// Thread safety: a value owned by one thread at a time; move-only, because
 /// the buffer is.
