@@ -83,10 +83,10 @@ class SpillSlot {
 /// docs/spill_format.md describes a spill file. A buffer, or buffers written
 /// together, go over a freed file that holds them where there is one
 /// (`SpillFilePool` says why and how much disk that keeps), else into a new
-/// file. A file is written with direct
-/// I/O (`O_DIRECT`) unless `MemoryConfig::direct_io` is off; when the file
-/// system refuses it (`EINVAL`), the tier falls back to buffered I/O for the
-/// rest of its life, logs it once and counts `memory.disk.direct_io_fallbacks`.
+/// file. A file is written with direct I/O (`O_DIRECT`) unless
+/// `MemoryConfig::direct_io` is off; when the file system refuses it
+/// (`EINVAL`), the tier falls back to buffered I/O for the rest of its life,
+/// logs it once and counts `memory.disk.direct_io_fallbacks`.
 ///
 /// Statistics: `memory.disk.write.bytes` and `memory.disk.read.bytes`, the
 /// bytes of spill files written and read (padding included);
@@ -117,7 +117,7 @@ class DiskTier {
     /// aligned offset, into one spill file with the configured codec, through
     /// a staging area: many small buffers cost one file and few large
     /// requests. Returns their slots, in order; the file lives until the last
-    /// of them is destroyed.
+    /// of them is destroyed. Requires: `payloads` is not empty.
     /// @throws IoError naming the file if it cannot be written; the file is removed.
     std::vector<std::unique_ptr<SpillSlot>> write_together(std::span<std::span<std::byte const> const> payloads);
 

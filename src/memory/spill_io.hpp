@@ -87,8 +87,6 @@ class StagedWriter {
     [[nodiscard]] std::filesystem::path const& path() const noexcept { return file_.path(); }
     /// The bytes committed since the payload began.
     [[nodiscard]] std::uint64_t stored_size() const noexcept { return stored_size_; }
-    /// The offset in the file just past what was committed.
-    [[nodiscard]] std::uint64_t end_offset() const noexcept { return offset_ + staged_; }
     /// The checksum of the bytes committed since the payload began.
     [[nodiscard]] std::uint64_t checksum() const noexcept { return checksum_.digest(); }
 

@@ -40,8 +40,8 @@ using HostBytes = std::unique_ptr<std::byte[], AlignedFree>;
 ///
 /// Only a `BufferResource` creates buffers (`make_buffer`, `move`,
 /// `move_to_disk`), and each buffer's bytes are counted in its tier's usage
-/// until the buffer is destroyed. A moved-from buffer is empty: size 0, and only assignment and
-/// destruction are meaningful.
+/// until the buffer is destroyed. A moved-from buffer is empty: size 0, and
+/// only assignment and destruction are meaningful.
 ///
 /// Thread safety: a buffer is a value owned by one thread at a time; it may be
 /// moved between threads. Concurrent reads of `data()` are safe; writes need
