@@ -137,17 +137,17 @@ constexpr std::chrono::microseconds max_idle{1000};
 /// be sent): spill received ones first.
 constexpr int outgoing_spill_priority = 0;
 constexpr int received_spill_priority = 1;
-/// What each spill of a store frees at least, its small chunks written into
-/// one file: with many partitions the chunks are a few KiB each, and a file
-/// apiece would cost more to create and remove than its bytes. A 64th of the
-/// HOST limit, at most 1 MiB, so that what it spills beyond a request is
-/// negligible against the limit.
 /// Chunks smaller than this carry their metadata at the end of their buffer
 /// while they wait (and over the wire), so that it is counted and spilled
 /// with them: for a chunk of a few KiB, metadata kept beside it in memory
 /// can weigh a tenth of the chunk or more.
 constexpr std::size_t inline_metadata_below = std::size_t{64} << 10;
 
+/// What each spill of a store frees at least, its small chunks written into
+/// one file: with many partitions the chunks are a few KiB each, and a file
+/// apiece would cost more to create and remove than its bytes. A 64th of the
+/// HOST limit, at most 1 MiB, so that what it spills beyond a request is
+/// negligible against the limit.
 std::size_t spill_batch_bytes(memory::BufferResource const& resource) {
     return static_cast<std::size_t>(
         std::min<std::uint64_t>(resource.memory_limit(memory::MemoryType::HOST) / 64, std::uint64_t{1} << 20)
@@ -462,7 +462,12 @@ std::vector<PackedData> Exchange::read_back(std::size_t index, std::deque<ChunkR
             // back past the HOST limit if need be (see the memory bound).
             auto buffer = received_.extract(chunk.key, memory::AllowOverbooking::yes);
             SPILLWAY_ASSERT(buffer.has_value(), operation_ << ": chunk " << chunk.key << " left the received store");
-            result.push_back(detach_metadata(std::move(*buffer), chunk));
+            try {
+                result.push_back(detach_metadata(*buffer, chunk));  // `result` has room: no reallocation
+            } catch (...) {
+                received_.insert(chunk.key, std::move(*buffer));
+                throw;
+            }
         }
     } catch (...) {
         for (std::size_t i = 0; i < result.size(); ++i) {
@@ -484,7 +489,7 @@ std::vector<PackedData> Exchange::read_back(std::size_t index, std::deque<ChunkR
     return result;
 }
 
-PackedData Exchange::detach_metadata(memory::Buffer buffer, ChunkRef& chunk) {
+PackedData Exchange::detach_metadata(memory::Buffer& buffer, ChunkRef& chunk) {
     if (chunk.inline_metadata == 0) {
         return PackedData{std::move(chunk.metadata), std::move(buffer)};
     }

@@ -188,8 +188,9 @@ class Exchange {
     /// moved (0 if none).
     std::uint16_t inline_metadata(PackedData& chunk);
     /// The chunk `chunk` refers to, from its `buffer` (in HOST), with its
-    /// metadata taken back out of the buffer if it was inline.
-    PackedData detach_metadata(memory::Buffer buffer, ChunkRef& chunk);
+    /// metadata taken back out of the buffer if it was inline. On failure
+    /// `buffer` and `chunk` are unchanged.
+    PackedData detach_metadata(memory::Buffer& buffer, ChunkRef& chunk);
     /// Ends an insert; the last one after `insert_finished` ends the input.
     void end_insert();
     /// Reads back the chunks `chunks` of the local partition `index`; on

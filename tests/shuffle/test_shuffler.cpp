@@ -571,6 +571,44 @@ TEST(Shuffler, TheMetadataOfSmallChunksIsCountedSentAndSpilledWithTheirData) {
     }
 }
 
+TEST(Shuffler, AnExtractionThatFailsWhileSplittingOffInlineMetadataLosesNoChunk) {
+    // One rank, HOST full: taking the first chunk's metadata back out needs
+    // a copy, which spills the other chunks, whose write fails. The error
+    // reaches the caller, and a second extract returns every chunk.
+    constexpr std::size_t chunk_size = 1000;
+    test::Watchdog watchdog("a failing extraction", std::chrono::seconds(120));
+    auto const faults = std::make_shared<test::FaultInjectingFileOperations>();
+    memory::MemoryConfig memory_config;
+    memory_config.host_limit = SizeSpec::bytes(64 * kibibyte);
+    memory_config.file_operations = faults;
+    memory::BufferResource resource(memory_config);
+    std::array<memory::BufferResource*, 1> const resources{&resource};
+    auto group = comm::LocalCommunicator::make_group(resources);
+    Shuffler shuffler(*group[0], 1, 1, resource);
+    for (std::uint64_t index = 0; index < 4; ++index) {
+        std::unordered_map<PartitionId, PackedData> one;
+        one.emplace(0, test::make_chunk(resource, {0, 0, index, 0, chunk_size}));
+        shuffler.insert(std::move(one));
+    }
+    shuffler.insert_finished();
+    shuffler.wait(0);
+    {
+        auto const hog = resource.reserve(
+            memory::MemoryType::HOST,
+            64 * kibibyte - resource.memory_used(memory::MemoryType::HOST), memory::AllowOverbooking::no
+        );
+        faults->fail_writes(ENOSPC);
+        EXPECT_THROW_WITH(static_cast<void>(shuffler.extract(0)), IoError, "No space left on device");
+    }
+    std::uint64_t index = 0;
+    for (auto const& chunk : shuffler.extract(0)) {
+        EXPECT_EQ(chunk.data.size(), chunk_size);
+        EXPECT_EQ(test::check_chunk(chunk).index, index++);
+    }
+    EXPECT_EQ(index, 4U);
+    EXPECT_TRUE(shuffler.finished());
+}
+
 TEST(Shuffler, ExtractionPrefetchesTheNextSpilledChunksWhileHostHoldsMoreOfLaterPartitions) {
     // One rank, HOST for six chunks. Partition 1's four chunks go in first;
     // then each of partition 0's four makes two chunks of room by spilling
