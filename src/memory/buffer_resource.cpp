@@ -281,30 +281,37 @@ MemoryReservation BufferResource::reserve_or_wait(std::size_t size) {
             return std::move(reservation);
         }
         reservation = MemoryReservation();  // waiting holds nothing: releases `size`
-        MutexLock lock(accounting_mutex_);
-        host_waiting_ += size;
-        // Progress is anything released beyond this caller's own reservation.
-        bool const progressed = host_released_signal_.wait_for(
-            lock, config_.reserve_timeout,
-            [&]() SPILLWAY_REQUIRES(accounting_mutex_) { return host_released_ - released_before > size; }
-        );
-        host_waiting_ -= size;
-        if (!progressed) {
-            Tier const& host = tier(MemoryType::HOST);
-            SPILLWAY_FAIL(
-                "cannot reserve " << format_bytes(size) << " of HOST: nothing was freed or spilled for "
-                                  << std::chrono::duration<double>(config_.reserve_timeout).count()
-                                  << " s while it waited; the limit is "
-                                  << format_bytes(host.limit) << " (memory_limit_host), "
-                                  << format_bytes(host.used) << " are in use by buffers and containers, "
-                                  << format_bytes(host.reserved) << " reserved and "
-                                  << format_bytes(host_waiting_) << " more waited for; raise memory_limit_host, "
-                                  << "keep more of the data in spillable containers, or raise "
-                                     "memory_reserve_timeout",
-                OutOfMemory
+        bool progressed = false;
+        {
+            MutexLock lock(accounting_mutex_);
+            host_waiting_ += size;
+            // Progress is anything released beyond this caller's own reservation.
+            progressed = host_released_signal_.wait_for(
+                lock, config_.reserve_timeout,
+                [&]() SPILLWAY_REQUIRES(accounting_mutex_) { return host_released_ - released_before > size; }
             );
+            host_waiting_ -= size;
+        }
+        if (!progressed) {
+            fail_waiting(size);
         }
     }
+}
+
+void BufferResource::fail_waiting(std::size_t size) const {
+    MutexLock lock(accounting_mutex_);
+    Tier const& host = tier(MemoryType::HOST);
+    SPILLWAY_FAIL(
+        "cannot reserve " << format_bytes(size) << " of HOST: nothing was freed or spilled for "
+                          << std::chrono::duration<double>(config_.reserve_timeout).count()
+                          << " s while it waited; the limit is " << format_bytes(host.limit)
+                          << " (memory_limit_host), " << format_bytes(host.used)
+                          << " are in use by buffers and containers, " << format_bytes(host.reserved)
+                          << " reserved and " << format_bytes(host_waiting_)
+                          << " more waited for; raise memory_limit_host, keep more of the data in spillable "
+                             "containers, or raise memory_reserve_timeout",
+        OutOfMemory
+    );
 }
 
 std::uint64_t BufferResource::memory_waiting() const {

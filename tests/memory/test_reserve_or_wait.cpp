@@ -1,6 +1,8 @@
-// BufferResource::reserve_or_wait: admission that waits for HOST memory to be
-// freed or spilled instead of overbooking, with a progress timeout.
+// BufferResource::reserve_or_wait and HostAdmission: admission that waits for
+// HOST memory to be freed or spilled instead of overbooking, with a progress
+// timeout.
 #include <spillway/memory/buffer_resource.hpp>
+#include <spillway/memory/host_admission.hpp>
 
 #include <common/error_matchers.hpp>
 #include <common/temporary_directory.hpp>
@@ -131,5 +133,55 @@ TEST(ReserveOrWait, FailsNamingTheTimeoutWhenNothingIsFreedForThatLong) {
         static_cast<void>(resource.reserve_or_wait(mebibyte / 2)), OutOfMemory, "memory_reserve_timeout"
     );
     EXPECT_EQ(resource.memory_reserved(MemoryType::HOST), 0U);
+    EXPECT_EQ(resource.memory_waiting(), 0U);
+}
+
+TEST(HostAdmission, CountsAsWaitingBetweenAttemptsAndReservesOnceMemoryIsFreed) {
+    TemporaryDirectory root;
+    BufferResource resource(test_config(root, mebibyte));
+    std::optional<Buffer> held = host_buffer(resource, mebibyte);
+    {
+        HostAdmission admission(resource, mebibyte / 2);
+        EXPECT_EQ(resource.memory_waiting(), mebibyte / 2);
+        EXPECT_EQ(admission.try_reserve().size(), 0U);
+        EXPECT_EQ(resource.memory_waiting(), mebibyte / 2);
+        EXPECT_EQ(resource.memory_reserved(MemoryType::HOST), 0U) << "a failed attempt holds nothing";
+        held.reset();
+        auto const reservation = admission.try_reserve();
+        EXPECT_EQ(reservation.size(), mebibyte / 2);
+        EXPECT_EQ(resource.memory_waiting(), 0U);
+    }
+    EXPECT_EQ(resource.memory_waiting(), 0U);
+}
+
+TEST(HostAdmission, ItsOwnAttemptsAreNotProgressSoItFailsAfterTheTimeout) {
+    // Each failed attempt reserves and gives back its bytes; counting that as
+    // memory freed would let a request that nothing can satisfy wait for ever.
+    Watchdog const watchdog("a request that nothing can satisfy");
+    TemporaryDirectory root;
+    auto config = test_config(root, mebibyte);
+    config.reserve_timeout = std::chrono::milliseconds(30);
+    BufferResource resource(config);
+    auto const held = host_buffer(resource, mebibyte);
+    HostAdmission admission(resource, mebibyte / 2);
+    auto const give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    bool failed = false;
+    while (!failed && std::chrono::steady_clock::now() < give_up) {
+        EXPECT_EQ(admission.try_reserve().size(), 0U);
+        try {
+            admission.check_progress();
+        } catch (OutOfMemory const& error) {
+            EXPECT_NE(std::string(error.what()).find("memory_reserve_timeout"), std::string::npos) << error.what();
+            failed = true;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    EXPECT_TRUE(failed) << "check_progress never gave up";
+}
+
+TEST(HostAdmission, RefusesMoreThanTheLimitAtOnce) {
+    TemporaryDirectory root;
+    BufferResource resource(test_config(root, mebibyte));
+    EXPECT_THROW_WITH(HostAdmission(resource, mebibyte + 1), OutOfMemory, "more than the limit");
     EXPECT_EQ(resource.memory_waiting(), 0U);
 }

@@ -174,7 +174,8 @@ class BufferResource {
     /// @throws whatever a spill function throws (nothing stays reserved).
     [[nodiscard]] MemoryReservation reserve_or_wait(std::size_t size);
 
-    /// The HOST bytes that `reserve_or_wait` callers are waiting for now.
+    /// The HOST bytes that `reserve_or_wait` callers and `HostAdmission`s
+    /// are waiting for now.
     [[nodiscard]] std::uint64_t memory_waiting() const;
 
     /// `buffer`, a HOST buffer of any resource, re-homed into this one
@@ -285,6 +286,7 @@ class BufferResource {
 
   private:
     friend class Buffer;
+    friend class HostAdmission;
     friend class MemoryReservation;
     friend class SpillManager;
 
@@ -322,6 +324,9 @@ class BufferResource {
 
     /// The HOST bytes released since construction; see `host_released_`.
     std::uint64_t host_bytes_released() const;
+    /// Throws the `OutOfMemory` of a request for `size` bytes of HOST that
+    /// saw nothing freed for `reserve_timeout`.
+    [[noreturn]] void fail_waiting(std::size_t size) const;
 
     /// Called by a reservation that returns `size` unused bytes.
     void release_reservation(MemoryType tier, std::size_t size) noexcept;

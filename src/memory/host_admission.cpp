@@ -1,0 +1,67 @@
+#include <spillway/memory/host_admission.hpp>
+
+#include <spillway/core/error.hpp>
+#include <spillway/core/options.hpp>
+
+namespace spillway::memory {
+
+HostAdmission::HostAdmission(BufferResource& resource, std::size_t size)
+    : resource_(resource),
+      size_(size),
+      released_(resource.host_bytes_released()),
+      progressed_(std::chrono::steady_clock::now()) {
+    auto const limit = resource.memory_limit(MemoryType::HOST);
+    SPILLWAY_EXPECTS(
+        size <= limit,
+        "cannot reserve " << format_bytes(size) << " of HOST: that is more than the limit of "
+                          << format_bytes(limit) << " (memory_limit_host); raise memory_limit_host",
+        OutOfMemory
+    );
+    count_waiting(true);
+}
+
+HostAdmission::~HostAdmission() {
+    count_waiting(false);
+}
+
+MemoryReservation HostAdmission::try_reserve() {
+    count_waiting(false);  // the attempt reserves the bytes itself
+    auto [reservation, headroom] = resource_.reserve_spilling(size_);
+    if (headroom.reached) {
+        return std::move(reservation);
+    }
+    reservation = MemoryReservation();
+    own_released_ += size_;
+    count_waiting(true);
+    return {};
+}
+
+void HostAdmission::check_progress() {
+    auto const released = resource_.host_bytes_released();
+    auto const now = std::chrono::steady_clock::now();
+    // An attempt that gives its bytes back releases them; that is not progress.
+    if (released - released_ > own_released_) {
+        released_ = released;
+        own_released_ = 0;
+        progressed_ = now;
+        return;
+    }
+    if (now - progressed_ >= resource_.config().reserve_timeout) {
+        resource_.fail_waiting(size_);
+    }
+}
+
+void HostAdmission::count_waiting(bool waiting) noexcept {
+    if (waiting == waiting_) {
+        return;
+    }
+    waiting_ = waiting;
+    MutexLock lock(resource_.accounting_mutex_);
+    if (waiting) {
+        resource_.host_waiting_ += size_;
+    } else {
+        resource_.host_waiting_ -= size_;
+    }
+}
+
+}  // namespace spillway::memory

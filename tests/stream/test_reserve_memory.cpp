@@ -1,0 +1,113 @@
+// stream::reserve_memory: HOST admission for coroutines, which waits for room
+// by sleeping on the executor instead of blocking its thread.
+#include <spillway/stream/reserve_memory.hpp>
+
+#include <common/error_matchers.hpp>
+#include <common/temporary_directory.hpp>
+#include <common/watchdog.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include <spillway/core/error.hpp>
+#include <spillway/exec/sync_wait.hpp>
+#include <spillway/exec/thread_pool.hpp>
+
+#include <gtest/gtest.h>
+
+#include <memory/memory_test_support.hpp>
+
+using namespace spillway;
+using namespace spillway::memory;
+
+using spillway::test::BufferPile;
+using spillway::test::host_buffer;
+using spillway::test::mebibyte;
+using spillway::test::ScopedSpillFunction;
+using spillway::test::TemporaryDirectory;
+using spillway::test::test_config;
+using spillway::test::Watchdog;
+
+
+TEST(ReserveMemory, ReservesAtOnceWhenThereIsRoomAndSpillsWhatIsMissing) {
+    TemporaryDirectory root;
+    BufferResource resource(test_config(root, 4 * mebibyte));
+    exec::ThreadPool pool(exec::ThreadPool::Config{.threads = 1});
+    EXPECT_EQ(exec::sync_wait(pool, stream::reserve_memory(resource, pool, mebibyte)).size(), mebibyte);
+    BufferPile pile(resource, 4, mebibyte);
+    ScopedSpillFunction const spilling(resource, [&](std::size_t n) { return pile.spill(n); });
+    EXPECT_EQ(exec::sync_wait(pool, stream::reserve_memory(resource, pool, 2 * mebibyte)).size(), 2 * mebibyte);
+    EXPECT_EQ(pile.count(), 2U);
+    EXPECT_EQ(resource.memory_waiting(), 0U);
+}
+
+TEST(ReserveMemory, WaitsWithoutHoldingItsThreadSoThatWorkOnTheSameThreadCanFreeMemory) {
+    // One thread: the waiting coroutine and the one that frees the memory
+    // share it. A request that blocked its thread would never see the memory
+    // freed, and would fail after the timeout.
+    Watchdog const watchdog("a coroutine waiting for memory freed on its own thread");
+    TemporaryDirectory root;
+    auto config = test_config(root, mebibyte);
+    config.reserve_timeout = std::chrono::seconds(10);
+    BufferResource resource(config);
+    exec::ThreadPool pool(exec::ThreadPool::Config{.threads = 1});
+    std::optional<Buffer> held = host_buffer(resource, mebibyte);
+    std::atomic<bool> waiter_done{false};
+    auto const waiter = [&]() -> exec::Task<std::size_t> {
+        co_await pool.schedule();
+        auto const reservation = co_await stream::reserve_memory(resource, pool, mebibyte / 2);
+        co_return reservation.size();
+    };
+    auto const freer = [&]() -> exec::Task<> {
+        co_await pool.schedule();
+        while (resource.memory_waiting() != mebibyte / 2 && !waiter_done) {
+            co_await pool.sleep_for(std::chrono::microseconds(100));
+        }
+        EXPECT_EQ(resource.memory_available(MemoryType::HOST), 0) << "a waiting request holds nothing";
+        held.reset();
+    };
+    std::size_t granted = 0;
+    std::string error;
+    std::thread waiting([&] {
+        try {
+            granted = exec::sync_wait(waiter());  // blocks; only the pool's thread runs it
+        } catch (std::exception const& e) {
+            error = e.what();
+        }
+        waiter_done = true;
+    });
+    exec::sync_wait(freer());
+    waiting.join();
+    EXPECT_EQ(error, "");
+    EXPECT_EQ(granted, mebibyte / 2);
+    EXPECT_EQ(resource.memory_waiting(), 0U);
+}
+
+TEST(ReserveMemory, FailsAtOnceForMoreThanTheLimit) {
+    TemporaryDirectory root;
+    BufferResource resource(test_config(root, mebibyte));
+    exec::ThreadPool pool(exec::ThreadPool::Config{.threads = 1});
+    EXPECT_THROW_WITH(
+        static_cast<void>(exec::sync_wait(pool, stream::reserve_memory(resource, pool, mebibyte + 1))),
+        OutOfMemory, "more than the limit"
+    );
+    EXPECT_EQ(resource.memory_waiting(), 0U);
+}
+
+TEST(ReserveMemory, FailsNamingTheTimeoutWhenNothingIsFreedForThatLong) {
+    TemporaryDirectory root;
+    auto config = test_config(root, mebibyte);
+    config.reserve_timeout = std::chrono::milliseconds(30);
+    BufferResource resource(config);
+    exec::ThreadPool pool(exec::ThreadPool::Config{.threads = 1});
+    auto const held = host_buffer(resource, mebibyte);
+    EXPECT_THROW_WITH(
+        static_cast<void>(exec::sync_wait(pool, stream::reserve_memory(resource, pool, mebibyte / 2))),
+        OutOfMemory, "memory_reserve_timeout"
+    );
+    EXPECT_EQ(resource.memory_reserved(MemoryType::HOST), 0U);
+    EXPECT_EQ(resource.memory_waiting(), 0U);
+}
