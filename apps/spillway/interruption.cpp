@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <map>
+#include <string>
 #include <string_view>
 
 #include <spillway/core/error.hpp>
@@ -29,6 +30,9 @@ struct Registry {
     std::map<std::uint64_t, std::pair<std::filesystem::path, RemoveOnInterruption::Extent>> paths
         SPILLWAY_GUARDED_BY(mutex);
     std::uint64_t next_id SPILLWAY_GUARDED_BY(mutex) = 0;
+    /// The lines printed on stdout for SIGINT and for SIGTERM; empty for none.
+    std::string sigint_report SPILLWAY_GUARDED_BY(mutex);
+    std::string sigterm_report SPILLWAY_GUARDED_BY(mutex);
     /// Set by `~InterruptionHandler`: the signal the waiting thread gets next
     /// is the request to return.
     bool stopping SPILLWAY_GUARDED_BY(mutex) = false;
@@ -47,10 +51,10 @@ sigset_t interruption_signals() {
     return signals;
 }
 
-/// Writes `text` to stderr, ignoring failures.
-void write_stderr(std::string_view text) {
+/// Writes `text` to the file descriptor `fd`, ignoring failures.
+void write_all(int fd, std::string_view text) {
     while (!text.empty()) {
-        auto const written = ::write(STDERR_FILENO, text.data(), text.size());
+        auto const written = ::write(fd, text.data(), text.size());
         if (written <= 0) {
             return;
         }
@@ -63,8 +67,9 @@ void write_stderr(std::string_view text) {
 /// Requires: `lock` holds the registry's mutex; it is never released.
 [[noreturn]] void end_process(int signal, MutexLock& lock) SPILLWAY_REQUIRES(registry.mutex) {
     static_cast<void>(lock);
-    write_stderr(signal == SIGINT ? "spillway: interrupted by SIGINT; removing what this run has written\n"
-                                  : "spillway: terminated by SIGTERM; removing what this run has written\n");
+    write_all(STDERR_FILENO, signal == SIGINT
+                                 ? "spillway: interrupted by SIGINT; removing what this run has written\n"
+                                 : "spillway: terminated by SIGTERM; removing what this run has written\n");
     // The other threads run on, and would complain about the files that
     // vanish under them.
     int const null = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
@@ -85,6 +90,7 @@ void write_stderr(std::string_view text) {
             }
         }
     }
+    write_all(STDOUT_FILENO, signal == SIGINT ? registry.sigint_report : registry.sigterm_report);
     ::_exit(128 + signal);
 }
 
@@ -115,6 +121,12 @@ InterruptionHandler::InterruptionHandler() {
     auto const signals = interruption_signals();
     SPILLWAY_ASSERT(::pthread_sigmask(SIG_BLOCK, &signals, &previous_mask_) == 0, "the signals are valid");
     waiter_ = std::thread(wait_for_signals);
+}
+
+void InterruptionHandler::report_on_stdout(std::string on_sigint, std::string on_sigterm) {
+    MutexLock lock(registry.mutex);
+    registry.sigint_report = std::move(on_sigint);
+    registry.sigterm_report = std::move(on_sigterm);
 }
 
 InterruptionHandler::~InterruptionHandler() {

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <string>
 #include <thread>
 
 namespace spillway::cli {
@@ -39,6 +40,11 @@ class InterruptionHandler {
     ~InterruptionHandler();
     InterruptionHandler(InterruptionHandler const&) = delete;
     InterruptionHandler& operator=(InterruptionHandler const&) = delete;
+
+    /// Has a signal that ends the process print `on_sigint` or `on_sigterm`
+    /// on stdout, once the paths are removed: the failure object that
+    /// `--json` promises.
+    void report_on_stdout(std::string on_sigint, std::string on_sigterm);
 
   private:
     sigset_t previous_mask_{};

@@ -13,10 +13,16 @@
 
 int main(int argc, char** argv) {
     using namespace spillway::cli;
-    InterruptionHandler const interruptions;  // before any thread starts, MPI's included
+    InterruptionHandler interruptions;  // before any thread starts, MPI's included
     CommandLine command_line;
     if (auto const code = command_line.parse(argc, argv, std::cout, std::cerr)) {
         return to_int(*code);
+    }
+    if (command_line.output().json && launcher_rank() == 0) {
+        interruptions.report_on_stdout(
+            failure_json(command_line.command(), ExitCode::interrupted, "interrupted by SIGINT") + "\n",
+            failure_json(command_line.command(), ExitCode::terminated, "terminated by SIGTERM") + "\n"
+        );
     }
     auto const options = command_line.options();
     std::optional<Processes> processes;

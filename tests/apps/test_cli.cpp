@@ -262,6 +262,25 @@ TEST_F(CliPartition, SigtermOrSigintRemovesThePartialOutputAndEndsWith128PlusThe
     }
 }
 
+TEST_F(CliPartition, WithJsonAnInterruptedRunPrintsOneJsonObjectNamingTheSignal) {
+    for (auto const& [signal, code] : {std::pair{SIGINT, 130}, std::pair{SIGTERM, 143}}) {
+        auto const output = directory_.path() / ("parts-json-" + std::to_string(signal));
+        spillway::test::ChildProcess child({SPILLWAY_CLI_PATH, "partition", "-i", input_.string(), "-k",
+                                            "l_orderkey", "-o", output.string(), "--partitions", "8",
+                                            "--block-size", "64KiB", "--json"},
+                                           {}, true);
+        ASSERT_TRUE(wait_until_stalled(child));
+        child.signal(signal);
+        auto const result = child.wait();
+        EXPECT_EQ(result.signal, 0);
+        auto const json = failure_object(result, code);
+        EXPECT_EQ(json.at("command"), "partition");
+        EXPECT_THAT(json.at("error").get<std::string>(),
+                    HasSubstr(signal == SIGINT ? "interrupted by SIGINT" : "terminated by SIGTERM"));
+        EXPECT_FALSE(std::filesystem::exists(output));
+    }
+}
+
 TEST_F(CliPartition, WithJsonAUsageErrorIsOneJsonObjectNamingTheError) {
     auto const output = directory_.path() / "parts";
     auto const too_small = run_spillway({"partition", "-i", input_.string(), "-k", "l_orderkey", "-o",
