@@ -61,6 +61,10 @@ std::unique_ptr<SpillSlot> DiskTier::write(std::span<std::byte const> padded, st
         std::span<std::byte const> const payload[] = {padded.first(size)};
         return std::move(write_together(payload).front());
     }
+    return with_direct_io_fallback([&] { return write_unstaged(padded, size); });
+}
+
+std::unique_ptr<SpillSlot> DiskTier::write_unstaged(std::span<std::byte const> padded, std::size_t size) {
     auto file = claim_file(pool_capacity(size));
     // No O_TRUNC: a reused file keeps the blocks it has, which is the point.
     OpenFile out = open(file->path(), O_WRONLY | O_CREAT);
@@ -76,6 +80,10 @@ std::unique_ptr<SpillSlot> DiskTier::write(std::span<std::byte const> padded, st
 std::vector<std::unique_ptr<SpillSlot>> DiskTier::write_together(
     std::span<std::span<std::byte const> const> payloads
 ) {
+    return with_direct_io_fallback([&] { return write_staged(payloads); });
+}
+
+std::vector<std::unique_ptr<SpillSlot>> DiskTier::write_staged(std::span<std::span<std::byte const> const> payloads) {
     std::uint64_t capacity = 0;
     for (auto const payload : payloads) {
         capacity += pool_capacity(payload.size());
@@ -112,6 +120,10 @@ std::vector<std::unique_ptr<SpillSlot>> DiskTier::write_together(
 }
 
 void DiskTier::read(SpillSlot const& slot, std::span<std::byte> padded) {
+    with_direct_io_fallback([&] { read_once(slot, padded); });
+}
+
+void DiskTier::read_once(SpillSlot const& slot, std::span<std::byte> padded) {
     auto const& path = slot.path();
     auto const& record = slot.record();
     OpenFile in = open(path, O_RDONLY);
@@ -184,15 +196,11 @@ void DiskTier::trim() noexcept {
 
 OpenFile DiskTier::open(std::filesystem::path const& path, int flags) {
     // relaxed: a hint that only selects the open flags; nothing is published through it
-    bool const direct = direct_io_.load(std::memory_order_relaxed);
+    bool direct = direct_io_.load(std::memory_order_relaxed);
     int fd = operations_->open(path.c_str(), flags | (direct ? O_DIRECT : 0), 0600);
     if (fd < 0 && errno == EINVAL && direct) {
-        // relaxed: as above; exchange makes exactly one thread report the fallback
-        if (direct_io_.exchange(false, std::memory_order_relaxed)) {
-            SPILLWAY_LOG(info, "the file system of '" << directory().string()
-                                                      << "' refuses direct I/O; using buffered I/O");
-            statistics_.add_count("memory.disk.direct_io_fallbacks");
-        }
+        stop_direct_io();
+        direct = false;
         fd = operations_->open(path.c_str(), flags, 0600);
     }
     if (fd < 0) {
@@ -203,7 +211,15 @@ OpenFile DiskTier::open(std::filesystem::path const& path, int flags) {
         );
         SPILLWAY_FAIL("cannot open spill file '" << path.string() << "': " << describe_errno(error), IoError);
     }
-    return OpenFile(*operations_, path, fd);
+    return OpenFile(*operations_, path, fd, direct);
+}
+
+void DiskTier::stop_direct_io() {
+    // relaxed: as in `open`; exchange makes exactly one thread report the fallback
+    if (direct_io_.exchange(false, std::memory_order_relaxed)) {
+        SPILLWAY_LOG(info, "the file system of '" << directory().string() << "' refuses direct I/O; using buffered I/O");
+        statistics_.add_count("memory.disk.direct_io_fallbacks");
+    }
 }
 
 void DiskTier::remove(std::filesystem::path const& path) noexcept {

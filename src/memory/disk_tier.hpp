@@ -85,8 +85,9 @@ class SpillSlot {
 /// (`SpillFilePool` says why and how much disk that keeps), else into a new
 /// file. A file is written with direct I/O (`O_DIRECT`) unless
 /// `MemoryConfig::direct_io` is off; when the file system refuses it
-/// (`EINVAL`), the tier falls back to buffered I/O for the rest of its life,
-/// logs it once and counts `memory.disk.direct_io_fallbacks`.
+/// (`EINVAL`, at `open` or at a read or write), the tier falls back to
+/// buffered I/O for the rest of its life, logs it once, counts
+/// `memory.disk.direct_io_fallbacks` and does the refused write or read again.
 ///
 /// Statistics: `memory.disk.write.bytes` and `memory.disk.read.bytes`, the
 /// bytes of spill files written and read (padding included);
@@ -131,6 +132,25 @@ class DiskTier {
   private:
     friend class SpillFile;
 
+    /// `write` without a codec, and `write_together`, without the fallback.
+    std::unique_ptr<SpillSlot> write_unstaged(std::span<std::byte const> padded, std::size_t size);
+    std::vector<std::unique_ptr<SpillSlot>> write_staged(std::span<std::span<std::byte const> const> payloads);
+    /// `read` without the fallback.
+    void read_once(SpillSlot const& slot, std::span<std::byte> padded);
+    /// Runs `attempt` and, if a read or write refuses direct I/O, turns
+    /// direct I/O off for good and runs it once more.
+    template <typename Attempt>
+    auto with_direct_io_fallback(Attempt attempt) -> decltype(attempt()) {
+        try {
+            return attempt();
+        } catch (DirectIoRefused const&) {
+            stop_direct_io();
+            return attempt();
+        }
+    }
+    /// Turns direct I/O off for the rest of the tier's life; the first call
+    /// logs it and counts `memory.disk.direct_io_fallbacks`.
+    void stop_direct_io();
     /// A freed file that holds `bytes`, else a new one.
     std::shared_ptr<SpillFile> claim_file(std::uint64_t bytes);
     /// Counts `file` as completely written, `end` bytes from its start.

@@ -35,6 +35,11 @@ void OpenFile::write_at(std::span<std::byte const> data, std::uint64_t offset) {
             continue;
         }
         SPILLWAY_EXPECTS(
+            written >= 0 || errno != EINVAL || !direct_,
+            "writing spill file '" << path_.string() << "' with direct I/O failed: " << describe_errno(EINVAL),
+            memory::detail::DirectIoRefused
+        );
+        SPILLWAY_EXPECTS(
             written > 0,
             "writing spill file '" << path_.string() << "' failed: "
                                    << describe_errno(written < 0 ? errno : EIO),
@@ -54,6 +59,11 @@ std::size_t OpenFile::read_at(std::span<std::byte> data, std::uint64_t offset) {
         if (read < 0 && errno == EINTR) {
             continue;
         }
+        SPILLWAY_EXPECTS(
+            read >= 0 || errno != EINVAL || !direct_,
+            "reading spill file '" << path_.string() << "' with direct I/O failed: " << describe_errno(EINVAL),
+            memory::detail::DirectIoRefused
+        );
         SPILLWAY_EXPECTS(
             read >= 0, "reading spill file '" << path_.string() << "' failed: " << describe_errno(errno),
             IoError

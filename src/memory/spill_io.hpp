@@ -11,6 +11,7 @@
 #include <span>
 #include <string>
 
+#include <spillway/core/error.hpp>
 #include <spillway/memory/file_operations.hpp>
 
 #include "memory/spill_checksum.hpp"
@@ -22,24 +23,37 @@ namespace spillway::memory::detail {
 /// per-call cost is negligible against the transfer.
 inline constexpr std::size_t max_io_bytes = std::size_t{64} << 20;
 
+/// A read or write of a file opened with `O_DIRECT` was refused with
+/// `EINVAL`: the file system wants another alignment than the tier's (larger
+/// logical blocks, some FUSE or ZFS setups). The disk tier then falls back to
+/// buffered I/O and tries again.
+class DirectIoRefused : public IoError {
+  public:
+    using IoError::IoError;
+};
+
 /// An open spill file. Every failed call throws an error that names the path.
 ///
 /// Thread safety: externally synchronised.
 class OpenFile {
   public:
-    /// Takes over `fd`, an open descriptor of `path`.
-    OpenFile(FileOperations& operations, std::filesystem::path path, int fd) noexcept
-        : operations_(operations), path_(std::move(path)), fd_(fd) {}
+    /// Takes over `fd`, an open descriptor of `path`, opened with `O_DIRECT`
+    /// if `direct`.
+    OpenFile(FileOperations& operations, std::filesystem::path path, int fd, bool direct) noexcept
+        : operations_(operations), path_(std::move(path)), fd_(fd), direct_(direct) {}
     /// Closes the file if `close` was not called; errors are logged, not thrown.
     ~OpenFile();
     OpenFile(OpenFile const&) = delete;
     OpenFile& operator=(OpenFile const&) = delete;
 
     /// Writes all of `data` at `offset`, continuing after short writes.
+    /// @throws DirectIoRefused if the file was opened with `O_DIRECT` and a
+    ///         write fails with `EINVAL`.
     /// @throws IoError naming the path if a write fails.
     void write_at(std::span<std::byte const> data, std::uint64_t offset);
     /// Reads into `data` from `offset` until it is full or the file ends;
     /// returns the bytes read.
+    /// @throws DirectIoRefused as `write_at`.
     /// @throws IoError naming the path if a read fails.
     std::size_t read_at(std::span<std::byte> data, std::uint64_t offset);
     /// Closes the file.
@@ -53,6 +67,7 @@ class OpenFile {
     FileOperations& operations_;
     std::filesystem::path path_;
     int fd_;  ///< -1 once closed
+    bool const direct_;
 };
 
 /// Collects a stream of bytes in an aligned staging area and writes it to a

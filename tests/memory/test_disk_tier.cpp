@@ -503,6 +503,60 @@ TEST(DiskTier, FallsBackToBufferedIoWhereDirectIoIsRefused) {
     EXPECT_EQ(resource.statistics().get("memory.disk.direct_io_fallbacks")->total, 1.0);
 }
 
+TEST(DiskTier, AWriteOrReadThatRefusesDirectIoIsDoneAgainWithBufferedIo) {
+    // The file system opens files with O_DIRECT but wants another alignment,
+    // so the first direct write fails with EINVAL (some FUSE or ZFS setups).
+    for (bool const together : {false, true}) {
+        TemporaryDirectory root;
+        auto operations = std::make_shared<FaultInjectingFileOperations>();
+        BufferResource resource(faulty_config(root, operations));
+        auto const bytes = test_bytes(10'000, 16);
+        operations->fail_writes(EINVAL);
+        std::vector<Buffer> buffers;
+        buffers.push_back(make_host_buffer(resource, bytes));
+        buffers.push_back(make_host_buffer(resource, bytes));
+        if (together) {
+            auto reservation = resource.reserve(MemoryType::DISK, 2 * bytes.size(), AllowOverbooking::no);
+            resource.move_to_disk(buffers, reservation);
+        } else {
+            buffers[0] = move_to(resource, std::move(buffers[0]), MemoryType::DISK);
+            buffers[1] = move_to(resource, std::move(buffers[1]), MemoryType::DISK);
+        }
+        EXPECT_EQ(statistic(resource, "memory.disk.direct_io_fallbacks"), 1.0) << together;
+        auto const direct_opens = operations->direct_opens();
+        EXPECT_EQ(contents(move_to(resource, std::move(buffers[0]), MemoryType::HOST)), bytes) << together;
+        EXPECT_EQ(contents(move_to(resource, std::move(buffers[1]), MemoryType::HOST)), bytes) << together;
+        EXPECT_EQ(operations->direct_opens(), direct_opens) << "direct I/O stays off";
+    }
+}
+
+TEST(DiskTier, AReadThatRefusesDirectIoIsDoneAgainWithBufferedIo) {
+    TemporaryDirectory root;
+    auto operations = std::make_shared<FaultInjectingFileOperations>();
+    BufferResource resource(faulty_config(root, operations));
+    auto const bytes = test_bytes(10'000, 17);
+    auto disk = move_to(resource, make_host_buffer(resource, bytes), MemoryType::DISK);
+    EXPECT_EQ(operations->direct_opens(), 1);
+    operations->fail_reads(EINVAL);
+    EXPECT_EQ(contents(move_to(resource, std::move(disk), MemoryType::HOST)), bytes);
+    EXPECT_EQ(statistic(resource, "memory.disk.direct_io_fallbacks"), 1.0);
+    EXPECT_EQ(operations->direct_opens(), 2) << "the refused read's open, and no more";
+}
+
+TEST(DiskTier, EinvalFromBufferedIoIsAnIoError) {
+    TemporaryDirectory root;
+    auto operations = std::make_shared<FaultInjectingFileOperations>();
+    auto config = faulty_config(root, operations);
+    config.direct_io = false;
+    BufferResource resource(config);
+    auto const bytes = test_bytes(10'000, 18);
+    auto buffer = make_host_buffer(resource, bytes);
+    operations->fail_writes(EINVAL);
+    EXPECT_THROW_WITH(move_to(resource, std::move(buffer), MemoryType::DISK), IoError, "Invalid argument");
+    EXPECT_EQ(buffer.mem_type(), MemoryType::HOST);
+    EXPECT_FALSE(resource.statistics().get("memory.disk.direct_io_fallbacks").has_value());
+}
+
 TEST(DiskTier, UsesDirectIoUnlessItIsTurnedOff) {
     for (bool const direct : {true, false}) {
         TemporaryDirectory root;
