@@ -31,7 +31,6 @@ using spillway::test::TemporaryDirectory;
 using spillway::test::test_config;
 using spillway::test::Watchdog;
 
-
 TEST(ReserveMemory, ReservesAtOnceWhenThereIsRoomAndSpillsWhatIsMissing) {
     TemporaryDirectory root;
     BufferResource resource(test_config(root, 4 * mebibyte));
