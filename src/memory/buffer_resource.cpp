@@ -267,13 +267,7 @@ MemoryReservation BufferResource::reserve_and_spill(
 }
 
 MemoryReservation BufferResource::reserve_or_wait(std::size_t size) {
-    auto const limit = memory_limit(MemoryType::HOST);
-    SPILLWAY_EXPECTS(
-        size <= limit,
-        "cannot reserve " << format_bytes(size) << " of HOST: that is more than the limit of "
-                          << format_bytes(limit) << " (memory_limit_host); raise memory_limit_host",
-        OutOfMemory
-    );
+    check_within_host_limit(size);
     while (true) {
         auto const released_before = host_bytes_released();
         auto [reservation, headroom] = reserve_spilling(size);
@@ -296,6 +290,16 @@ MemoryReservation BufferResource::reserve_or_wait(std::size_t size) {
             fail_waiting(size);
         }
     }
+}
+
+void BufferResource::check_within_host_limit(std::size_t size) const {
+    auto const limit = memory_limit(MemoryType::HOST);
+    SPILLWAY_EXPECTS(
+        size <= limit,
+        "cannot reserve " << format_bytes(size) << " of HOST: that is more than the limit of "
+                          << format_bytes(limit) << " (memory_limit_host); raise memory_limit_host",
+        OutOfMemory
+    );
 }
 
 void BufferResource::fail_waiting(std::size_t size) const {

@@ -1,8 +1,5 @@
 #include <spillway/memory/host_admission.hpp>
 
-#include <spillway/core/error.hpp>
-#include <spillway/core/options.hpp>
-
 namespace spillway::memory {
 
 HostAdmission::HostAdmission(BufferResource& resource, std::size_t size)
@@ -10,13 +7,7 @@ HostAdmission::HostAdmission(BufferResource& resource, std::size_t size)
       size_(size),
       released_(resource.host_bytes_released()),
       progressed_(std::chrono::steady_clock::now()) {
-    auto const limit = resource.memory_limit(MemoryType::HOST);
-    SPILLWAY_EXPECTS(
-        size <= limit,
-        "cannot reserve " << format_bytes(size) << " of HOST: that is more than the limit of "
-                          << format_bytes(limit) << " (memory_limit_host); raise memory_limit_host",
-        OutOfMemory
-    );
+    resource.check_within_host_limit(size);
     count_waiting(true);
 }
 

@@ -324,6 +324,9 @@ class BufferResource {
 
     /// The HOST bytes released since construction; see `host_released_`.
     std::uint64_t host_bytes_released() const;
+    /// @throws OutOfMemory if a request that waits for `size` bytes of HOST
+    ///         could never be met: `size` is more than the HOST limit.
+    void check_within_host_limit(std::size_t size) const;
     /// Throws the `OutOfMemory` of a request for `size` bytes of HOST that
     /// saw nothing freed for `reserve_timeout`.
     [[noreturn]] void fail_waiting(std::size_t size) const;
