@@ -98,11 +98,15 @@ void StagedWriter::commit(std::size_t bytes) noexcept {
     stored_size_ += bytes;
 }
 
-std::uint64_t StagedWriter::begin_payload() noexcept {
+void StagedWriter::pad_to_block() noexcept {
     auto const padded = align_up(staged_);  // the staging area is a multiple of the alignment
     std::fill(staging_.begin() + static_cast<std::ptrdiff_t>(staged_),
               staging_.begin() + static_cast<std::ptrdiff_t>(padded), std::byte{0});
     staged_ = padded;
+}
+
+std::uint64_t StagedWriter::begin_payload() noexcept {
+    pad_to_block();
     stored_size_ = 0;
     checksum_.reset();
     return offset_ + staged_;
@@ -128,11 +132,9 @@ void StagedWriter::write_full_blocks() {
 }
 
 void StagedWriter::finish() {
-    auto const padded = align_up(staged_);
-    std::fill(staging_.begin() + static_cast<std::ptrdiff_t>(staged_),
-              staging_.begin() + static_cast<std::ptrdiff_t>(padded), std::byte{0});
-    file_.write_at(staging_.first(padded), offset_);
-    offset_ += padded;
+    pad_to_block();
+    file_.write_at(staging_.first(staged_), offset_);
+    offset_ += staged_;
     staged_ = 0;
 }
 

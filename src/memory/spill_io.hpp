@@ -106,6 +106,8 @@ class StagedWriter {
     [[nodiscard]] std::uint64_t checksum() const noexcept { return checksum_.digest(); }
 
   private:
+    /// Fills the staged partial block up with zeros.
+    void pad_to_block() noexcept;
     /// Writes the staged full blocks and moves the partial one to the front.
     void write_full_blocks();
 
