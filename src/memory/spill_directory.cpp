@@ -1,62 +1,114 @@
 #include "memory/spill_directory.hpp"
 
-#include <signal.h>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
-#include <charconv>
-#include <fstream>
-#include <optional>
 #include <string>
+#include <utility>
 
 #include <spillway/core/error.hpp>
 #include <spillway/core/logging.hpp>
+
+#include "memory/spill_io.hpp"
 
 namespace spillway::memory::detail {
 namespace {
 
 constexpr std::string_view directory_prefix = "spillway-";
 
-/// The pid in `directory`'s owner file, if it has a readable one.
-std::optional<pid_t> read_owner(std::filesystem::path const& directory) {
-    std::ifstream file(directory / SpillDirectory::owner_file);
-    std::string text;
-    if (!(file >> text)) {
-        return std::nullopt;
+/// A file descriptor, closed when the object goes away.
+class Descriptor {
+  public:
+    explicit Descriptor(int fd) noexcept : fd_(fd) {}
+    ~Descriptor() {
+        if (fd_ >= 0) {
+            ::close(fd_);
+        }
     }
-    pid_t pid = 0;
-    auto const [end, error] = std::from_chars(text.data(), text.data() + text.size(), pid);
-    if (error != std::errc{} || end != text.data() + text.size() || pid <= 0) {
-        return std::nullopt;
-    }
-    return pid;
+    Descriptor(Descriptor const&) = delete;
+    Descriptor& operator=(Descriptor const&) = delete;
+
+    [[nodiscard]] int get() const noexcept { return fd_; }
+    /// Gives up ownership and returns the descriptor.
+    int release() noexcept { return std::exchange(fd_, -1); }
+
+  private:
+    int fd_;
+};
+
+/// Whether `fd` is still the file at `path`: a remover unlinks the owner file
+/// before it drops the lock, so a lock taken on an unlinked file proves nothing.
+bool still_at(int fd, std::filesystem::path const& path) {
+    struct stat opened {};
+    struct stat current {};
+    return fstat(fd, &opened) == 0 && stat(path.c_str(), &current) == 0 && opened.st_dev == current.st_dev
+           && opened.st_ino == current.st_ino;
 }
 
-bool process_is_gone(pid_t pid) {
-    return kill(pid, 0) != 0 && errno == ESRCH;
+/// Removes `directory` if its owner file exists and its lock can be taken,
+/// holding the lock while it removes; returns whether it removed it.
+bool remove_if_stale(std::filesystem::path const& directory) {
+    auto const owner = directory / SpillDirectory::owner_file;
+    Descriptor const lock(::open(owner.c_str(), O_RDONLY | O_CLOEXEC));
+    if (lock.get() < 0 || flock(lock.get(), LOCK_EX | LOCK_NB) != 0 || !still_at(lock.get(), owner)) {
+        return false;  // being made, alive, removed meanwhile, or a file system without locks
+    }
+    std::error_code error;
+    std::filesystem::remove_all(directory, error);
+    if (error && error != std::errc::no_such_file_or_directory) {
+        SPILLWAY_LOG(warn, "cannot remove stale spill directory '" << directory.string() << "': " << error.message());
+        return false;
+    }
+    return true;
 }
 
 void remove_stale_directories(std::filesystem::path const& root, Statistics& statistics) {
     std::error_code error;
     for (auto const& entry : std::filesystem::directory_iterator(root, error)) {
-        if (!entry.is_directory(error) || !entry.path().filename().string().starts_with(directory_prefix)) {
+        if (!entry.path().filename().string().starts_with(directory_prefix) || !entry.is_directory(error)) {
             continue;
         }
-        auto const owner = read_owner(entry.path());
-        if (!owner || !process_is_gone(*owner)) {
-            continue;
+        if (remove_if_stale(entry.path())) {
+            SPILLWAY_LOG(info, "removed spill directory '" << entry.path().string()
+                                                           << "': the process that made it is gone");
+            statistics.add_count("memory.disk.stale_directories_removed");
         }
-        std::filesystem::remove_all(entry.path(), error);
-        if (error) {
-            SPILLWAY_LOG(warn, "cannot remove stale spill directory '" << entry.path().string()
-                                                                       << "': " << error.message());
-            continue;
-        }
-        SPILLWAY_LOG(info, "removed spill directory '" << entry.path().string() << "' of dead process "
-                                                       << *owner);
-        statistics.add_count("memory.disk.stale_directories_removed");
     }
+}
+
+/// Makes `directory`'s owner file, holding `pid`, already locked: it is
+/// written and locked under another name, then renamed. Returns its
+/// descriptor, which holds the lock.
+/// @throws IoError naming the file.
+int make_locked_owner_file(std::filesystem::path const& directory, pid_t pid) {
+    auto const made = directory / (std::string(SpillDirectory::owner_file) + ".new");
+    Descriptor file(::open(made.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
+    auto const failed = [&](char const* what) {
+        SPILLWAY_FAIL("cannot " << what << " '" << made.string() << "': " << describe_errno(errno)
+                                << "; set spill_directory to a writable directory",
+                      IoError);
+    };
+    if (file.get() < 0) {
+        failed("create");
+    }
+    if (flock(file.get(), LOCK_EX | LOCK_NB) != 0) {
+        // Without locks the directory cannot be told from a stale one; other
+        // processes then keep it, and only its owner removes it.
+        SPILLWAY_LOG(warn, "cannot lock '" << made.string() << "' (" << describe_errno(errno)
+                                           << "): a crash would leave this spill directory behind");
+    }
+    auto const text = std::to_string(pid) + "\n";
+    if (::write(file.get(), text.data(), text.size()) != static_cast<ssize_t>(text.size())) {
+        failed("write");
+    }
+    if (::rename(made.c_str(), (directory / SpillDirectory::owner_file).c_str()) != 0) {
+        failed("rename");
+    }
+    return file.release();
 }
 
 }  // namespace
@@ -72,7 +124,8 @@ SpillDirectory::SpillDirectory(std::filesystem::path const& root, Statistics& st
     );
     remove_stale_directories(root, statistics);
 
-    // Distinguishes the directories of several resources in one process.
+    // Distinguishes the directories of several resources in one process, and
+    // of processes with one pid in different PID namespaces.
     static std::atomic<unsigned> next_number{0};
     auto const pid = getpid();
     do {
@@ -86,16 +139,11 @@ SpillDirectory::SpillDirectory(std::filesystem::path const& root, Statistics& st
                                           << "; set spill_directory to a writable directory",
         IoError
     );
-    std::ofstream owner(path_ / owner_file);
-    owner << pid << '\n';
-    owner.close();
-    if (!owner) {
+    try {
+        owner_fd_ = make_locked_owner_file(path_, pid);
+    } catch (...) {
         std::filesystem::remove_all(path_, error);
-        SPILLWAY_FAIL(
-            "cannot write '" << (path_ / owner_file).string()
-                             << "'; set spill_directory to a writable directory",
-            IoError
-        );
+        throw;
     }
 }
 
@@ -105,6 +153,7 @@ SpillDirectory::~SpillDirectory() {
     if (error) {
         SPILLWAY_LOG(warn, "cannot remove spill directory '" << path_.string() << "': " << error.message());
     }
+    ::close(owner_fd_);  // only now: the directory was removed under the lock
 }
 
 }  // namespace spillway::memory::detail

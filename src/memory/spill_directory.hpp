@@ -10,26 +10,35 @@ namespace spillway::memory::detail {
 
 /// A directory of its own for one buffer resource, named
 /// `spillway-<pid>-<n>` under a root, with a file `owner` holding the pid.
+/// The object holds an exclusive `flock` on the owner file for its whole
+/// life; the kernel drops it when the process ends, however it ends.
 ///
-/// Making one first removes the directories under the root whose owner
-/// process no longer runs (a crash leaves them behind). A directory without
-/// an owner file, or whose pid is alive, is left alone: it may be another
-/// process's, being made. The directory is removed, with everything in it,
-/// when the object is destroyed.
+/// Making one first removes the directories under the root whose owner file
+/// is not locked: their owner is gone (a crash leaves them behind). The lock,
+/// not the pid, decides, so a live directory of a process in another PID
+/// namespace or on another host sharing the root (where the file system
+/// supports `flock`) is kept, and a dead one whose pid was reused is removed.
+/// A directory without an owner file is left alone: the owner file appears
+/// already locked (made under another name, locked, then renamed), so a
+/// directory without one is being made. The remover holds the lock while it
+/// removes, so several processes starting at once remove each directory once.
+/// The directory is removed, with everything in it, when the object is
+/// destroyed.
 ///
 /// Thread safety: const member functions may be called concurrently.
 class SpillDirectory {
   public:
-    /// The name of the file holding the owner's pid.
+    /// The name of the file holding the owner's pid and its lock.
     static constexpr char const* owner_file = "owner";
 
     /// Creates `root` if needed, cleans it of dead processes' directories
     /// (counted in `memory.disk.stale_directories_removed`), and makes a new
     /// directory under it.
     /// @throws IoError naming the path if a directory or the owner file cannot
-    ///         be created.
+    ///         be created or locked.
     SpillDirectory(std::filesystem::path const& root, Statistics& statistics);
-    /// Removes the directory and everything in it; failures are logged.
+    /// Removes the directory and everything in it, then drops the lock;
+    /// failures are logged.
     ~SpillDirectory();
     SpillDirectory(SpillDirectory const&) = delete;
     SpillDirectory& operator=(SpillDirectory const&) = delete;
@@ -38,6 +47,7 @@ class SpillDirectory {
 
   private:
     std::filesystem::path path_;
+    int owner_fd_ = -1;  ///< the locked owner file, open for the object's life
 };
 
 }  // namespace spillway::memory::detail

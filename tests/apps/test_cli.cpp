@@ -7,6 +7,7 @@
 #include <fstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -480,6 +481,37 @@ TEST(CliShuffle, SigtermRemovesTheSpillDirectoriesAndEndsWith143) {
     EXPECT_EQ(result.signal, 0) << "the tool ends itself, after removing its spill directories";
     EXPECT_EQ(result.exit_code, 143);
     EXPECT_TRUE(std::filesystem::is_empty(spill.path()));
+}
+
+TEST(CliShuffle, RunsInOtherPidNamespacesKeepALiveRunsSpillFilesAndRemoveAKilledRunsWithoutWarnings) {
+    spillway::test::TemporaryDirectory spill;
+    std::vector<std::string> const shuffle = {"shuffle", "--scale", "0.05", "--ranks", "1", "--memory-limit",
+                                              "128MiB", "--spill-dir", spill.path().string(), "--quiet"};
+    auto const in_new_pid_namespace = [&] {
+        std::vector<std::string> arguments = {"/usr/bin/unshare", "--pid", "--fork", "--kill-child",
+                                              SPILLWAY_CLI_PATH};
+        arguments.insert(arguments.end(), shuffle.begin(), shuffle.end());
+        return arguments;
+    };
+    spillway::test::ChildProcess stalled({SPILLWAY_CLI_PATH, "shuffle", "--scale", "0.05", "--ranks", "1",
+                                          "--memory-limit", "128MiB", "--spill-dir", spill.path().string()},
+                                         {}, true);
+    ASSERT_TRUE(wait_until_stalled(stalled));
+    ASSERT_EQ(count_files(spill.path()), 1u);
+    auto const live = std::filesystem::directory_iterator(spill.path())->path();
+
+    // The live run's pid does not exist in these namespaces; its lock does.
+    auto const beside = spillway::test::ChildProcess(in_new_pid_namespace()).wait();
+    ASSERT_EQ(beside.exit_code, 0) << beside.err;
+    EXPECT_TRUE(std::filesystem::exists(live / "owner")) << "a live run's spill directory is kept";
+
+    stalled.signal(SIGKILL);
+    EXPECT_EQ(stalled.wait().signal, SIGKILL);
+    ASSERT_TRUE(std::filesystem::exists(live)) << "SIGKILL leaves the directory behind";
+    auto const next = spillway::test::ChildProcess(in_new_pid_namespace()).wait();
+    ASSERT_EQ(next.exit_code, 0) << next.err;
+    EXPECT_EQ(next.err, "") << "the killed run's directory is removed without a warning";
+    EXPECT_TRUE(std::filesystem::is_empty(spill.path())) << "the killed run's directory and the run's own are gone";
 }
 
 TEST(CliShuffle, BadFlagValuesAreUsageErrorsNamingTheFlag) {

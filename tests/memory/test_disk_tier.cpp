@@ -4,6 +4,8 @@
 #include <common/fault_injecting_file_operations.hpp>
 #include <common/temporary_directory.hpp>
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -597,21 +599,46 @@ TEST(DiskTier, EachResourceHasItsOwnDirectoryWithAnOwnerFileRemovedAtTheEnd) {
     EXPECT_TRUE(std::filesystem::is_empty(root.path()));
 }
 
-TEST(DiskTier, DirectoriesOfDeadProcessesAreRemovedAtStartUpAndOthersAreKept) {
+TEST(DiskTier, DirectoriesWhoseOwnerFileIsUnlockedAreRemovedAtStartUpAndOthersAreKept) {
     TemporaryDirectory root;
-    auto const stale = root.path() / "spillway-dead";
+    // The lock decides, not the pid: this directory names a live process (a
+    // reused pid, or one seen from another PID namespace) but nobody holds it.
+    auto const stale = root.path() / "spillway-stale";
+    auto const stale_of_dead_pid = root.path() / "spillway-dead";
     auto const live = root.path() / "spillway-live";
     auto const unowned = root.path() / "spillway-unowned";
     auto const unrelated = root.path() / "someone-else";
-    make_owned_directory(stale, std::to_string(dead_pid()));
-    make_owned_directory(live, std::to_string(getppid()));
+    make_owned_directory(stale, std::to_string(getpid()));
+    make_owned_directory(stale_of_dead_pid, std::to_string(dead_pid()));
+    make_owned_directory(live, std::to_string(dead_pid()));
     std::filesystem::create_directories(unowned);
     make_owned_directory(unrelated, std::to_string(dead_pid()));
+    // flock locks belong to an open file description, so this one keeps the
+    // resource's own attempt out as another process's would.
+    int const held = ::open((live / "owner").c_str(), O_RDONLY | O_CLOEXEC);
+    ASSERT_GE(held, 0);
+    ASSERT_EQ(flock(held, LOCK_EX), 0);
 
     BufferResource resource(test_config(root));
     EXPECT_FALSE(std::filesystem::exists(stale));
-    EXPECT_TRUE(std::filesystem::exists(live));
+    EXPECT_FALSE(std::filesystem::exists(stale_of_dead_pid));
+    EXPECT_TRUE(std::filesystem::exists(live / "buffer-0"));
     EXPECT_TRUE(std::filesystem::exists(unowned));
     EXPECT_TRUE(std::filesystem::exists(unrelated));
-    EXPECT_EQ(resource.statistics().get("memory.disk.stale_directories_removed")->total, 1.0);
+    EXPECT_EQ(resource.statistics().get("memory.disk.stale_directories_removed")->total, 2.0);
+    ::close(held);
+}
+
+TEST(DiskTier, AResourceHoldsTheLockOfItsOwnerFileSoThatOthersKeepItsDirectory) {
+    TemporaryDirectory root;
+    BufferResource first(test_config(root));
+    int const probe = ::open((first.spill_directory() / "owner").c_str(), O_RDONLY | O_CLOEXEC);
+    ASSERT_GE(probe, 0);
+    EXPECT_NE(flock(probe, LOCK_EX | LOCK_NB), 0) << "the owner file of a live resource is not locked";
+    EXPECT_EQ(errno, EWOULDBLOCK);
+    ::close(probe);
+
+    BufferResource second(test_config(root));
+    EXPECT_TRUE(std::filesystem::exists(first.spill_directory() / "owner"));
+    EXPECT_FALSE(second.statistics().get("memory.disk.stale_directories_removed").has_value());
 }
