@@ -1,5 +1,6 @@
 #include <spillway/comm/mpi_communicator.hpp>
 
+#include <algorithm>
 #include <climits>
 #include <cstdint>
 #include <cstring>
@@ -419,11 +420,25 @@ void MpiCommunicator::discard(
     std::size_t payload_size, std::vector<MPI_Message> parts, std::size_t part_size
 ) noexcept {
     try {
-        auto& resource = buffer_resource();
-        auto reservation = resource.reserve(memory::MemoryType::HOST, payload_size, memory::AllowOverbooking::yes);
-        static_cast<void>(post_receive(
-            Message{0, 0, {}, resource.make_buffer(payload_size, reservation)}, std::move(parts), part_size
-        ));
+        MutexLock lock(discard_mutex_);
+        auto const largest_part = std::min(payload_size, part_size);
+        if (!discard_buffer_ || discard_buffer_->size() < largest_part) {
+            discard_buffer_.reset();
+            auto& resource = buffer_resource();
+            auto reservation = resource.reserve(memory::MemoryType::HOST, largest_part, memory::AllowOverbooking::yes);
+            discard_buffer_ = resource.make_buffer(largest_part, reservation);
+        }
+        auto const scratch = discard_buffer_->data();
+        post_parts(payload_size, part_size, [&](std::size_t index, std::size_t, std::size_t length) {
+            detail::check_mpi(
+                MPI_Mrecv(scratch.data(), static_cast<int>(length), MPI_BYTE, &parts[index], MPI_STATUS_IGNORE),
+                "MPI_Mrecv"
+            );
+        });
+        // relaxed: as in the destructor; the caller's own Incoming counts one
+        if (live_incomings_.load(std::memory_order_relaxed) == 1) {
+            discard_buffer_.reset();
+        }
     } catch (std::exception const& error) {
         SPILLWAY_FATAL(
             "cannot drop a message with a payload of " << format_bytes(payload_size) << ": " << error.what()

@@ -392,6 +392,32 @@ TEST_P(CommunicatorContract, DroppingAnIncomingDiscardsOnlyThatMessageAndComplet
     });
 }
 
+TEST_P(CommunicatorContract, DroppingManyIncomingsAtOnceHoldsAtMostOneOfTheirPayloadsInMemory) {
+    constexpr std::uint64_t count = 8;
+    constexpr std::size_t size = 300000;  // several MPI parts of mpi_test_message_bytes
+    run([&](Communicator& comm) {
+        memory::BufferResource outbox;
+        auto const to = next_rank(comm.rank(), comm.nranks());
+        auto const from = previous_rank(comm.rank(), comm.nranks());
+        std::vector<Future<void>> sends;
+        for (std::uint64_t i = 0; i < count; ++i) {
+            sends.push_back(comm.send(to, 9, metadata_of({i}), make_payload(outbox, size, i)));
+        }
+        std::vector<Incoming> dropped;
+        for (std::uint64_t i = 0; i < count; ++i) {
+            dropped.push_back(probe_until(comm, 9, from));
+        }
+        auto const& resource = comm.buffer_resource();
+        EXPECT_EQ(resource.peak_memory_used(memory::MemoryType::HOST), 0U) << "a probe takes no memory";
+        dropped.clear();
+        for (auto& send : sends) {
+            await(std::move(send));
+        }
+        EXPECT_LE(resource.peak_memory_used(memory::MemoryType::HOST), size)
+            << "the dropped payloads were in memory at the same time";
+    });
+}
+
 TEST_P(CommunicatorContract, OperationsCompleteWhileTheirOwnersOnlyWait) {
     // Every thread below blocks in wait() once it has posted its operation,
     // so no caller drives progress: the communicator must do it by itself.

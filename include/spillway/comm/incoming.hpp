@@ -44,8 +44,10 @@ struct ProbedMessage {
 ///
 /// Dropping an `Incoming` without receiving it discards the message (and
 /// completes the sender's send). The MPI backend does this by receiving the
-/// payload into memory overbooked from the communicator's resource and
-/// freeing it; receive what you want to keep.
+/// payload, blocking until it has arrived, into one buffer that all dropped
+/// messages share in turn (memory overbooked from the communicator's
+/// resource, as large as the largest part dropped, freed when no probed
+/// message is left); receive what you want to keep.
 ///
 /// Thread safety: a value owned by one thread at a time; it may be moved
 /// between threads.

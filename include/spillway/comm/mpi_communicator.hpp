@@ -9,12 +9,14 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <optional>
 #include <utility>
 #include <vector>
 
 #include <spillway/comm/communicator.hpp>
 #include <spillway/comm/mpi_config.hpp>
 #include <spillway/core/mutex.hpp>
+#include <spillway/memory/buffer.hpp>
 
 namespace spillway::comm {
 
@@ -112,8 +114,10 @@ class MpiCommunicator final : public Communicator {
     /// hands them to the progress thread. Aborts if MPI refuses (the parts
     /// are then lost and the channel cannot continue).
     Future<Message> post_receive(Message message, std::vector<MPI_Message> parts, std::size_t part_size);
-    /// Receives the matched `parts` into memory overbooked from the resource
-    /// and frees it; for dropped messages.
+    /// Receives the matched `parts` of a dropped message, one at a time, into
+    /// `discard_buffer_`, grown to the largest part dropped so far (memory
+    /// overbooked from the resource) and freed when no other `Incoming` with
+    /// unreceived parts is alive. Blocks until the parts have arrived.
     void discard(std::size_t payload_size, std::vector<MPI_Message> parts, std::size_t part_size) noexcept;
 
     // Constant after construction.
@@ -130,6 +134,11 @@ class MpiCommunicator final : public Communicator {
     /// Partial matches per (tag, source) channel, oldest first; no deque is empty.
     std::map<std::pair<Tag, Rank>, std::deque<PartialMatch>> partial_matches_
         SPILLWAY_GUARDED_BY(match_mutex_);
+
+    /// Held while a dropped message is received into `discard_buffer_`, so
+    /// that however many are dropped at once, one part is in memory.
+    Mutex discard_mutex_;
+    std::optional<memory::Buffer> discard_buffer_ SPILLWAY_GUARDED_BY(discard_mutex_);
 
     /// `Incoming`s with unreceived payload messages that are alive. Relaxed:
     /// only a count checked by the destructor, which runs after every user
