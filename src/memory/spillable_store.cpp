@@ -46,6 +46,16 @@ void SpillableStore::insert(Key key, Buffer buffer) {
         !entries_.contains(key), "SpillableStore '" << name_ << "' already holds key " << key,
         InvalidArgument
     );
+    add(key, std::move(buffer));
+}
+
+void SpillableStore::restore(Key key, Buffer buffer) noexcept {
+    MutexLock lock(mutex_);
+    SPILLWAY_ASSERT(!entries_.contains(key), "SpillableStore '" << name_ << "' already holds key " << key);
+    add(key, std::move(buffer));
+}
+
+void SpillableStore::add(Key key, Buffer buffer) {
     auto const tier = buffer.mem_type();
     auto const size = buffer.size();
     entries_.emplace(key, Entry{.buffer = std::move(buffer), .tier = tier, .size = size});

@@ -465,7 +465,7 @@ std::vector<PackedData> Exchange::read_back(std::size_t index, std::deque<ChunkR
             try {
                 result.push_back(detach_metadata(*buffer, chunk));  // `result` has room: no reallocation
             } catch (...) {
-                received_.insert(chunk.key, std::move(*buffer));
+                received_.restore(chunk.key, std::move(*buffer));
                 throw;
             }
         }
@@ -474,7 +474,7 @@ std::vector<PackedData> Exchange::read_back(std::size_t index, std::deque<ChunkR
             chunks[i].size = result[i].data.size();
             chunks[i].inline_metadata = 0;
             chunks[i].metadata = std::move(result[i].metadata);
-            received_.insert(chunks[i].key, std::move(result[i].data));
+            received_.restore(chunks[i].key, std::move(result[i].data));
         }
         MutexLock lock(mutex_);
         auto& state = partitions_[index];

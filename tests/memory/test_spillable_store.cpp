@@ -493,6 +493,29 @@ TEST(SpillableStore, ForceDiskSendsEveryInsertedBufferThroughTheDisk) {
     EXPECT_EQ(resource.statistics().get("test.unspill.bytes")->total, 5000.0);
 }
 
+TEST(SpillableStore, RestorePutsAnExtractedBufferBackAsItIsEvenUnderForceDisk) {
+    TemporaryDirectory root;
+    auto config = test_config(root);
+    config.force_disk = true;
+    BufferResource resource(config);
+    SpillableStore store(resource, "test");
+    auto const bytes = test_bytes(5000, 1);
+    store.insert(1, make_host_buffer(resource, bytes));
+    auto extracted = store.extract(1);
+    ASSERT_TRUE(extracted.has_value());
+    store.restore(1, std::move(*extracted));
+    EXPECT_EQ(store.bytes(MemoryType::HOST), 5000U) << "restore makes no move";
+    EXPECT_EQ(store.bytes(MemoryType::DISK), 0U);
+    EXPECT_EQ(contents(*store.extract(1)), bytes);
+    EXPECT_DEATH(
+        {
+            store.insert(2, make_host_buffer(resource, bytes));
+            store.restore(2, make_host_buffer(resource, bytes));
+        },
+        "already holds key 2"
+    );
+}
+
 TEST(SpillableStore, DestroyingTheStoreRemovesItsSpillFunctionAndFreesItsBuffers) {
     TemporaryDirectory root;
     BufferResource resource(test_config(root));

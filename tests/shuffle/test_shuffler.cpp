@@ -609,6 +609,49 @@ TEST(Shuffler, AnExtractionThatFailsWhileSplittingOffInlineMetadataLosesNoChunk)
     EXPECT_TRUE(shuffler.finished());
 }
 
+TEST(Shuffler, UnderForceDiskAFailedExtractionPutsItsChunksBackAsTheyAreAndKeepsItsError) {
+    // One rank, every chunk on DISK. The third read-back fails; the two
+    // chunks read before it go back into the store in HOST, although the
+    // disk is full: moving them to DISK again would fail, replace the error
+    // and lose them.
+    constexpr std::size_t chunk_size = 1000;
+    test::Watchdog watchdog("a failing extraction under force_disk", std::chrono::seconds(120));
+    auto const faults = std::make_shared<test::FaultInjectingFileOperations>();
+    memory::MemoryConfig memory_config;
+    memory_config.force_disk = true;
+    memory_config.file_operations = faults;
+    memory::BufferResource resource(memory_config);
+    std::array<memory::BufferResource*, 1> const resources{&resource};
+    auto group = comm::LocalCommunicator::make_group(resources);
+    ShuffleConfig config;
+    config.prefetch = SizeSpec::bytes(0);
+    Shuffler shuffler(*group[0], 1, 1, resource, PartitionOwner::round_robin, config);
+    for (std::uint64_t index = 0; index < 4; ++index) {
+        std::unordered_map<PartitionId, PackedData> one;
+        one.emplace(0, test::make_chunk(resource, {0, 0, index, 0, chunk_size}));
+        shuffler.insert(std::move(one));
+    }
+    shuffler.insert_finished();
+    shuffler.wait(0);
+    ASSERT_EQ(resource.memory_used(memory::MemoryType::HOST), 0U);
+    std::atomic<int> reads{0};
+    faults->before_read([&] {
+        if (++reads == 3) {
+            faults->fail_reads(EIO);
+        }
+    });
+    faults->fail_writes(ENOSPC, 1000);
+    EXPECT_THROW_WITH(static_cast<void>(shuffler.extract(0)), IoError, "Input/output error");
+    faults->fail_writes(ENOSPC, 0);
+    std::uint64_t index = 0;
+    for (auto const& chunk : shuffler.extract(0)) {
+        EXPECT_EQ(chunk.data.size(), chunk_size);
+        EXPECT_EQ(test::check_chunk(chunk).index, index++);
+    }
+    EXPECT_EQ(index, 4U);
+    EXPECT_TRUE(shuffler.finished());
+}
+
 TEST(Shuffler, ExtractionPrefetchesTheNextSpilledChunksWhileHostHoldsMoreOfLaterPartitions) {
     // One rank, HOST for six chunks. Partition 1's four chunks go in first;
     // then each of partition 0's four makes two chunks of room by spilling

@@ -89,6 +89,13 @@ class SpillableStore {
     /// @throws as `BufferResource::move` under `force_disk`.
     void insert(Key key, Buffer buffer);
 
+    /// Puts `buffer`, taken out under `key` by `extract`, back as it is,
+    /// without the move that `insert` makes under `force_disk`: the rollback
+    /// of a failed use of it, inside a `catch`, which must neither throw nor
+    /// lose the buffer. Aborts if `key` is held (a caller's bug) or the
+    /// store's bookkeeping cannot be allocated.
+    void restore(Key key, Buffer buffer) noexcept;
+
     /// Removes the buffer under `key` and returns it in HOST memory, reading
     /// it back from DISK if it was spilled: the HOST bytes are reserved with
     /// `reserve_and_spill(HOST, size, allow_overbooking)`, so this may spill
@@ -158,6 +165,8 @@ class SpillableStore {
     /// Ends the move of the entry of `key`: it holds `buffer` (in whatever
     /// tier that is now).
     void put_back(Key key, Buffer buffer);
+    /// Adds `buffer` under `key`, which is not held.
+    void add(Key key, Buffer buffer) SPILLWAY_REQUIRES(mutex_);
     /// Removes the entry and returns its buffer. Requires: not being moved.
     Buffer remove(Entries::iterator entry) SPILLWAY_REQUIRES(mutex_);
     /// Moves `victims` to DISK together and puts them back; returns their
