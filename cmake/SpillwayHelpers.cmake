@@ -12,16 +12,25 @@ endfunction()
 #
 # Declares the library of one module (src/<name>/) as target spillway_<name>,
 # aliased spillway::<name>. A module may link only the modules below it (see
-# docs/architecture.md); listing them here is what lets the link enforce it.
+# docs/architecture.md). In the build, each module exports an include tree
+# of its own that holds only include/spillway/<name>/, and compiles with a
+# private tree that holds only src/<name>/: its code, and the code of its
+# users, sees the headers of the modules it links and no others, so an
+# include of a module it does not link fails to compile.
 function(spillway_add_module name)
   cmake_parse_arguments(ARG "" "" "SOURCES;PUBLIC_DEPS;PRIVATE_DEPS" ${ARGN})
   set(target spillway_${name})
   add_library(${target} ${ARG_SOURCES})
   add_library(spillway::${name} ALIAS ${target})
   set_target_properties(${target} PROPERTIES EXPORT_NAME ${name} POSITION_INDEPENDENT_CODE ON)
+  set(public_tree ${PROJECT_BINARY_DIR}/module_include/${name})
+  set(private_tree ${PROJECT_BINARY_DIR}/module_src/${name})
+  file(MAKE_DIRECTORY ${public_tree}/spillway ${private_tree})
+  file(CREATE_LINK ${PROJECT_SOURCE_DIR}/include/spillway/${name} ${public_tree}/spillway/${name} SYMBOLIC)
+  file(CREATE_LINK ${PROJECT_SOURCE_DIR}/src/${name} ${private_tree}/${name} SYMBOLIC)
   target_include_directories(${target}
-    PUBLIC $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include> $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>
-    PRIVATE ${PROJECT_SOURCE_DIR}/src)
+    PUBLIC $<BUILD_INTERFACE:${public_tree}> $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>
+    PRIVATE ${private_tree})
   target_link_libraries(${target} PUBLIC ${ARG_PUBLIC_DEPS} PRIVATE ${ARG_PRIVATE_DEPS})
   spillway_set_warnings(${target})
   set_property(GLOBAL APPEND PROPERTY SPILLWAY_MODULES ${target})

@@ -23,7 +23,7 @@
 #include <spillway/memory/buffer_resource.hpp>
 #include <spillway/memory/spillable_store.hpp>
 #include <spillway/table/hash_partition.hpp>
-#include <spillway/table/packed_partitions.hpp>
+#include <spillway/table_shuffle/packed_partitions.hpp>
 #include <spillway/table/packed_table.hpp>
 #include <spillway/table/table_checksum.hpp>
 #include <spillway/table/tpch_generator.hpp>
@@ -62,7 +62,7 @@ int main(int argc, char** argv) {
             memory::SpillableStore store(resource, "example");
             auto const pack_chunk = [&](std::size_t chunk, std::stop_token const&) {
                 auto const table = generator.lineitem(chunk);
-                return PackedChunk{table::hash_partition_and_pack(table, key, partitions, resource,
+                return PackedChunk{table_shuffle::hash_partition_and_pack(table, key, partitions, resource,
                                                                   memory::AllowOverbooking::yes),
                                    table::TableChecksum::of(table)};
             };

@@ -16,7 +16,7 @@
 #include <spillway/shuffle/all_gather.hpp>
 #include <spillway/shuffle/shuffler.hpp>
 #include <spillway/table/hash_partition.hpp>
-#include <spillway/table/packed_partitions.hpp>
+#include <spillway/table_shuffle/packed_partitions.hpp>
 #include <spillway/table/packed_table.hpp>
 
 #include "chunk_numbers.hpp"
@@ -76,7 +76,7 @@ std::uint64_t generating_item_bytes(table::TpchGenerator const& generator, shuff
     {
         memory::ScopedHostResource const charged(&scratch);
         auto const table = generator.lineitem(0);
-        static_cast<void>(table::hash_partition_and_pack(table, key_columns, partitions, scratch));
+        static_cast<void>(table_shuffle::hash_partition_and_pack(table, key_columns, partitions, scratch));
     }
     return scratch.peak_memory_used(memory::MemoryType::HOST);
 }
@@ -211,7 +211,7 @@ std::vector<ShuffleJob::RankResult> ShuffleJob::run_rank(comm::Communicator& com
         auto const pack_chunk = [&](std::size_t chunk, std::stop_token const&) {
             memory::ScopedHostResource const charged(&resource);
             auto const table = generator_.lineitem(chunk);
-            return PackedChunk{table::hash_partition_and_pack(table, key_columns, partitions_, resource),
+            return PackedChunk{table_shuffle::hash_partition_and_pack(table, key_columns, partitions_, resource),
                                table::TableChecksum::of(table), table.byte_size()};
         };
         {
@@ -252,7 +252,7 @@ std::vector<ShuffleJob::RankResult> ShuffleJob::run_rank(comm::Communicator& com
         };
         auto const check_chunk = [&](ReceivedChunk chunk, std::stop_token const&) {
             memory::ScopedHostResource const charged(&resource);
-            auto const table = table::unpack(chunk.data);
+            auto const table = table_shuffle::unpack(chunk.data);
             ShuffleCheck check;
             check.add(table, key_columns, chunk.partition, partitions_);
             return check;

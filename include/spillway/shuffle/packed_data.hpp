@@ -18,8 +18,8 @@ inline constexpr std::size_t max_packed_metadata_size = comm::max_metadata_size 
 /// (`metadata`) and the bulk bytes (`data`), which may have 0 bytes.
 ///
 /// The collectives never look inside either part. The table layer produces
-/// them: `table::hash_partition_and_pack` packs each partition of a table
-/// into one, and `table::unpack(chunk)` reads it back.
+/// them: `table_shuffle::hash_partition_and_pack` packs each partition of a table
+/// into one, and `table_shuffle::unpack(chunk)` reads it back.
 ///
 /// `data` is a buffer of the collective's `BufferResource`, in any tier when
 /// inserted; the collectives hold it spillable while it waits and hand it back

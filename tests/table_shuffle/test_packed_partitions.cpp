@@ -2,7 +2,7 @@
 
 #include <spillway/memory/buffer_resource.hpp>
 #include <spillway/table/hash_partition.hpp>
-#include <spillway/table/packed_partitions.hpp>
+#include <spillway/table_shuffle/packed_partitions.hpp>
 #include <spillway/table/table_checksum.hpp>
 #include <spillway/table/tpch_generator.hpp>
 
@@ -30,7 +30,7 @@ TEST(HashPartitionAndPack, EachNonEmptyPartitionBecomesOneChunkThatUnpacksToItsR
     }
     ASSERT_LT(expected_chunks, partitions) << "the test needs empty partitions";
 
-    auto const chunks = table::hash_partition_and_pack(table, keys, partitions, resource);
+    auto const chunks = table_shuffle::hash_partition_and_pack(table, keys, partitions, resource);
     EXPECT_EQ(chunks.size(), expected_chunks);
     std::uint64_t bytes = 0;
     table::TableChecksum unpacked;
@@ -38,7 +38,7 @@ TEST(HashPartitionAndPack, EachNonEmptyPartitionBecomesOneChunkThatUnpacksToItsR
         ASSERT_LT(partition, partitions);
         EXPECT_EQ(chunk.data.mem_type(), memory::MemoryType::HOST);
         bytes += chunk.data.size();
-        auto const piece = table::unpack(chunk);
+        auto const piece = table_shuffle::unpack(chunk);
         EXPECT_EQ(table::TableChecksum::of(piece), table::TableChecksum::of(expected[partition]));
         unpacked += table::TableChecksum::of(piece);
     }
@@ -50,19 +50,19 @@ TEST(HashPartitionAndPack, SpillsOtherDataToMakeRoomAndFailsWhenNothingCanBeSpil
     test::TemporaryDirectory root;
     auto const table = table::TpchGenerator(0.001).lineitem(0);
     memory::BufferResource resource(test::test_config(root, 64 << 10));
-    EXPECT_THROW_WITH((void)table::hash_partition_and_pack(table, keys, 4, resource), OutOfMemory, "HOST");
+    EXPECT_THROW_WITH((void)table_shuffle::hash_partition_and_pack(table, keys, 4, resource), OutOfMemory, "HOST");
     EXPECT_EQ(resource.memory_used(memory::MemoryType::HOST), 0u) << "nothing is left reserved after the failure";
 
-    auto const overbooked = table::hash_partition_and_pack(table, keys, 4, resource, memory::AllowOverbooking::yes);
+    auto const overbooked = table_shuffle::hash_partition_and_pack(table, keys, 4, resource, memory::AllowOverbooking::yes);
     EXPECT_EQ(overbooked.size(), 4u);
 }
 
 TEST(HashPartitionAndPack, UnpackingASpilledChunkIsAClearError) {
     test::TemporaryDirectory root;
     memory::BufferResource resource(test::test_config(root));
-    auto chunks = table::hash_partition_and_pack(table::TpchGenerator(0.001).lineitem(0), keys, 1, resource);
+    auto chunks = table_shuffle::hash_partition_and_pack(table::TpchGenerator(0.001).lineitem(0), keys, 1, resource);
     auto& chunk = chunks.at(0);
     auto reservation = resource.reserve(memory::MemoryType::DISK, chunk.data.size(), memory::AllowOverbooking::no);
     chunk.data = resource.move(std::move(chunk.data), reservation);
-    EXPECT_THROW_WITH((void)table::unpack(chunk), InvalidArgument, "HOST");
+    EXPECT_THROW_WITH((void)table_shuffle::unpack(chunk), InvalidArgument, "HOST");
 }

@@ -1,0 +1,38 @@
+#pragma once
+/// @file
+/// Tables as the chunks a `shuffle::Shuffler` moves: hash-partitioned and
+/// packed into buffers of a `BufferResource`, and unpacked again.
+
+#include <cstddef>
+#include <span>
+#include <unordered_map>
+
+#include <spillway/memory/buffer_resource.hpp>
+#include <spillway/shuffle/packed_data.hpp>
+#include <spillway/shuffle/partition_owner.hpp>
+#include <spillway/table/table.hpp>
+
+namespace spillway::table_shuffle {
+
+/// `table` split into `partitions` pieces by the hash of its `key_columns`
+/// (`hash_partition`), each non-empty piece packed (`pack_into`) into a HOST
+/// buffer of `resource`. Its reservation spills other data to make room
+/// rather than exceed the limit: with `overbooking` `no` it is made with
+/// `reserve_or_wait`, which also waits for memory that others free; with
+/// `yes`, with `reserve_and_spill`, which overbooks instead. Empty partitions
+/// are left out. The result is what `Shuffler::insert` takes.
+/// @throws InvalidArgument as `hash_partition` and `pack_into` do.
+/// @throws OutOfMemory if `overbooking` is `no` and a piece is larger than
+///         the HOST limit, or no memory was freed for it within
+///         `memory_reserve_timeout`.
+[[nodiscard]] std::unordered_map<shuffle::PartitionId, shuffle::PackedData> hash_partition_and_pack(
+    table::Table const& table, std::span<std::size_t const> key_columns, shuffle::PartitionId partitions,
+    memory::BufferResource& resource, memory::AllowOverbooking overbooking = memory::AllowOverbooking::no);
+
+/// The table that `chunk` holds, packed by `pack_into` (as
+/// `hash_partition_and_pack` packs them). Copies the data.
+/// @throws InvalidArgument if `chunk.data` is not in HOST memory (`Buffer::data`).
+/// @throws CorruptData as `unpack(metadata, payload)` does.
+[[nodiscard]] table::Table unpack(shuffle::PackedData const& chunk);
+
+}  // namespace spillway::table_shuffle
