@@ -98,6 +98,10 @@ CommandLine::CommandLine() : app_(description, "spillway") {
                choice_value({"local", "mpi"}));
     flags_.add(*shuffle_command_, "--partitions", "partitions", "P", "partitions to shuffle into (default 4 per rank)",
                integer_value(1, std::int64_t{1} << 24));
+    flags_.add(*shuffle_command_, "--collective-timeout", "collective_timeout", "DURATION",
+               "fail, naming the rank, when a rank sends nothing for this long: it has stopped, hangs or cannot "
+               "be reached (default 60s; ranks that are only busy send heartbeats)",
+               positive_duration_value());
     add_generator_flags(*shuffle_command_, flags_, "1.3, about 1 GiB");
     add_memory_limit_flag(*shuffle_command_, flags_, "512MiB for the process, shared by its ranks");
     add_spill_flags(*shuffle_command_, flags_);

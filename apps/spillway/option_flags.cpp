@@ -12,6 +12,13 @@ ValueCheck size_value() {
     return [](std::string const& value) { static_cast<void>(parse_bytes(value, "the value")); };
 }
 
+ValueCheck positive_duration_value() {
+    return [](std::string const& value) {
+        SPILLWAY_EXPECTS(parse_duration(value, "the value") > std::chrono::nanoseconds::zero(),
+                         "the value must be above zero", InvalidArgument);
+    };
+}
+
 ValueCheck size_or_percent_value() {
     return [](std::string const& value) { static_cast<void>(parse_size(value, "the value")); };
 }

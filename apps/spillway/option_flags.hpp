@@ -27,6 +27,8 @@ using ValueCheck = std::function<void(std::string const& value)>;
 [[nodiscard]] ValueCheck number_value(double min, double max);
 /// One of `choices`.
 [[nodiscard]] ValueCheck choice_value(std::vector<std::string> choices);
+/// A duration above zero that `parse_duration` accepts: `90s`, `2min`.
+[[nodiscard]] ValueCheck positive_duration_value();
 /// A flag value that `parse_bool` accepts.
 [[nodiscard]] ValueCheck bool_value();
 /// Any text.

@@ -9,6 +9,7 @@
 #ifdef SPILLWAY_CLI_HAVE_MPI
 #include <mpi.h>
 
+#include <spillway/comm/mpi_config.hpp>
 #include <spillway/comm/mpi_environment.hpp>
 #endif
 
@@ -62,7 +63,8 @@ int launcher_rank() noexcept {
 
 #ifdef SPILLWAY_CLI_HAVE_MPI
 struct Processes::Mpi {
-    Mpi(int* argc, char*** argv) : environment(argc, argv) {}
+    Mpi(int* argc, char*** argv, std::chrono::nanoseconds finalize_timeout)
+        : environment(argc, argv, finalize_timeout) {}
     comm::MpiEnvironment environment;
 };
 #else
@@ -75,7 +77,7 @@ Processes::Processes(Options const& options, int* argc, char*** argv) {
         return;
     }
 #ifdef SPILLWAY_CLI_HAVE_MPI
-    mpi_ = std::make_unique<Mpi>(argc, argv);
+    mpi_ = std::make_unique<Mpi>(argc, argv, comm::MpiConfig::from_options(options).shutdown_timeout);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
     MPI_Comm_size(MPI_COMM_WORLD, &size_);
 #else
@@ -88,6 +90,16 @@ Processes::Processes(Options const& options, int* argc, char*** argv) {
 }
 
 Processes::~Processes() = default;
+
+void Processes::abort_job(int exit_code) const {
+#ifdef SPILLWAY_CLI_HAVE_MPI
+    if (mpi_) {
+        MPI_Abort(MPI_COMM_WORLD, exit_code);
+    }
+#else
+    static_cast<void>(exit_code);
+#endif
+}
 
 bool Processes::all(bool ok) const {
     if (!mpi_) {

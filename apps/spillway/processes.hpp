@@ -41,6 +41,12 @@ class Processes {
     /// @throws IoError if the MPI call fails.
     [[nodiscard]] bool all(bool ok) const;
 
+    /// Over MPI, ends every process of the job at once with `exit_code`
+    /// (`MPI_Abort`): for a job one of whose processes stopped answering, which
+    /// neither finishing its sends nor finalising MPI would wait out. Without
+    /// MPI, does nothing.
+    void abort_job(int exit_code) const;
+
   private:
     struct Mpi;
     std::unique_ptr<Mpi> mpi_;  ///< null unless the job runs over MPI

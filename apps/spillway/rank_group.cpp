@@ -1,6 +1,7 @@
 #include "rank_group.hpp"
 
 #include <exception>
+#include <memory>
 #include <thread>
 
 #include <spillway/comm/local_communicator.hpp>
@@ -65,9 +66,17 @@ void RankGroup::release_resources(std::function<void()> const& removed) {
 void RankGroup::run(std::function<void(comm::Communicator&)> const& body) {
 #ifdef SPILLWAY_CLI_HAVE_MPI
     if (uses_mpi_) {
-        comm::MpiCommunicator communicator(MPI_COMM_WORLD, *resources_.front(),
-                                           comm::MpiConfig::from_options(options_));
-        body(communicator);
+        auto communicator = std::make_unique<comm::MpiCommunicator>(MPI_COMM_WORLD, *resources_.front(),
+                                                                    comm::MpiConfig::from_options(options_));
+        try {
+            body(*communicator);
+        } catch (PeerTimeout const&) {
+            // Sends to the silent rank never complete, so destroying the
+            // communicator would wait for them and then abort the process
+            // before the error is reported. The caller ends the job instead.
+            static_cast<void>(communicator.release());
+            throw;
+        }
         return;
     }
 #endif

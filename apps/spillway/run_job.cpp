@@ -6,6 +6,8 @@
 #include <optional>
 #include <string>
 
+#include <spillway/core/error.hpp>
+
 #include "trace_file.hpp"
 
 namespace spillway::cli {
@@ -69,7 +71,14 @@ ExitCode run_job(std::function<std::unique_ptr<Job>()> const& make_job, std::str
     } catch (std::exception const& error) {
         auto const message = message_of(error);
         err << prefix << message << "\n";
-        return fail(ExitCode::failure, message);
+        auto const code = fail(ExitCode::failure, message);
+        if (dynamic_cast<PeerTimeout const*>(&error) != nullptr) {
+            // Its sends to the silent rank never complete: end the job here.
+            out.flush();
+            err.flush();
+            processes.abort_job(to_int(code));
+        }
+        return code;
     }
 
     bool const verified = summary.verified.value_or(true);

@@ -274,7 +274,7 @@ std::vector<ShuffleJob::RankResult> ShuffleJob::run_rank(comm::Communicator& com
     result.peak_host = resource.peak_memory_used(memory::MemoryType::HOST);
     result.peak_disk = resource.peak_memory_used(memory::MemoryType::DISK);
 
-    shuffle::AllGather gather(communicator, gather_op, resource);
+    shuffle::AllGather gather(communicator, gather_op, resource, shuffle_config_);
     auto reservation = resource.reserve(memory::MemoryType::HOST, sizeof result, memory::AllowOverbooking::yes);
     auto buffer = resource.make_buffer(sizeof result, reservation);
     std::memcpy(buffer.data().data(), &result, sizeof result);

@@ -1,6 +1,11 @@
 #include <spillway/comm/mpi_environment.hpp>
 
+#include <cstdio>
+#include <cstdlib>
+#include <thread>
+
 #include <spillway/core/error.hpp>
+#include <spillway/core/mutex.hpp>
 
 #include "comm/mpi_support.hpp"
 
@@ -30,7 +35,8 @@ std::atomic<int>& live_mpi_communicators() noexcept {
 
 }  // namespace detail
 
-MpiEnvironment::MpiEnvironment(int* argc, char*** argv) {
+MpiEnvironment::MpiEnvironment(int* argc, char*** argv, std::chrono::nanoseconds finalize_timeout)
+    : finalize_timeout_(finalize_timeout) {
     int initialized = 0;
     int finalized = 0;
     detail::check_mpi(MPI_Initialized(&initialized), "MPI_Initialized");
@@ -61,7 +67,26 @@ MpiEnvironment::~MpiEnvironment() {
                 << " MpiCommunicator(s) are alive; destroy them before finalising MPI"
         );
     }
+    Mutex mutex;
+    CondVar changed;
+    bool finalized = false;
+    std::thread watchdog([&] {
+        MutexLock lock(mutex);
+        if (!changed.wait_for(lock, finalize_timeout_, [&]() SPILLWAY_REQUIRES(mutex) { return finalized; })) {
+            std::fprintf(stderr,
+                         "spillway: MPI_Finalize waited %.1f s for the other processes, one of which is stopped "
+                         "or cannot be reached (comm_mpi_shutdown_timeout); exiting\n",
+                         std::chrono::duration<double>(finalize_timeout_).count());
+            std::_Exit(1);
+        }
+    });
     MPI_Finalize();
+    {
+        MutexLock lock(mutex);
+        finalized = true;
+    }
+    changed.notify_all();
+    watchdog.join();
 }
 
 }  // namespace spillway::comm

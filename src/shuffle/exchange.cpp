@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cstring>
+#include <iomanip>
 #include <limits>
+#include <sstream>
 #include <set>
 #include <span>
 #include <tuple>
@@ -17,11 +19,11 @@ namespace {
 
 // --- Wire format (docs/architecture.md, "shuffle/"). ---
 
-enum class MessageKind : std::uint8_t { chunk = 1, finish = 2, abandon = 3 };
+enum class MessageKind : std::uint8_t { chunk = 1, finish = 2, abandon = 3, heartbeat = 4 };
 
 /// The exception type an abandon message carries, so that every rank raises
 /// the type the failing rank raised.
-enum class ErrorKind : std::uint8_t { error, invalid_argument, out_of_memory, reservation, io, corrupt };
+enum class ErrorKind : std::uint8_t { error, invalid_argument, out_of_memory, reservation, io, corrupt, peer_timeout };
 
 /// The first bytes of every message's metadata, in native byte order (every
 /// rank runs the same build). A chunk message's metadata continues with the
@@ -55,7 +57,7 @@ WireHeader decode(std::span<std::byte const> metadata, comm::Rank source, std::s
     std::memcpy(&header, metadata.data(), sizeof header);
     SPILLWAY_EXPECTS(
         header.kind == MessageKind::chunk || header.kind == MessageKind::finish
-            || header.kind == MessageKind::abandon,
+            || header.kind == MessageKind::abandon || header.kind == MessageKind::heartbeat,
         operation << ": rank " << source << " sent a message of unknown kind "
                   << static_cast<int>(header.kind),
         CorruptData
@@ -83,6 +85,8 @@ std::vector<std::byte> abandon_message(std::exception_ptr const& error) {
         std::tie(kind, text) = std::pair{ErrorKind::io, e.what()};
     } catch (CorruptData const& e) {
         std::tie(kind, text) = std::pair{ErrorKind::corrupt, e.what()};
+    } catch (PeerTimeout const& e) {
+        std::tie(kind, text) = std::pair{ErrorKind::peer_timeout, e.what()};
     } catch (std::exception const& e) {
         text = e.what();
     } catch (...) {
@@ -101,6 +105,7 @@ std::exception_ptr remote_error(WireHeader const& header, std::span<std::byte co
         case ErrorKind::reservation: return std::make_exception_ptr(ReservationError(message));
         case ErrorKind::io: return std::make_exception_ptr(IoError(message));
         case ErrorKind::corrupt: return std::make_exception_ptr(CorruptData(message));
+        case ErrorKind::peer_timeout: return std::make_exception_ptr(PeerTimeout(message));
         case ErrorKind::error: break;
     }
     return std::make_exception_ptr(Error(message));
@@ -154,6 +159,16 @@ std::size_t spill_batch_bytes(memory::BufferResource const& resource) {
     );
 }
 
+ShuffleConfig const& checked(ShuffleConfig const& config) {
+    SPILLWAY_EXPECTS(config.collective_timeout > std::chrono::nanoseconds::zero(),
+                     "collective_timeout must be positive", InvalidArgument);
+    return config;
+}
+
+double seconds(std::chrono::steady_clock::duration duration) {
+    return std::chrono::duration<double>(duration).count();
+}
+
 std::string describe(Collective collective, OpId op_id) {
     return std::string(collective == Collective::shuffler ? "shuffle" : "allgather") + " op "
            + std::to_string(op_id);
@@ -199,7 +214,7 @@ Exchange::Exchange(
       statistics_(resource_.statistics()),
       collective_(collective),
       tag_(tag_of(op_id, collective)),
-      config_(config),
+      config_(checked(config)),
       local_partitions_(std::move(local_partitions)),
       name_(collective == Collective::shuffler ? "shuffle" : "allgather"),
       statistic_names_{
@@ -217,7 +232,9 @@ Exchange::Exchange(
       partitions_(local_partitions_.size()),
       sources_pending_(communicator.nranks()),
       probed_(static_cast<std::size_t>(communicator.nranks()), 0),
-      source_closed_(static_cast<std::size_t>(communicator.nranks()), false) {
+      source_closed_(static_cast<std::size_t>(communicator.nranks()), false),
+      last_heard_(static_cast<std::size_t>(communicator.nranks()), started_),
+      next_heartbeat_(started_) {
     auto const self = static_cast<std::size_t>(communicator.rank());
     destinations_[self].closed = true;  // this rank's own chunks never travel
     source_closed_[self] = true;
@@ -571,7 +588,9 @@ bool Exchange::step() {
     progressed |= complete_receives(failed);
     progressed |= post_sends();
     progressed |= post_closing_messages();
+    progressed |= post_heartbeats();
     progressed |= probe(failed);
+    progressed |= stop_waiting_for_silent_peers(failed);
     if (!failed) {
         progressed |= post_receives();
         progressed |= prefetch();
@@ -733,6 +752,56 @@ bool Exchange::post_closing_messages() {
     return !messages.empty();
 }
 
+bool Exchange::post_heartbeats() {
+    auto const now = std::chrono::steady_clock::now();
+    if (now < next_heartbeat_) {
+        return false;
+    }
+    next_heartbeat_ = now + config_.collective_timeout / 4;
+    std::vector<comm::Rank> open;
+    {
+        MutexLock lock(mutex_);
+        for (std::size_t rank = 0; rank < destinations_.size(); ++rank) {
+            if (!destinations_[rank].closed) {
+                open.push_back(static_cast<comm::Rank>(rank));
+            }
+        }
+    }
+    for (auto const rank : open) {
+        in_flight_.push_back(InFlight{
+            communicator_.send(rank, tag_, encode(WireHeader{MessageKind::heartbeat, ErrorKind::error, 0, 0, 0})), 0
+        });
+    }
+    return !open.empty();
+}
+
+bool Exchange::stop_waiting_for_silent_peers(bool failed) {
+    auto const now = std::chrono::steady_clock::now();
+    bool progressed = false;
+    for (comm::Rank source = 0; source < communicator_.nranks(); ++source) {
+        auto const from = static_cast<std::size_t>(source);
+        auto const silent = now - last_heard_[from];
+        if (source_closed_[from] || silent <= config_.collective_timeout) {
+            continue;
+        }
+        std::ostringstream message;
+        message << operation_ << ": rank " << source << " sent nothing for " << std::fixed
+                << std::setprecision(1) << seconds(silent) << " s (collective_timeout is "
+                << seconds(config_.collective_timeout) << " s): it has stopped, hangs or cannot be reached";
+        if (!failed) {
+            fail(std::make_exception_ptr(PeerTimeout(message.str())));
+            return true;
+        }
+        // Failed already: its finish or abandon message may never come, and
+        // neither may its receives complete.
+        SPILLWAY_LOG(info, message.str() << "; no longer waiting for it");
+        source_closed_[from] = true;
+        receiving_.clear();
+        progressed = true;
+    }
+    return progressed;
+}
+
 bool Exchange::probe(bool failed) {
     bool progressed = false;
     for (comm::Rank source = 0; source < communicator_.nranks(); ++source) {
@@ -743,7 +812,11 @@ bool Exchange::probe(bool failed) {
                 break;
             }
             progressed = true;
+            last_heard_[from] = std::chrono::steady_clock::now();
             auto const header = decode(incoming->metadata(), source, operation_);
+            if (header.kind == MessageKind::heartbeat) {
+                continue;  // dropped: it only says the peer is alive
+            }
             if (header.kind == MessageKind::abandon) {
                 source_closed_[from] = true;
                 fail(remote_error(

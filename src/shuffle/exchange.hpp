@@ -205,7 +205,14 @@ class Exchange {
     bool complete_receives(bool failed);
     bool post_sends();
     bool post_closing_messages();
+    /// Sends a heartbeat to every destination not yet closed, at a quarter
+    /// of `collective_timeout`.
+    bool post_heartbeats();
     bool probe(bool failed);
+    /// Fails the exchange with `PeerTimeout` if a source whose messages it
+    /// still expects sent nothing for `collective_timeout`; once it has
+    /// failed, stops waiting for such sources instead.
+    bool stop_waiting_for_silent_peers(bool failed);
     bool post_receives();
     bool prefetch();
     /// After an error while the exchange was abandoned already: stops
@@ -316,6 +323,10 @@ class Exchange {
     /// abandon message has been probed (then it is never probed again).
     std::vector<std::uint64_t> probed_;
     std::vector<bool> source_closed_;
+    /// Per source rank: when its last message was probed (or the exchange
+    /// started).
+    std::vector<std::chrono::steady_clock::time_point> last_heard_;
+    std::chrono::steady_clock::time_point next_heartbeat_;  ///< when heartbeats go out next
     comm::Rank next_destination_ = 0;  ///< where the next round of sends starts
 
     /// Declared last: started once everything it uses exists.

@@ -537,6 +537,54 @@ spillway::test::ProcessResult run_mpi_shuffle(int processes) {
                     "LSAN_OPTIONS=suppressions=" SPILLWAY_LSAN_SUPPRESSIONS ":fast_unwind_on_malloc=0"});
 }
 
+TEST(CliShuffleMpi, AStoppedRankMakesTheOthersNameItAndEndTheJobWithExitCodeOne) {
+    spillway::test::TemporaryDirectory spill;
+    std::vector<std::string> arguments{SPILLWAY_MPIEXEC, "--allow-run-as-root", "--oversubscribe", "-np", "4",
+                                       SPILLWAY_CLI_PATH};
+    for (auto& argument : std::vector<std::string>{"shuffle", "--scale", "1", "--memory-limit", "48MiB", "--quiet",
+                                                   "--comm", "mpi", "--threads", "1", "--window", "1",
+                                                   "--spill-dir", spill.path().string(), "--collective-timeout",
+                                                   "3s"}) {
+        arguments.push_back(argument);
+    }
+    spillway::test::ChildProcess job(
+        arguments, {"OMPI_MCA_btl=self,vader", "OMPI_MCA_btl_vader_single_copy_mechanism=none",
+                    "LSAN_OPTIONS=suppressions=" SPILLWAY_LSAN_SUPPRESSIONS ":fast_unwind_on_malloc=0"});
+    // A rank that has spilled is shuffling: stop it then. Its owner file
+    // holds its pid.
+    pid_t stopped = 0;
+    auto const deadline = std::chrono::steady_clock::now() + std::chrono::minutes(2);
+    while (stopped == 0 && job.running() && std::chrono::steady_clock::now() < deadline) {
+        std::error_code ignored;
+        for (auto const& directory : std::filesystem::directory_iterator(spill.path(), ignored)) {
+            if (std::filesystem::exists(directory.path() / "buffer-0", ignored)) {
+                std::ifstream(directory.path() / "owner") >> stopped;
+                break;
+            }
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    ASSERT_GT(stopped, 0) << "no rank spilled";
+    ASSERT_EQ(::kill(stopped, SIGSTOP), 0);
+    auto const result = job.wait();
+    EXPECT_EQ(result.exit_code, 1) << result.err;
+    EXPECT_THAT(result.err, testing::ContainsRegex("rank [0-3] sent nothing for [0-9.]+ s \\(--collective-timeout is "
+                                                   "3.0 s\\): it has stopped, hangs or cannot be reached"));
+    // mpirun kills it as it ends the job; it is gone, or dead and not yet reaped.
+    auto const ended = [stopped] {
+        std::ifstream stat("/proc/" + std::to_string(stopped) + "/stat");
+        std::string pid;
+        std::string name;
+        char state = 'X';
+        return !(stat >> pid >> name >> state) || state == 'Z' || state == 'X';
+    };
+    auto const kill_deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (!ended() && std::chrono::steady_clock::now() < kill_deadline) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    EXPECT_TRUE(ended()) << "the stopped rank was left behind";
+}
+
 TEST(CliShuffleMpi, TwoProcessesShuffleAndVerify) {
     auto const result = run_mpi_shuffle(2);
     ASSERT_EQ(result.exit_code, 0) << result.err;

@@ -62,3 +62,11 @@ TEST(ShuffleConfig, ReadsItsOptionsAndKeepsTheDefaultsOtherwise) {
         ShuffleConfig::from_options(Options().set("shuffle_prefetch", "lots")), InvalidArgument, "shuffle_prefetch"
     );
 }
+
+TEST(ShuffleConfig, TheCollectiveTimeoutIsAMinuteByDefaultAndMustBePositive) {
+    EXPECT_EQ(ShuffleConfig::from_options(Options()).collective_timeout, std::chrono::seconds(60));
+    EXPECT_EQ(ShuffleConfig::from_options(Options().set("collective_timeout", "90s")).collective_timeout,
+              std::chrono::seconds(90));
+    EXPECT_THROW_WITH(ShuffleConfig::from_options(Options().set("collective_timeout", "0")), InvalidArgument,
+                      "collective_timeout must be positive");
+}

@@ -609,6 +609,68 @@ TEST(Shuffler, AnExtractionThatFailsWhileSplittingOffInlineMetadataLosesNoChunk)
     EXPECT_TRUE(shuffler.finished());
 }
 
+TEST(Shuffler, APeerThatSendsNothingForTheCollectiveTimeoutFailsTheOthersNamingIt) {
+    // Rank 1 creates its shuffler only once rank 0's has given up on it:
+    // rank 0 hears nothing from it, fails with PeerTimeout naming it, and its
+    // destructor returns although rank 1 never sent a finish. Rank 0 had
+    // sent all it owed (its finish), so rank 1, late, still completes.
+    test::Watchdog watchdog("a shuffle with a silent peer", std::chrono::seconds(120));
+    std::array<memory::BufferResource, 2> resources;
+    std::array<memory::BufferResource*, 2> const pointers{&resources[0], &resources[1]};
+    auto group = comm::LocalCommunicator::make_group(pointers);
+    ShuffleConfig config;
+    config.collective_timeout = std::chrono::milliseconds(300);
+    ShuffleConfig never;
+    never.collective_timeout = std::chrono::nanoseconds::zero();
+    EXPECT_THROW_WITH((Shuffler(*group[0], 1, 2, resources[0], PartitionOwner::round_robin, never)),
+                      InvalidArgument, "collective_timeout must be positive");
+    auto const started = std::chrono::steady_clock::now();
+    {
+        Shuffler shuffler(*group[0], 1, 2, resources[0], PartitionOwner::round_robin, config);
+        shuffler.insert_finished();
+        EXPECT_THROW_WITH(shuffler.wait(0), PeerTimeout,
+                          "shuffle op 1 on rank 0: rank 1 sent nothing for");
+        EXPECT_THROW_WITH(shuffler.wait(0), PeerTimeout, "collective_timeout is 0.3 s");
+    }
+    EXPECT_GE(std::chrono::steady_clock::now() - started, config.collective_timeout);
+    Shuffler late(*group[1], 1, 2, resources[1], PartitionOwner::round_robin, config);
+    late.insert_finished();
+    late.wait(1);
+    EXPECT_TRUE(late.extract(1).empty());
+}
+
+TEST(Shuffler, ABusyPeerThatInsertsNothingForLongerThanTheCollectiveTimeoutIsNotSilent) {
+    // Heartbeats from its progress thread keep a peer whose caller is busy
+    // from timing out: rank 1 inserts only after three timeouts.
+    test::Watchdog watchdog("a shuffle with a slow peer", std::chrono::seconds(120));
+    std::array<memory::BufferResource, 2> resources;
+    std::array<memory::BufferResource*, 2> const pointers{&resources[0], &resources[1]};
+    auto group = comm::LocalCommunicator::make_group(pointers);
+    ShuffleConfig config;
+    config.collective_timeout = std::chrono::milliseconds(500);
+    std::vector<std::thread> threads;
+    for (Rank rank = 0; rank < 2; ++rank) {
+        threads.emplace_back([&, rank] {
+            auto& resource = resources[static_cast<std::size_t>(rank)];
+            Shuffler shuffler(*group[static_cast<std::size_t>(rank)], 1, 2, resource, PartitionOwner::round_robin,
+                              config);
+            if (rank == 1) {
+                std::this_thread::sleep_for(3 * config.collective_timeout);
+                std::unordered_map<PartitionId, PackedData> one;
+                one.emplace(0, test::make_chunk(resource, {1, 0, 0, 0, 1000}));
+                shuffler.insert(std::move(one));
+            }
+            shuffler.insert_finished();
+            auto const partition = static_cast<PartitionId>(rank);
+            EXPECT_NO_THROW(shuffler.wait(partition));
+            EXPECT_EQ(shuffler.extract(partition).size(), rank == 0 ? 1U : 0U);
+        });
+    }
+    for (auto& thread : threads) {
+        thread.join();
+    }
+}
+
 TEST(Shuffler, UnderForceDiskAFailedExtractionPutsItsChunksBackAsTheyAreAndKeepsItsError) {
     // One rank, every chunk on DISK. The third read-back fails; the two
     // chunks read before it go back into the store in HOST, although the

@@ -2,6 +2,8 @@
 /// @file
 /// Owns MPI's initialisation for the lifetime of an object.
 
+#include <chrono>
+
 namespace spillway::comm {
 
 /// Initialises MPI with `MPI_THREAD_MULTIPLE` on construction and finalises
@@ -30,16 +32,25 @@ class MpiEnvironment {
     /// @throws InvalidArgument if MPI has been initialised or finalised
     ///         already, or if it does not provide `MPI_THREAD_MULTIPLE` (it
     ///         is then finalised again).
+    /// `finalize_timeout` bounds the destructor's wait (the CLI passes
+    /// `comm_mpi_shutdown_timeout`).
     /// @throws IoError if `MPI_Init_thread` fails.
-    explicit MpiEnvironment(int* argc = nullptr, char*** argv = nullptr);
+    explicit MpiEnvironment(int* argc = nullptr, char*** argv = nullptr,
+                            std::chrono::nanoseconds finalize_timeout = std::chrono::seconds(60));
 
-    /// Calls `MPI_Finalize`.
+    /// Calls `MPI_Finalize`, which waits for every other process: if it has
+    /// not returned after `finalize_timeout` (a process is stopped or cannot
+    /// be reached), prints a message saying so and ends this process with
+    /// exit code 1, so that no process waits for ever.
     /// Requires: every `MpiCommunicator` has been destroyed; aborts with a
     /// message otherwise.
     ~MpiEnvironment();
 
     MpiEnvironment(MpiEnvironment const&) = delete;
     MpiEnvironment& operator=(MpiEnvironment const&) = delete;
+
+  private:
+    std::chrono::nanoseconds finalize_timeout_;
 };
 
 }  // namespace spillway::comm

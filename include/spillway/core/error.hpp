@@ -60,6 +60,14 @@ class CorruptData : public Error {
     using Error::Error;
 };
 
+/// A peer rank sent nothing for longer than a configured timeout: it has
+/// stopped, hangs, or cannot be reached. The message names the rank, the
+/// operation, the time waited and the option that sets the timeout.
+class PeerTimeout : public Error {
+  public:
+    using Error::Error;
+};
+
 namespace detail {
 
 /// Returns `message`, after logging it at debug level with the source file

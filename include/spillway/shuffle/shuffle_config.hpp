@@ -3,6 +3,8 @@
 /// The settings of the collectives (`Shuffler` and `AllGather`).
 /// docs/configuration.md lists the options they are read from.
 
+#include <chrono>
+
 #include <spillway/core/options.hpp>
 
 namespace spillway::shuffle {
@@ -25,9 +27,21 @@ struct ShuffleConfig {
     /// only uses free HOST memory, it never spills for it.
     SizeSpec prefetch = SizeSpec::percent(10);
 
+    /// How long a collective waits for a word from a peer whose chunks or
+    /// finish it still expects before it fails with `PeerTimeout` naming the
+    /// peer (option `collective_timeout`). Every rank's progress thread sends
+    /// a heartbeat to each peer it still owes messages at a quarter of this
+    /// interval, so a peer that is merely busy or slow never times out; one
+    /// that is stopped, hung or unreachable does, within this time. The same
+    /// bound limits how long a failed collective's destructor waits for a
+    /// silent peer. All ranks must create a collective within this time of
+    /// each other. Must be positive.
+    std::chrono::nanoseconds collective_timeout = std::chrono::seconds(60);
+
     /// The configuration given by `options`, with the defaults above for
     /// options that are not set.
-    /// @throws InvalidArgument naming the option if a value does not parse.
+    /// @throws InvalidArgument naming the option if a value does not parse,
+    ///         or `collective_timeout` is not positive.
     static ShuffleConfig from_options(Options const& options);
 };
 
