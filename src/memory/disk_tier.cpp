@@ -43,6 +43,21 @@ constexpr std::uint64_t pool_capacity(std::uint64_t bytes) noexcept {
     return std::max<std::uint64_t>(align_up(bytes), host_buffer_alignment);
 }
 
+/// Whether the file system of the open file `fd` takes direct I/O at the
+/// tier's alignment (`host_buffer_alignment`, for offsets and memory), as
+/// statx's `STATX_DIOALIGN` reports it; assumed so where the kernel does not
+/// report it. A reported offset alignment of 0 means no direct I/O at all.
+bool takes_block_aligned_direct_io(FileOperations& operations, int fd) {
+    struct statx info {};
+    if (operations.statx(fd, STATX_DIOALIGN, &info) != 0 || (info.stx_mask & STATX_DIOALIGN) == 0) {
+        return true;
+    }
+    auto const divides_block = [](std::uint32_t alignment) {
+        return alignment != 0 && host_buffer_alignment % alignment == 0;
+    };
+    return divides_block(info.stx_dio_offset_align) && divides_block(info.stx_dio_mem_align);
+}
+
 }  // namespace
 
 SpillFile::~SpillFile() {
@@ -203,6 +218,15 @@ OpenFile DiskTier::open(std::filesystem::path const& path, int flags) {
         direct = false;
         fd = operations_->open(path.c_str(), flags, 0600);
     }
+    // relaxed: exchange makes exactly one thread check; a write racing it
+    // that the file system refuses falls back on its own
+    if (fd >= 0 && direct && !alignment_checked_.exchange(true, std::memory_order_relaxed)
+        && !takes_block_aligned_direct_io(*operations_, fd)) {
+        operations_->close(fd);
+        stop_direct_io();
+        direct = false;
+        fd = operations_->open(path.c_str(), flags, 0600);
+    }
     if (fd < 0) {
         auto const error = errno;
         SPILLWAY_EXPECTS(
@@ -217,7 +241,8 @@ OpenFile DiskTier::open(std::filesystem::path const& path, int flags) {
 void DiskTier::stop_direct_io() {
     // relaxed: as in `open`; exchange makes exactly one thread report the fallback
     if (direct_io_.exchange(false, std::memory_order_relaxed)) {
-        SPILLWAY_LOG(info, "the file system of '" << directory().string() << "' refuses direct I/O; using buffered I/O");
+        SPILLWAY_LOG(info, "the file system of '" << directory().string()
+                                                   << "' does not take direct I/O at 4 KiB alignment; using buffered I/O");
         statistics_.add_count("memory.disk.direct_io_fallbacks");
     }
 }

@@ -84,10 +84,12 @@ class SpillSlot {
 /// together, go over a freed file that holds them where there is one
 /// (`SpillFilePool` says why and how much disk that keeps), else into a new
 /// file. A file is written with direct I/O (`O_DIRECT`) unless
-/// `MemoryConfig::direct_io` is off; when the file system refuses it
-/// (`EINVAL`, at `open` or at a read or write), the tier falls back to
-/// buffered I/O for the rest of its life, logs it once, counts
-/// `memory.disk.direct_io_fallbacks` and does the refused write or read again.
+/// `MemoryConfig::direct_io` is off. When statx (`STATX_DIOALIGN`) of the
+/// first file says the file system wants a larger alignment than 4 KiB, or no
+/// direct I/O at all, or when the file system refuses it (`EINVAL`, at `open`
+/// or at a read or write), the tier falls back to buffered I/O for the rest of
+/// its life, logs it once, counts `memory.disk.direct_io_fallbacks` and does
+/// the refused open, write or read again.
 ///
 /// Statistics: `memory.disk.write.bytes` and `memory.disk.read.bytes`, the
 /// bytes of spill files written and read (padding included);
@@ -175,6 +177,9 @@ class DiskTier {
     /// Whether files are opened with O_DIRECT; cleared once, when the file
     /// system refuses it. Atomic because every spilling thread reads it.
     std::atomic<bool> direct_io_;
+    /// Whether the file system's direct I/O alignment was checked (statx),
+    /// which happens on the first file opened with `O_DIRECT`.
+    std::atomic<bool> alignment_checked_{false};
     /// The number in the next spill file's name. Atomic for concurrent writers.
     std::atomic<std::uint64_t> next_file_{0};
     SpillFilePool files_;

@@ -25,4 +25,8 @@ int FileOperations::unlink(char const* path) {
     return ::unlink(path);
 }
 
+int FileOperations::statx(int fd, unsigned int mask, struct statx* info) {
+    return ::statx(fd, "", AT_EMPTY_PATH, mask, info);
+}
+
 }  // namespace spillway::memory

@@ -7,7 +7,10 @@
 #include <fcntl.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <functional>
+#include <optional>
+#include <utility>
 
 #include <spillway/core/mutex.hpp>
 #include <spillway/memory/file_operations.hpp>
@@ -52,6 +55,14 @@ class FaultInjectingFileOperations : public memory::FileOperations {
         MutexLock lock(mutex_);
         before_read_ = std::move(hook);
     }
+    /// Makes `statx` report that direct I/O needs file offsets aligned to
+    /// `offset` bytes and memory to `memory` (0 for `offset`: the file system
+    /// does not do direct I/O), as `STATX_DIOALIGN` does.
+    void report_direct_io_alignment(std::uint32_t offset, std::uint32_t memory) {
+        MutexLock lock(mutex_);
+        direct_io_alignment_ = {offset, memory};
+    }
+
     /// How many files were opened with O_DIRECT.
     int direct_opens() {
         MutexLock lock(mutex_);
@@ -109,6 +120,17 @@ class FaultInjectingFileOperations : public memory::FileOperations {
         return FileOperations::pread(fd, data, size, offset);
     }
 
+    int statx(int fd, unsigned int mask, struct statx* info) override {
+        int const result = FileOperations::statx(fd, mask, info);
+        MutexLock lock(mutex_);
+        if (result == 0 && direct_io_alignment_) {
+            info->stx_mask |= STATX_DIOALIGN;
+            info->stx_dio_offset_align = direct_io_alignment_->first;
+            info->stx_dio_mem_align = direct_io_alignment_->second;
+        }
+        return result;
+    }
+
   private:
     static constexpr std::size_t block = 4096;
 
@@ -120,6 +142,7 @@ class FaultInjectingFileOperations : public memory::FileOperations {
     bool short_writes_ SPILLWAY_GUARDED_BY(mutex_) = false;
     bool refuse_direct_io_ SPILLWAY_GUARDED_BY(mutex_) = false;
     int direct_opens_ SPILLWAY_GUARDED_BY(mutex_) = 0;
+    std::optional<std::pair<std::uint32_t, std::uint32_t>> direct_io_alignment_ SPILLWAY_GUARDED_BY(mutex_);
     std::function<void()> before_write_ SPILLWAY_GUARDED_BY(mutex_);
     std::function<void()> before_read_ SPILLWAY_GUARDED_BY(mutex_);
 };

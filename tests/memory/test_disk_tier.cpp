@@ -11,11 +11,13 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <fstream>
 #include <initializer_list>
 #include <iterator>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include <spillway/core/error.hpp>
@@ -543,6 +545,37 @@ TEST(DiskTier, AReadThatRefusesDirectIoIsDoneAgainWithBufferedIo) {
     EXPECT_EQ(contents(move_to(resource, std::move(disk), MemoryType::HOST)), bytes);
     EXPECT_EQ(statistic(resource, "memory.disk.direct_io_fallbacks"), 1.0);
     EXPECT_EQ(operations->direct_opens(), 2) << "the refused read's open, and no more";
+}
+
+TEST(DiskTier, AFileSystemThatWantsAnotherDirectIoAlignmentGetsBufferedIoFromItsFirstFile) {
+    // statx's STATX_DIOALIGN, read on the first file opened with O_DIRECT:
+    // a larger alignment than the tier's 4 KiB blocks, or none at all (no
+    // direct I/O), turns direct I/O off before anything is written.
+    for (auto const& [offset, memory] : {std::pair<std::uint32_t, std::uint32_t>{8192, 8192}, {4096, 8192}, {0, 0}}) {
+        TemporaryDirectory root;
+        auto operations = std::make_shared<FaultInjectingFileOperations>();
+        operations->report_direct_io_alignment(offset, memory);
+        BufferResource resource(faulty_config(root, operations));
+        for (std::uint64_t seed = 0; seed < 2; ++seed) {
+            auto const bytes = test_bytes(10'000, seed);
+            auto disk = move_to(resource, make_host_buffer(resource, bytes), MemoryType::DISK);
+            EXPECT_EQ(contents(move_to(resource, std::move(disk), MemoryType::HOST)), bytes);
+        }
+        EXPECT_EQ(operations->direct_opens(), 1) << "only the file whose statx said so, offset " << offset;
+        EXPECT_EQ(statistic(resource, "memory.disk.direct_io_fallbacks"), 1.0);
+    }
+}
+
+TEST(DiskTier, AFileSystemThatTakesASmallerDirectIoAlignmentKeepsDirectIo) {
+    TemporaryDirectory root;
+    auto operations = std::make_shared<FaultInjectingFileOperations>();
+    operations->report_direct_io_alignment(512, 512);
+    BufferResource resource(faulty_config(root, operations));
+    auto const bytes = test_bytes(10'000, 3);
+    auto disk = move_to(resource, make_host_buffer(resource, bytes), MemoryType::DISK);
+    EXPECT_EQ(contents(move_to(resource, std::move(disk), MemoryType::HOST)), bytes);
+    EXPECT_EQ(operations->direct_opens(), 2) << "the write and the read";
+    EXPECT_FALSE(resource.statistics().get("memory.disk.direct_io_fallbacks").has_value());
 }
 
 TEST(DiskTier, EinvalFromBufferedIoIsAnIoError) {

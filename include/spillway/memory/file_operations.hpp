@@ -3,6 +3,7 @@
 /// The file operations the disk tier performs, behind a small interface so
 /// that tests can inject the failures a real disk produces.
 
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include <cstddef>
@@ -35,6 +36,9 @@ class FileOperations {
     virtual int close(int fd);
     /// unlink(2): 0, or -1 with `errno`.
     virtual int unlink(char const* path);
+    /// statx(2) of the open file `fd` (`AT_EMPTY_PATH`) for `mask`: 0, or -1
+    /// with `errno`.
+    virtual int statx(int fd, unsigned int mask, struct statx* info);
 };
 
 }  // namespace spillway::memory
