@@ -10,18 +10,27 @@ using namespace spillway;
 using namespace std::chrono_literals;
 
 TEST(CondVar, WakesAWaiterWhenThePredicateBecomesTrue) {
+    // The waiter holds the mutex before the producer starts, so the producer
+    // gets it only once `wait` has released it: the waiter is asleep when
+    // `ready` changes, and only the notification can wake it.
     Mutex mutex;
     CondVar changed;
     bool ready = false;
-    std::thread producer([&] {
-        MutexLock lock(mutex);
-        ready = true;
-        changed.notify_all();
-    });
+    int checks = 0;
+    std::thread producer;
     {
         MutexLock lock(mutex);
-        changed.wait(lock, [&] { return ready; });
+        producer = std::thread([&] {
+            MutexLock producer_lock(mutex);
+            ready = true;
+            changed.notify_all();
+        });
+        changed.wait(lock, [&] {
+            ++checks;
+            return ready;
+        });
         EXPECT_TRUE(ready);
+        EXPECT_GE(checks, 2) << "the waiter never slept";
     }
     producer.join();
 }

@@ -62,14 +62,17 @@ TEST(SeqJoin, AcceptsAGeneratorFunctionAsTheSource) {
 }
 
 TEST(SeqJoin, PullsNothingBeforeTheFirstResultIsAskedFor) {
-    ThreadPool pool(ThreadPool::Config{2});
-    std::atomic<int> pulls{0};
+    // On a deterministic executor, running every piece of work the join
+    // posted before `next` is called must not pull from the source.
+    test::RandomChooser chooser(1);
+    test::DeterministicExecutor executor(chooser);
+    int pulls = 0;
     auto generator = [&]() -> std::optional<int> { return ++pulls <= 3 ? std::optional<int>(1) : std::nullopt; };
-    auto join = seq_join(pool, 2, generator, square);
-    std::this_thread::sleep_for(1ms);
-    EXPECT_EQ(pulls.load(), 0);
+    auto join = seq_join(executor, 2, generator, square);
+    executor.run_until_idle();
+    EXPECT_EQ(pulls, 0);
     EXPECT_EQ(join.next(), 1);
-    EXPECT_GT(pulls.load(), 0);
+    EXPECT_GT(pulls, 0);
 }
 
 TEST(SeqJoin, ServesACoroutineConsumerThroughNextAsync) {
@@ -144,7 +147,9 @@ TEST(SeqJoin, ReadsItsOptions) {
 
 TEST(SeqJoin, ReachesTheWindowAndNeverExceedsIt) {
     constexpr std::size_t window = 4;
-    ThreadPool pool(ThreadPool::Config{window});
+    // Twice the window in threads, so that threads do not bound the items
+    // in flight.
+    ThreadPool pool(ThreadPool::Config{2 * window});
     test::Rendezvous first_window(window);
     test::ConcurrencyTracker inside;
     std::atomic<bool> met{true};
@@ -166,6 +171,29 @@ TEST(SeqJoin, ReachesTheWindowAndNeverExceedsIt) {
     }
     EXPECT_TRUE(met.load());
     EXPECT_EQ(inside.peak(), window);
+}
+
+TEST(SeqJoin, ResultsNotYetTakenCountTowardTheWindowSoASlowConsumerHoldsBackTheSource) {
+    // On a deterministic executor with threads to spare: once the consumer
+    // has taken `taken` results and stops asking, running everything the
+    // join posted starts exactly the items below `taken + window`, whatever
+    // the schedule.
+    constexpr std::size_t window = 4;
+    for (std::uint64_t seed = 0; seed < 50; ++seed) {
+        test::RandomChooser chooser(seed);
+        test::DeterministicExecutor executor(chooser, 4 * window);
+        int started = 0;
+        auto fn = [&](int item, std::stop_token const&) {
+            ++started;
+            return item;
+        };
+        auto join = seq_join(executor, window, std::views::iota(0, 1000), fn);
+        for (int taken = 1; taken <= 3; ++taken) {
+            EXPECT_EQ(join.next(), taken - 1);
+            executor.run_until_idle();
+            EXPECT_EQ(started, taken + static_cast<int>(window)) << "seed " << seed << ", " << taken << " taken";
+        }
+    }
 }
 
 TEST(SeqJoin, WaitingItemsHoldNoThreadSoTheWholeWindowIsInFlightOnTwoThreads) {
@@ -350,29 +378,36 @@ TEST(SeqJoin, NestedJoinsOnAOneThreadPoolDoNotDeadlock) {
     EXPECT_EQ(results, (std::vector<int>{2, 2, 3, 7, 16, 32}));
 }
 
-// Run under ASan: an item still running after the join is destroyed would
-// read the freed vector.
+// An item still running after the join is destroyed would be counted in
+// `running`, and under ASan would also read the freed vector.
 TEST(SeqJoin, BorrowedDataMayBeFreedRightAfterTheJoinIsDestroyed) {
     test::Watchdog watchdog("destroying a seq_join early");
     ThreadPool pool(ThreadPool::Config{2});
+    std::atomic<int> running{0};
     for (int round = 0; round < 20; ++round) {
         auto borrowed = std::make_unique<std::vector<int>>(64, 1);
         {
-            auto fn = [&pool, &data = *borrowed](int item, std::stop_token const& stop) -> Task<int> {
+            auto fn = [&pool, &data = *borrowed, &running](int item, std::stop_token const& stop) -> Task<int> {
+                ++running;
                 co_await pool.sleep_for(std::chrono::microseconds(50 * (item % 5)), stop);
                 co_await pool.schedule();
-                co_return data[static_cast<std::size_t>(item % 64)] + item;
+                auto const value = data[static_cast<std::size_t>(item % 64)] + item;
+                --running;
+                co_return value;
             };
             // Some synchronous items are still busy when the join goes. They
             // give up after a while on their own: the consumer, waiting in
             // next(), may run one of them itself, and then no stop request
             // could come from it.
-            auto sync_fn = [&data = *borrowed](int item, std::stop_token const& stop) {
+            auto sync_fn = [&data = *borrowed, &running](int item, std::stop_token const& stop) {
+                ++running;
                 auto const give_up = std::chrono::steady_clock::now() + 20ms;
                 while (item % 4 == 3 && !stop.stop_requested() && std::chrono::steady_clock::now() < give_up) {
                     std::this_thread::yield();
                 }
-                return data[static_cast<std::size_t>(item % 64)];
+                auto const value = data[static_cast<std::size_t>(item % 64)];
+                --running;
+                return value;
             };
             auto join = seq_join(pool, 16, std::views::iota(0, 1000), fn);
             auto sync_join = seq_join(pool, 4, std::views::iota(1, 1000), sync_fn);
@@ -381,6 +416,7 @@ TEST(SeqJoin, BorrowedDataMayBeFreedRightAfterTheJoinIsDestroyed) {
             }
             EXPECT_EQ(sync_join.next(), 1);
         }
+        EXPECT_EQ(running.load(), 0) << "round " << round << ": an item outlived its join";
         borrowed.reset();
     }
 }

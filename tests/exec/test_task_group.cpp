@@ -78,23 +78,27 @@ TEST(TaskGroup, SpawnedFunctionsMaySpawnMore) {
     EXPECT_EQ(ran, 2);
 }
 
-// Run under ASan: a function still running after the group's destructor
-// would write freed memory. Each function writes its own element, so the
-// functions do not race with each other.
+// A function still running after the group's destructor would be counted
+// in `running`, and under ASan would also write freed memory. Each function
+// writes its own element, so the functions do not race with each other.
 TEST(TaskGroup, DestructionStopsAndWaitsSoBorrowedDataMayBeFreedRightAfter) {
     test::Watchdog watchdog("a task group's destructor");
     ThreadPool pool(ThreadPool::Config{2});
     constexpr std::size_t functions = 16;
     auto borrowed = std::make_unique<std::vector<int>>(functions, 1);
+    std::atomic<int> running{0};
     {
         TaskGroup group(pool);
         for (std::size_t i = 0; i < functions; ++i) {
-            group.spawn([&element = (*borrowed)[i], &pool](std::stop_token const& stop) -> Task<void> {
+            group.spawn([&element = (*borrowed)[i], &pool, &running](std::stop_token const& stop) -> Task<void> {
+                ++running;
                 co_await pool.sleep_for(std::chrono::hours(1), stop);
                 co_await pool.schedule();
                 element += 1;
+                --running;
             });
         }
     }
+    EXPECT_EQ(running.load(), 0) << "a function outlived the group";
     borrowed.reset();
 }

@@ -10,6 +10,8 @@
 
 #include <atomic>
 #include <cstdint>
+#include <fstream>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -44,8 +46,19 @@ MemoryConfig host_limited(std::uint64_t host_limit) {
 }  // namespace
 
 TEST(BufferResource, DefaultHostLimitIsEightyPercentOfTheHostCapacity) {
+    // Checked against the kernel's own figure, /proc/meminfo's MemTotal: the
+    // capacity is that, or less under a cgroup limit.
+    std::ifstream meminfo("/proc/meminfo");
+    std::string label;
+    std::uint64_t total_kib = 0;
+    ASSERT_TRUE(meminfo >> label >> total_kib) << "cannot read /proc/meminfo";
+    ASSERT_EQ(label, "MemTotal:");
+    auto const capacity = host_memory_capacity();
+    EXPECT_LE(capacity, total_kib * 1024);
+    EXPECT_GT(capacity, 0U);
     BufferResource resource;
-    EXPECT_EQ(resource.memory_limit(MemoryType::HOST), SizeSpec::percent(80).resolve(host_memory_capacity()));
+    EXPECT_NEAR(static_cast<double>(resource.memory_limit(MemoryType::HOST)), 0.8 * static_cast<double>(capacity),
+                1.0);
 }
 
 TEST(BufferResource, ReservedBytesCountAsUsedWhenAvailabilityIsComputed) {
@@ -347,34 +360,40 @@ TEST(BufferResource, ReserveAndSpillOfDiskIsAPlainReservation) {
 TEST(BufferResource, ConcurrentReserveAndSpillCallersNeverUnderSpill) {
     // Regression for the seed's last comment: with concurrent spilling, a
     // caller must not rely on bytes another caller spills for itself, or both
-    // end up short and one runs out of memory.
+    // end up short and one runs out of memory. HOST is full, so each caller
+    // must spill its own 3 MiB: the shared spill function holds every caller
+    // until all four are inside it at once, which only a manager that lets
+    // them spill concurrently allows (one big lock would leave the rendezvous
+    // short, and the test fails).
     TemporaryDirectory root;
     constexpr int callers = 4;
     BufferResource resource(test_config(root, 16 * mebibyte));
     BufferPile pile(resource, 16, mebibyte);
-    std::atomic<int> started{0};
+    Rendezvous all_inside(callers);
+    std::atomic<bool> met{true};
     std::atomic<int> calls{0};
-    ScopedSpillFunction const spilling(resource, [&](std::size_t amount) {
-        if (++calls == 1) {
-            while (started < callers) {
-                std::this_thread::yield();
+    ScopedSpillFunction const spilling(
+        resource,
+        [&](std::size_t amount) {
+            if (++calls <= callers && !all_inside.arrive_and_wait()) {
+                met = false;
             }
-            std::this_thread::sleep_for(std::chrono::milliseconds(50));
-        }
-        return pile.spill(amount);
-    });
+            return pile.spill(amount);
+        },
+        0, SpillConcurrency::shared
+    );
     Watchdog watchdog("concurrent reserve_and_spill");
     std::vector<std::thread> threads;
     std::vector<MemoryReservation> reservations(callers);
     for (int i = 0; i < callers; ++i) {
         threads.emplace_back([&, i] {
-            ++started;
             reservations[i] = resource.reserve_and_spill(MemoryType::HOST, 3 * mebibyte, AllowOverbooking::no);
         });
     }
     for (auto& thread : threads) {
         thread.join();
     }
+    EXPECT_TRUE(met.load()) << "the callers did not spill at the same time";
     EXPECT_EQ(pile.count(), 16U - 3 * callers) << "spilled more or less than the callers needed";
     EXPECT_EQ(resource.memory_available(MemoryType::HOST), 0);
 }

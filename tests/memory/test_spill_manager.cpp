@@ -6,8 +6,12 @@
 #include <common/temporary_directory.hpp>
 #include <common/watchdog.hpp>
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <future>
 #include <list>
@@ -462,20 +466,48 @@ TEST(SpillManager, ThereIsNoPeriodicThreadWhenTheIntervalIsZero) {
     EXPECT_EQ(threads_with(1h), before + 1);
 }
 
+namespace {
+
+/// Whether the thread `tid` of this process is blocked (sleeping).
+bool blocked(pid_t tid) {
+    std::ifstream stat("/proc/self/task/" + std::to_string(tid) + "/stat");
+    std::string pid;
+    std::string name;
+    char state = '?';
+    stat >> pid >> name >> state;
+    return state == 'S' || state == 'D';
+}
+
+}  // namespace
+
 TEST(SpillManager, ConcurrentHeadroomRequestsSpillTheShortfallOnce) {
+    // The first spill holds back until every other caller has asked for the
+    // same headroom and blocked inside the manager: they find the shortfall
+    // being spilled and must not spill it again.
     TemporaryDirectory root;
     BufferResource resource(test_config(root, 32 * mebibyte));
     BufferPile pile(resource, 32, mebibyte);
     constexpr int callers = 4;
-    std::atomic<int> started{0};
+    Mutex mutex;
+    std::vector<pid_t> waiting;
     std::atomic<int> first_call{0};
+    std::atomic<bool> others_blocked{true};
     ScopedSpillFunction const spilling(resource, [&](std::size_t amount) {
         if (++first_call == 1) {
-            // Let every caller find the shortfall while this one spills it.
-            while (started < callers) {
+            auto const self = static_cast<pid_t>(::gettid());
+            auto const deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+            auto const all_blocked = [&] {
+                MutexLock lock(mutex);
+                return waiting.size() == callers
+                       && std::ranges::all_of(waiting, [&](pid_t tid) { return tid == self || blocked(tid); });
+            };
+            while (!all_blocked()) {
+                if (std::chrono::steady_clock::now() > deadline) {
+                    others_blocked = false;
+                    break;
+                }
                 std::this_thread::yield();
             }
-            std::this_thread::sleep_for(50ms);
         }
         return pile.spill(amount);
     });
@@ -484,7 +516,10 @@ TEST(SpillManager, ConcurrentHeadroomRequestsSpillTheShortfallOnce) {
     std::atomic<int> reached{0};
     for (int i = 0; i < callers; ++i) {
         threads.emplace_back([&] {
-            ++started;
+            {
+                MutexLock lock(mutex);
+                waiting.push_back(static_cast<pid_t>(::gettid()));
+            }
             auto const result = resource.spill_manager().spill_to_make_headroom(8 * mebibyte);
             spilled += result.spilled;
             reached += result.reached ? 1 : 0;
@@ -493,6 +528,7 @@ TEST(SpillManager, ConcurrentHeadroomRequestsSpillTheShortfallOnce) {
     for (auto& thread : threads) {
         thread.join();
     }
+    EXPECT_TRUE(others_blocked.load()) << "the other callers never blocked while the first spilled";
     EXPECT_EQ(spilled, 8 * mebibyte) << "concurrent callers spilled the same shortfall more than once";
     EXPECT_EQ(reached, callers);
 }
