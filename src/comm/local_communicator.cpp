@@ -42,10 +42,14 @@ class LocalPendingReceive final : public PendingReceive {
 /// they are destroyed, so no buffer or future is touched under it.
 class LocalNetwork {
   public:
-    explicit LocalNetwork(Rank nranks)
-        : nranks_(nranks), mailboxes_(std::make_unique<Mailbox[]>(static_cast<std::size_t>(nranks))) {}
+    LocalNetwork(Rank nranks, LocalCommunicator::PayloadFault fault)
+        : nranks_(nranks),
+          fault_(std::move(fault)),
+          mailboxes_(std::make_unique<Mailbox[]>(static_cast<std::size_t>(nranks))) {}
 
     [[nodiscard]] Rank nranks() const noexcept { return nranks_; }
+    /// The group's fault injection, or an empty function.
+    [[nodiscard]] LocalCommunicator::PayloadFault const& fault() const noexcept { return fault_; }
 
     /// Queues `message` for `destination`.
     /// @throws InvalidArgument if the destination's communicator is gone.
@@ -110,20 +114,21 @@ class LocalNetwork {
     Mailbox& mailbox(Rank rank) { return mailboxes_[static_cast<std::size_t>(rank)]; }
 
     Rank const nranks_;
+    LocalCommunicator::PayloadFault const fault_;
     std::unique_ptr<Mailbox[]> const mailboxes_;  ///< one per rank
 };
 
 }  // namespace detail
 
 std::vector<std::unique_ptr<Communicator>> LocalCommunicator::make_group(
-    std::span<memory::BufferResource* const> resources
+    std::span<memory::BufferResource* const> resources, PayloadFault fault
 ) {
     SPILLWAY_EXPECTS(!resources.empty(), "a communicator group needs at least one rank", InvalidArgument);
     SPILLWAY_EXPECTS(
         std::none_of(resources.begin(), resources.end(), [](auto* resource) { return resource == nullptr; }),
         "every rank of a communicator group needs a BufferResource, got a null one", InvalidArgument
     );
-    auto network = std::make_shared<detail::LocalNetwork>(static_cast<Rank>(resources.size()));
+    auto network = std::make_shared<detail::LocalNetwork>(static_cast<Rank>(resources.size()), std::move(fault));
     std::vector<std::unique_ptr<Communicator>> group;
     group.reserve(resources.size());
     for (std::size_t rank = 0; rank < resources.size(); ++rank) {
@@ -149,6 +154,9 @@ Future<void> LocalCommunicator::do_send(
     auto sent = std::make_shared<detail::FutureState<void>>();
     std::optional<std::size_t> const payload_size =
         payload ? std::optional<std::size_t>(payload->size()) : std::nullopt;
+    if (network_->fault() && payload && payload->size() > 0) {
+        network_->fault()(rank(), destination, payload->data());
+    }
     network_->deliver(
         destination,
         detail::ProbedMessage{

@@ -59,10 +59,14 @@ std::uint64_t StreamingChecksum::digest() const noexcept {
     return XXH3_64bits_digest(state_.get());
 }
 
+}  // namespace spillway::memory::detail
+
+namespace spillway::memory {
+
 std::uint64_t checksum(std::span<std::byte const> bytes) noexcept {
     auto const hash = XXH3_64bits(bytes.data(), bytes.size());
-    after_dispatched_hash();
+    detail::after_dispatched_hash();
     return hash;
 }
 
-}  // namespace spillway::memory::detail
+}  // namespace spillway::memory

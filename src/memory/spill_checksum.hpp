@@ -9,10 +9,9 @@
 
 #include <xxhash.h>
 
-namespace spillway::memory::detail {
+#include <spillway/memory/checksum.hpp>
 
-/// XXH3-64 of `bytes`.
-std::uint64_t checksum(std::span<std::byte const> bytes) noexcept;
+namespace spillway::memory::detail {
 
 /// XXH3-64 of bytes given piece by piece.
 ///

@@ -1,6 +1,7 @@
 #include "shuffle/exchange.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <iomanip>
 #include <limits>
@@ -13,6 +14,7 @@
 #include <spillway/core/error.hpp>
 #include <spillway/core/logging.hpp>
 #include <spillway/core/trace.hpp>
+#include <spillway/memory/checksum.hpp>
 
 namespace spillway::shuffle::detail {
 namespace {
@@ -34,6 +36,7 @@ struct WireHeader {
     std::uint16_t inline_metadata;  ///< chunk: the bytes of its metadata at the end of the payload
     PartitionId partition;  ///< chunk: its partition
     std::uint64_t value;    ///< chunk: its sequence number; finish: the chunks sent
+    std::uint64_t checksum = 0;  ///< chunk: `transit_checksum` of its payload and metadata
 };
 static_assert(sizeof(WireHeader) == wire_header_size);
 
@@ -63,6 +66,12 @@ WireHeader decode(std::span<std::byte const> metadata, comm::Rank source, std::s
         CorruptData
     );
     return header;
+}
+
+/// What a chunk message carries to be checked on arrival: the checksum of
+/// its payload combined with that of the metadata after the header.
+std::uint64_t transit_checksum(std::span<std::byte const> payload, std::span<std::byte const> body) noexcept {
+    return memory::checksum(payload) ^ std::rotl(memory::checksum(body), 1);
 }
 
 std::vector<std::byte> body_of(std::vector<std::byte> const& metadata) {
@@ -640,9 +649,18 @@ bool Exchange::complete_receives(bool failed) {
         if (failed) {
             continue;  // dropped with `message`
         }
-        auto const key = next_key_.fetch_add(1, std::memory_order_relaxed);
         auto const size = message.payload->size();
-        auto const inlined = decode(message.metadata, message.source, operation_).inline_metadata;
+        auto const header = decode(message.metadata, message.source, operation_);
+        auto const body = std::span<std::byte const>(message.metadata).subspan(sizeof(WireHeader));
+        SPILLWAY_EXPECTS(
+            transit_checksum(message.payload->data(), body) == header.checksum,
+            operation_ << ": a chunk of partition " << header.partition << " (" << size << " bytes) is corrupt in "
+                       << "transit from rank " << message.source << ": its checksum does not match what the "
+                       << "sender sent",
+            CorruptData
+        );
+        auto const key = next_key_.fetch_add(1, std::memory_order_relaxed);
+        auto const inlined = header.inline_metadata;
         SPILLWAY_EXPECTS(
             inlined <= size,
             operation_ << ": rank " << message.source << " sent a chunk of " << size << " bytes with "
@@ -700,7 +718,8 @@ bool Exchange::post_sends() {
             span.set_bytes(size);
             span.set_id(chunk.sequence);
             auto metadata = encode(
-                WireHeader{MessageKind::chunk, ErrorKind::error, chunk.inline_metadata, chunk.partition, chunk.sequence},
+                WireHeader{MessageKind::chunk, ErrorKind::error, chunk.inline_metadata, chunk.partition, chunk.sequence,
+                           transit_checksum(buffer->data(), chunk.metadata)},
                 chunk.metadata
             );
             in_flight_.push_back(InFlight{

@@ -12,6 +12,7 @@
 #include <map>
 #include <random>
 #include <set>
+#include <span>
 #include <thread>
 #include <vector>
 
@@ -19,6 +20,7 @@
 #include <spillway/core/error.hpp>
 #include <spillway/memory/memory_type.hpp>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <comm/communicator_testing.hpp>
@@ -625,6 +627,54 @@ TEST(Shuffler, AnExtractionThatFailsWhileSplittingOffInlineMetadataLosesNoChunk)
     }
     EXPECT_EQ(index, 4U);
     EXPECT_TRUE(shuffler.finished());
+}
+
+TEST(Shuffler, AChunkCorruptedInTransitFailsTheShuffleSayingFromWhichRank) {
+    // The network flips one byte of the first chunk rank 0 sends to rank 1.
+    // Rank 1 finds it by the message's checksum, says where it came from, and
+    // rank 0 learns it from rank 1's abandon message.
+    test::Watchdog watchdog("a shuffle with a corrupting network", std::chrono::seconds(120));
+    std::array<memory::BufferResource, 2> resources;
+    std::array<memory::BufferResource*, 2> const pointers{&resources[0], &resources[1]};
+    std::atomic<int> corrupted{0};
+    auto group = comm::LocalCommunicator::make_group(pointers, [&](Rank source, Rank destination,
+                                                                   std::span<std::byte> payload) {
+        if (source == 0 && destination == 1 && corrupted++ == 0) {
+            payload[payload.size() / 2] ^= std::byte{0x20};
+        }
+    });
+    std::vector<std::thread> threads;
+    for (Rank rank = 0; rank < 2; ++rank) {
+        threads.emplace_back([&, rank] {
+            auto& resource = resources[static_cast<std::size_t>(rank)];
+            Shuffler shuffler(*group[static_cast<std::size_t>(rank)], 1, 2, resource);
+            if (rank == 0) {
+                for (std::uint64_t index = 0; index < 3; ++index) {
+                    std::unordered_map<PartitionId, PackedData> one;
+                    one.emplace(1, test::make_chunk(resource, {0, 0, index, 1, 100'000}));
+                    shuffler.insert(std::move(one));
+                }
+            }
+            shuffler.insert_finished();
+            if (rank == 1) {
+                EXPECT_THROW_WITH(shuffler.wait(1), CorruptData,
+                                  "shuffle op 1 on rank 1: a chunk of partition 1 (100000 bytes) is corrupt in "
+                                  "transit from rank 0");
+                return;
+            }
+            // Rank 0's own partition may complete before rank 1 gives up.
+            try {
+                shuffler.wait(0);
+                EXPECT_TRUE(shuffler.extract(0).empty());
+            } catch (CorruptData const& error) {
+                EXPECT_THAT(error.what(), testing::HasSubstr("rank 1 gave up"));
+            }
+        });
+    }
+    for (auto& thread : threads) {
+        thread.join();
+    }
+    EXPECT_GT(corrupted.load(), 0);
 }
 
 TEST(Shuffler, APeerThatSendsNothingForTheCollectiveTimeoutFailsTheOthersNamingIt) {

@@ -3,6 +3,7 @@
 /// The in-process backend: ranks are threads of one process, and payloads
 /// change hands without being copied.
 
+#include <functional>
 #include <memory>
 #include <span>
 #include <vector>
@@ -39,13 +40,18 @@ class LocalNetwork;
 /// group, because queued messages hold buffers of their sender's resource.
 class LocalCommunicator final : public Communicator {
   public:
+    /// For fault-injection tests: called with each payload as it is sent
+    /// (in HOST memory), its source and its destination, on the sender's
+    /// thread; it may change the bytes, as a faulty network would.
+    using PayloadFault = std::function<void(Rank source, Rank destination, std::span<std::byte> payload)>;
+
     /// Creates `resources.size()` connected communicators; the one at index
     /// i is rank i and accounts into `*resources[i]`. Several ranks may share
-    /// a resource.
+    /// a resource. `fault`, if given, sees every payload sent in the group.
     /// Requires: at least one resource; none is null.
     /// @throws InvalidArgument if a requirement is not met.
     [[nodiscard]] static std::vector<std::unique_ptr<Communicator>> make_group(
-        std::span<memory::BufferResource* const> resources
+        std::span<memory::BufferResource* const> resources, PayloadFault fault = {}
     );
 
     /// Drops the messages waiting for this rank; see the class comment.

@@ -11,8 +11,8 @@
 namespace spillway::shuffle {
 
 /// The most metadata bytes one chunk may carry: the communicator's limit less
-/// the 16-byte header the collectives put in front of it.
-inline constexpr std::size_t max_packed_metadata_size = comm::max_metadata_size - 16;
+/// the 24-byte header the collectives put in front of it.
+inline constexpr std::size_t max_packed_metadata_size = comm::max_metadata_size - 24;
 
 /// One chunk of data as the collectives move it: a small description
 /// (`metadata`) and the bulk bytes (`data`), which may have 0 bytes.
