@@ -44,6 +44,64 @@ std::size_t thread_count() {
     return static_cast<std::size_t>(std::distance(begin(tasks), end(tasks)));
 }
 
+/// Whether the thread `tid` of this process is blocked (sleeping).
+bool blocked(pid_t tid) {
+    std::ifstream stat("/proc/self/task/" + std::to_string(tid) + "/stat");
+    std::string pid;
+    std::string name;
+    char state = '?';
+    stat >> pid >> name >> state;
+    return state == 'S' || state == 'D';
+}
+
+/// Whether a second spill() caller enters a spill function while a first one
+/// is inside one (registered as in `two_callers_meet_inside_spill`). The
+/// first stays inside until the second has either entered too or blocked in
+/// the kernel, waiting: so the answer does not depend on timing when the
+/// second must wait.
+bool second_caller_enters_while_first_is_inside(SpillMode mode, std::vector<SpillConcurrency> const& functions) {
+    TemporaryDirectory root;
+    auto config = test_config(root);
+    config.spill_mode = mode;
+    BufferResource resource(config);
+    auto& manager = resource.spill_manager();
+    Event first_inside;
+    Event release;
+    std::atomic<int> inside{0};
+    std::atomic<bool> met{false};
+    auto const entering = [&](std::size_t amount) {
+        if (inside++ == 0) {
+            first_inside.set();
+            EXPECT_TRUE(release.wait(std::chrono::seconds(60)));
+        } else {
+            met = true;
+        }
+        --inside;
+        return amount;
+    };
+    std::list<ScopedSpillFunction> registered;
+    for (auto const concurrency : functions) {
+        auto const priority = -static_cast<int>(registered.size());
+        registered.emplace_back(resource, entering, priority, concurrency);
+    }
+    std::thread one([&] { manager.spill(10); });
+    EXPECT_TRUE(first_inside.wait(std::chrono::seconds(60)));
+    std::atomic<pid_t> second_tid{0};
+    std::thread two([&] {
+        second_tid = static_cast<pid_t>(::gettid());
+        manager.spill(10);
+    });
+    auto const deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (!met && !(second_tid != 0 && blocked(second_tid)) && std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::yield();
+    }
+    bool const entered = met;
+    release.set();
+    one.join();
+    two.join();
+    return entered;
+}
+
 /// Whether two spill() callers are inside spill functions at the same time,
 /// waiting at most `timeout` for each other. One function is registered per
 /// entry of `functions`, with that concurrency, in decreasing priority.
@@ -128,11 +186,13 @@ TEST(SpillManager, TwoCallersSpillFromTwoFunctionsAtTheSameTime) {
            "another: spill() is serialized";
 }
 
-TEST(SpillManager, TheRendezvousTestFailsOnTheSerializedMode) {
-    // The serialized mode admits one caller at a time, so the two callers can
-    // never meet: the test above would fail on it, with its message, after
-    // its timeout, instead of hanging.
+TEST(SpillManager, TheSerializedModeAdmitsOneCallerAtATime) {
+    // So the rendezvous test above would fail on it, with its message, after
+    // its timeout, instead of hanging; and the second caller waits.
     EXPECT_FALSE(two_callers_meet_inside_spill(SpillMode::serialized, {exclusive, exclusive}, 200ms));
+    EXPECT_FALSE(second_caller_enters_while_first_is_inside(SpillMode::serialized, {exclusive, exclusive}));
+    EXPECT_TRUE(second_caller_enters_while_first_is_inside(SpillMode::concurrent, {exclusive, exclusive}))
+        << "the check above can tell a caller that waits from one that enters";
 }
 
 TEST(SpillManager, TwoCallersRunOneSharedFunctionAtTheSameTime) {
@@ -144,7 +204,8 @@ TEST(SpillManager, TwoCallersRunOneSharedFunctionAtTheSameTime) {
 TEST(SpillManager, TwoCallersNeverRunOneExclusiveFunctionAtTheSameTime) {
     // The test above, with the function registered exclusive: the second
     // caller skips it, then waits for it, so the callers never meet.
-    EXPECT_FALSE(two_callers_meet_inside_spill(SpillMode::concurrent, {exclusive}, 200ms));
+    EXPECT_FALSE(second_caller_enters_while_first_is_inside(SpillMode::concurrent, {exclusive}));
+    EXPECT_TRUE(second_caller_enters_while_first_is_inside(SpillMode::concurrent, {shared}));
 }
 
 TEST(SpillManager, RevisitsSkippedFunctionsUntilTheAmountIsMet) {
@@ -466,19 +527,6 @@ TEST(SpillManager, ThereIsNoPeriodicThreadWhenTheIntervalIsZero) {
     EXPECT_EQ(threads_with(1h), before + 1);
 }
 
-namespace {
-
-/// Whether the thread `tid` of this process is blocked (sleeping).
-bool blocked(pid_t tid) {
-    std::ifstream stat("/proc/self/task/" + std::to_string(tid) + "/stat");
-    std::string pid;
-    std::string name;
-    char state = '?';
-    stat >> pid >> name >> state;
-    return state == 'S' || state == 'D';
-}
-
-}  // namespace
 
 TEST(SpillManager, ConcurrentHeadroomRequestsSpillTheShortfallOnce) {
     // The first spill holds back until every other caller has asked for the
