@@ -648,22 +648,26 @@ TEST(Shuffler, AChunkCorruptedInTransitFailsTheShuffleSayingFromWhichRank) {
         threads.emplace_back([&, rank] {
             auto& resource = resources[static_cast<std::size_t>(rank)];
             Shuffler shuffler(*group[static_cast<std::size_t>(rank)], 1, 2, resource);
-            if (rank == 0) {
+            if (rank == 1) {
+                // insert_finished too throws once the exchange has failed.
+                auto const finish_and_wait = [&] {
+                    shuffler.insert_finished();
+                    shuffler.wait(1);
+                };
+                EXPECT_THROW_WITH(finish_and_wait(), CorruptData,
+                                  "shuffle op 1 on rank 1: a chunk of partition 1 (100000 bytes) is corrupt in "
+                                  "transit from rank 0");
+                return;
+            }
+            // Rank 0 learns of it from rank 1's abandon message, whenever that
+            // arrives: at an insert, or not before its own partition completed.
+            try {
                 for (std::uint64_t index = 0; index < 3; ++index) {
                     std::unordered_map<PartitionId, PackedData> one;
                     one.emplace(1, test::make_chunk(resource, {0, 0, index, 1, 100'000}));
                     shuffler.insert(std::move(one));
                 }
-            }
-            shuffler.insert_finished();
-            if (rank == 1) {
-                EXPECT_THROW_WITH(shuffler.wait(1), CorruptData,
-                                  "shuffle op 1 on rank 1: a chunk of partition 1 (100000 bytes) is corrupt in "
-                                  "transit from rank 0");
-                return;
-            }
-            // Rank 0's own partition may complete before rank 1 gives up.
-            try {
+                shuffler.insert_finished();
                 shuffler.wait(0);
                 EXPECT_TRUE(shuffler.extract(0).empty());
             } catch (CorruptData const& error) {
