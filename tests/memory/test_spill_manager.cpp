@@ -4,6 +4,7 @@
 #include <common/event.hpp>
 #include <common/rendezvous.hpp>
 #include <common/temporary_directory.hpp>
+#include <common/thread_state.hpp>
 #include <common/watchdog.hpp>
 
 #include <unistd.h>
@@ -11,7 +12,6 @@
 #include <algorithm>
 #include <atomic>
 #include <filesystem>
-#include <fstream>
 #include <functional>
 #include <future>
 #include <list>
@@ -42,16 +42,6 @@ std::size_t pretend(std::size_t amount) {
 std::size_t thread_count() {
     auto const tasks = std::filesystem::directory_iterator("/proc/self/task");
     return static_cast<std::size_t>(std::distance(begin(tasks), end(tasks)));
-}
-
-/// Whether the thread `tid` of this process is blocked (sleeping).
-bool blocked(pid_t tid) {
-    std::ifstream stat("/proc/self/task/" + std::to_string(tid) + "/stat");
-    std::string pid;
-    std::string name;
-    char state = '?';
-    stat >> pid >> name >> state;
-    return state == 'S' || state == 'D';
 }
 
 /// Whether a second spill() caller enters a spill function while a first one
@@ -92,7 +82,7 @@ bool second_caller_enters_while_first_is_inside(SpillMode mode, std::vector<Spil
         manager.spill(10);
     });
     auto const deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-    while (!met && !(second_tid != 0 && blocked(second_tid)) && std::chrono::steady_clock::now() < deadline) {
+    while (!met && !(second_tid != 0 && thread_blocked(second_tid)) && std::chrono::steady_clock::now() < deadline) {
         std::this_thread::yield();
     }
     bool const entered = met;
@@ -547,7 +537,7 @@ TEST(SpillManager, ConcurrentHeadroomRequestsSpillTheShortfallOnce) {
             auto const all_blocked = [&] {
                 MutexLock lock(mutex);
                 return waiting.size() == callers
-                       && std::ranges::all_of(waiting, [&](pid_t tid) { return tid == self || blocked(tid); });
+                       && std::ranges::all_of(waiting, [&](pid_t tid) { return tid == self || thread_blocked(tid); });
             };
             while (!all_blocked()) {
                 if (std::chrono::steady_clock::now() > deadline) {

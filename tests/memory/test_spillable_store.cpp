@@ -5,7 +5,10 @@
 #include <common/fault_injecting_file_operations.hpp>
 #include <common/rendezvous.hpp>
 #include <common/temporary_directory.hpp>
+#include <common/thread_state.hpp>
 #include <common/watchdog.hpp>
+
+#include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
@@ -414,12 +417,18 @@ TEST(SpillableStore, ExtractWaitsForASpillOfThatBufferToFinish) {
     ASSERT_TRUE(writing.wait());
     operations->before_write({});
     Event extracted;
+    std::atomic<pid_t> extracting_tid{0};
     auto extracting = std::async(std::launch::async, [&] {
+        extracting_tid = static_cast<pid_t>(::gettid());
         auto buffer = store.extract(1);
         extracted.set();
         return buffer;
     });
-    EXPECT_FALSE(extracted.wait(100ms)) << "extract returned while its buffer was being spilled";
+    // The extract either returns (wrong) or blocks, waiting for the spill.
+    while (!extracted.wait(0ms) && !(extracting_tid != 0 && thread_blocked(extracting_tid))) {
+        std::this_thread::yield();
+    }
+    EXPECT_FALSE(extracted.wait(0ms)) << "extract returned while its buffer was being spilled";
     release.set();
     auto buffer = extracting.get();
     spiller.join();
