@@ -259,6 +259,47 @@ TEST(HostBlockPool, ThreadsMakingAndFreeingBuffersAtOnceReuseBlocksWithinTheLimi
     EXPECT_GT(statistic(resource, "memory.host.blocks_reused"), 0.0);
 }
 
+TEST(HostBlockPool, BlocksOfSizesNeverAskedForAgainArePooledOnlyWithinTheLimit) {
+    // Each thread makes buffers of growing sizes, so that no pooled block
+    // fits a later request: only the pool's bound keeps the blocks it keeps
+    // from growing past the limit. Sampled while the threads run, as above.
+    constexpr std::uint64_t limit = 24 * mebibyte;
+    constexpr std::size_t steps = 200;
+    constexpr std::size_t step = std::size_t{16} << 10;
+    constexpr std::uint64_t largest = mebibyte + steps * step;
+    TemporaryDirectory const root;
+    BufferResource resource(test_config(root, limit));
+    std::atomic<bool> running{true};
+    std::uint64_t most_held = 0;
+    std::thread sampler([&] {
+        while (running.load()) {
+            auto const used = resource.memory_used(MemoryType::HOST);
+            most_held = std::max(most_held, used + resource.memory_pooled());
+        }
+    });
+    std::vector<std::thread> threads;
+    for (std::size_t thread = 0; thread < 4; ++thread) {
+        threads.emplace_back([&resource] {
+            for (std::size_t i = 0; i < steps; ++i) {
+                auto const size = mebibyte + i * step;
+                auto reservation = resource.try_reserve(MemoryType::HOST, size);
+                if (!reservation.empty()) {
+                    auto buffer = resource.make_buffer(size, reservation);
+                    buffer.data().front() = std::byte{1};
+                }
+            }
+        });
+    }
+    for (auto& thread : threads) {
+        thread.join();
+    }
+    running = false;
+    sampler.join();
+    EXPECT_GT(resource.memory_pooled(), 0U) << "blocks were pooled";
+    EXPECT_LE(most_held, limit + largest);
+    EXPECT_LE(resource.memory_pooled(), limit);
+}
+
 TEST(HostBlockPool, TwoReadBacksAtOnceLeavePooledBlocksNoRoomBeyondTheLimit) {
     // Each read-back takes its HOST block, then reads into it: two of them
     // at once, both holding a block while they read, must each leave room in
