@@ -223,8 +223,8 @@ TEST(HostBlockPool, ThreadsMakingAndFreeingBuffersAtOnceReuseBlocksWithinTheLimi
     BufferResource resource(test_config(root, limit));
     // Samples what the resource holds while the threads run: the bound must
     // hold throughout, not only once they are done. The two counters are
-    // read one after the other, so a block moving between them meanwhile
-    // may count twice: hence the one block of slack.
+    // read one after the other, so a block each thread moves between them
+    // meanwhile may count twice: hence a block of slack per thread.
     std::atomic<bool> running{true};
     std::uint64_t most_held = 0;
     std::thread sampler([&] {
@@ -254,7 +254,7 @@ TEST(HostBlockPool, ThreadsMakingAndFreeingBuffersAtOnceReuseBlocksWithinTheLimi
     sampler.join();
     expect_all_tiers_at_zero(resource);
     EXPECT_GT(most_held, 0U) << "the sampler saw the threads at work";
-    EXPECT_LE(most_held, limit + largest);
+    EXPECT_LE(most_held, limit + 4 * largest);
     EXPECT_LE(resource.memory_pooled(), limit);
     EXPECT_GT(statistic(resource, "memory.host.blocks_reused"), 0.0);
 }
@@ -262,7 +262,8 @@ TEST(HostBlockPool, ThreadsMakingAndFreeingBuffersAtOnceReuseBlocksWithinTheLimi
 TEST(HostBlockPool, BlocksOfSizesNeverAskedForAgainArePooledOnlyWithinTheLimit) {
     // Each thread makes buffers of growing sizes, so that no pooled block
     // fits a later request: only the pool's bound keeps the blocks it keeps
-    // from growing past the limit. Sampled while the threads run, as above.
+    // from growing past the limit. Sampled while the threads run, as above,
+    // with a block of slack per thread.
     constexpr std::uint64_t limit = 24 * mebibyte;
     constexpr std::size_t steps = 200;
     constexpr std::size_t step = std::size_t{16} << 10;
@@ -296,7 +297,7 @@ TEST(HostBlockPool, BlocksOfSizesNeverAskedForAgainArePooledOnlyWithinTheLimit) 
     running = false;
     sampler.join();
     EXPECT_GT(resource.memory_pooled(), 0U) << "blocks were pooled";
-    EXPECT_LE(most_held, limit + largest);
+    EXPECT_LE(most_held, limit + 4 * largest);
     EXPECT_LE(resource.memory_pooled(), limit);
 }
 
