@@ -58,6 +58,42 @@ std::uint64_t held(BufferResource const& resource) {
     return resource.memory_used(MemoryType::HOST) + resource.memory_pooled();
 }
 
+/// Runs `threads` threads, thread t making and freeing a HOST buffer of
+/// `size_of(t, i)` bytes for each i below `iterations` (skipping those HOST
+/// has no room for), and returns the most the resource `held` while they ran,
+/// sampled from another thread: the bound must hold throughout, not only
+/// once they are done. The two counters are read one after the other, so a
+/// block each thread moves between them meanwhile may count twice.
+std::uint64_t most_held_while_making(BufferResource& resource, std::size_t threads, std::size_t iterations,
+                                     std::function<std::size_t(std::size_t, std::size_t)> const& size_of) {
+    std::atomic<bool> running{true};
+    std::uint64_t most_held = 0;
+    std::thread sampler([&] {
+        while (running.load()) {
+            most_held = std::max(most_held, held(resource));
+        }
+    });
+    std::vector<std::thread> makers;
+    for (std::size_t thread = 0; thread < threads; ++thread) {
+        makers.emplace_back([&, thread] {
+            for (std::size_t i = 0; i < iterations; ++i) {
+                auto const size = size_of(thread, i);
+                auto reservation = resource.try_reserve(MemoryType::HOST, size);
+                if (!reservation.empty()) {
+                    auto buffer = resource.make_buffer(size, reservation);
+                    buffer.data().front() = std::byte{1};
+                }
+            }
+        });
+    }
+    for (auto& maker : makers) {
+        maker.join();
+    }
+    running = false;
+    sampler.join();
+    return most_held;
+}
+
 }  // namespace
 
 TEST(HostBlockPool, AFreedBlockIsReusedByTheNextBufferOfTheSameCapacityWithItsPaddingZeroed) {
@@ -219,42 +255,16 @@ TEST(HostBlockPool, AnAdoptedBlockIsPooledByTheResourceThatFreesIt) {
 TEST(HostBlockPool, ThreadsMakingAndFreeingBuffersAtOnceReuseBlocksWithinTheLimit) {
     constexpr std::uint64_t limit = 24 * mebibyte;
     constexpr std::uint64_t largest = 4 * mebibyte;
+    constexpr std::size_t threads = 4;
     TemporaryDirectory const root;
     BufferResource resource(test_config(root, limit));
-    // Samples what the resource holds while the threads run: the bound must
-    // hold throughout, not only once they are done. The two counters are
-    // read one after the other, so a block each thread moves between them
-    // meanwhile may count twice: hence a block of slack per thread.
-    std::atomic<bool> running{true};
-    std::uint64_t most_held = 0;
-    std::thread sampler([&] {
-        while (running.load()) {
-            auto const used = resource.memory_used(MemoryType::HOST);
-            most_held = std::max(most_held, used + resource.memory_pooled());
-        }
+    // Two sizes, so that blocks are reused and also freed for new ones.
+    auto const most_held = most_held_while_making(resource, threads, 200, [](std::size_t thread, std::size_t) {
+        return (2 + 2 * (thread % 2)) * mebibyte;
     });
-    std::vector<std::thread> threads;
-    for (std::size_t thread = 0; thread < 4; ++thread) {
-        threads.emplace_back([&resource, thread] {
-            // Two sizes, so that blocks are reused and also freed for new ones.
-            auto const size = (2 + 2 * (thread % 2)) * mebibyte;
-            for (int i = 0; i < 200; ++i) {
-                auto reservation = resource.try_reserve(MemoryType::HOST, size);
-                if (!reservation.empty()) {
-                    auto buffer = resource.make_buffer(size, reservation);
-                    buffer.data().front() = std::byte{1};
-                }
-            }
-        });
-    }
-    for (auto& thread : threads) {
-        thread.join();
-    }
-    running = false;
-    sampler.join();
     expect_all_tiers_at_zero(resource);
     EXPECT_GT(most_held, 0U) << "the sampler saw the threads at work";
-    EXPECT_LE(most_held, limit + 4 * largest);
+    EXPECT_LE(most_held, limit + threads * largest);  // a block of double counting per thread
     EXPECT_LE(resource.memory_pooled(), limit);
     EXPECT_GT(statistic(resource, "memory.host.blocks_reused"), 0.0);
 }
@@ -262,42 +272,19 @@ TEST(HostBlockPool, ThreadsMakingAndFreeingBuffersAtOnceReuseBlocksWithinTheLimi
 TEST(HostBlockPool, BlocksOfSizesNeverAskedForAgainArePooledOnlyWithinTheLimit) {
     // Each thread makes buffers of growing sizes, so that no pooled block
     // fits a later request: only the pool's bound keeps the blocks it keeps
-    // from growing past the limit. Sampled while the threads run, as above,
-    // with a block of slack per thread.
+    // from growing past the limit.
     constexpr std::uint64_t limit = 24 * mebibyte;
     constexpr std::size_t steps = 200;
     constexpr std::size_t step = std::size_t{16} << 10;
     constexpr std::uint64_t largest = mebibyte + steps * step;
+    constexpr std::size_t threads = 4;
     TemporaryDirectory const root;
     BufferResource resource(test_config(root, limit));
-    std::atomic<bool> running{true};
-    std::uint64_t most_held = 0;
-    std::thread sampler([&] {
-        while (running.load()) {
-            auto const used = resource.memory_used(MemoryType::HOST);
-            most_held = std::max(most_held, used + resource.memory_pooled());
-        }
+    auto const most_held = most_held_while_making(resource, threads, steps, [](std::size_t, std::size_t i) {
+        return mebibyte + i * step;
     });
-    std::vector<std::thread> threads;
-    for (std::size_t thread = 0; thread < 4; ++thread) {
-        threads.emplace_back([&resource] {
-            for (std::size_t i = 0; i < steps; ++i) {
-                auto const size = mebibyte + i * step;
-                auto reservation = resource.try_reserve(MemoryType::HOST, size);
-                if (!reservation.empty()) {
-                    auto buffer = resource.make_buffer(size, reservation);
-                    buffer.data().front() = std::byte{1};
-                }
-            }
-        });
-    }
-    for (auto& thread : threads) {
-        thread.join();
-    }
-    running = false;
-    sampler.join();
     EXPECT_GT(resource.memory_pooled(), 0U) << "blocks were pooled";
-    EXPECT_LE(most_held, limit + 4 * largest);
+    EXPECT_LE(most_held, limit + threads * largest);  // a block of double counting per thread
     EXPECT_LE(resource.memory_pooled(), limit);
 }
 
