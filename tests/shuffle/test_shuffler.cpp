@@ -591,6 +591,31 @@ TEST(Shuffler, TheMetadataOfSmallChunksIsCountedSentAndSpilledWithTheirData) {
     }
 }
 
+namespace {
+
+/// Inserts `count` chunks of `size` bytes into partition 0, one call each,
+/// numbered from 0.
+void insert_numbered(Shuffler& shuffler, memory::BufferResource& resource, std::uint64_t count, std::size_t size) {
+    for (std::uint64_t index = 0; index < count; ++index) {
+        std::unordered_map<PartitionId, PackedData> one;
+        one.emplace(0, test::make_chunk(resource, {0, 0, index, 0, size}));
+        shuffler.insert(std::move(one));
+    }
+}
+
+/// Checks that `chunks` are the `count` chunks `insert_numbered` made, intact
+/// and in order.
+void expect_numbered(std::vector<PackedData> const& chunks, std::uint64_t count, std::size_t size) {
+    std::uint64_t index = 0;
+    for (auto const& chunk : chunks) {
+        EXPECT_EQ(chunk.data.size(), size);
+        EXPECT_EQ(test::check_chunk(chunk).index, index++);
+    }
+    EXPECT_EQ(index, count);
+}
+
+}  // namespace
+
 TEST(Shuffler, AnExtractionThatFailsWhileSplittingOffInlineMetadataLosesNoChunk) {
     // One rank, HOST full: taking the first chunk's metadata back out needs
     // a copy, which spills the other chunks, whose write fails. The error
@@ -605,11 +630,7 @@ TEST(Shuffler, AnExtractionThatFailsWhileSplittingOffInlineMetadataLosesNoChunk)
     std::array<memory::BufferResource*, 1> const resources{&resource};
     auto group = comm::LocalCommunicator::make_group(resources);
     Shuffler shuffler(*group[0], 1, 1, resource);
-    for (std::uint64_t index = 0; index < 4; ++index) {
-        std::unordered_map<PartitionId, PackedData> one;
-        one.emplace(0, test::make_chunk(resource, {0, 0, index, 0, chunk_size}));
-        shuffler.insert(std::move(one));
-    }
+    insert_numbered(shuffler, resource, 4, chunk_size);
     shuffler.insert_finished();
     shuffler.wait(0);
     {
@@ -620,12 +641,7 @@ TEST(Shuffler, AnExtractionThatFailsWhileSplittingOffInlineMetadataLosesNoChunk)
         faults->fail_writes(ENOSPC);
         EXPECT_THROW_WITH(static_cast<void>(shuffler.extract(0)), IoError, "No space left on device");
     }
-    std::uint64_t index = 0;
-    for (auto const& chunk : shuffler.extract(0)) {
-        EXPECT_EQ(chunk.data.size(), chunk_size);
-        EXPECT_EQ(test::check_chunk(chunk).index, index++);
-    }
-    EXPECT_EQ(index, 4U);
+    expect_numbered(shuffler.extract(0), 4, chunk_size);
     EXPECT_TRUE(shuffler.finished());
 }
 
@@ -760,11 +776,7 @@ TEST(Shuffler, UnderForceDiskAFailedExtractionPutsItsChunksBackAsTheyAreAndKeeps
     ShuffleConfig config;
     config.prefetch = SizeSpec::bytes(0);
     Shuffler shuffler(*group[0], 1, 1, resource, PartitionOwner::round_robin, config);
-    for (std::uint64_t index = 0; index < 4; ++index) {
-        std::unordered_map<PartitionId, PackedData> one;
-        one.emplace(0, test::make_chunk(resource, {0, 0, index, 0, chunk_size}));
-        shuffler.insert(std::move(one));
-    }
+    insert_numbered(shuffler, resource, 4, chunk_size);
     shuffler.insert_finished();
     shuffler.wait(0);
     ASSERT_EQ(resource.memory_used(memory::MemoryType::HOST), 0U);
@@ -777,12 +789,7 @@ TEST(Shuffler, UnderForceDiskAFailedExtractionPutsItsChunksBackAsTheyAreAndKeeps
     faults->fail_writes(ENOSPC, 1000);
     EXPECT_THROW_WITH(static_cast<void>(shuffler.extract(0)), IoError, "Input/output error");
     faults->fail_writes(ENOSPC, 0);
-    std::uint64_t index = 0;
-    for (auto const& chunk : shuffler.extract(0)) {
-        EXPECT_EQ(chunk.data.size(), chunk_size);
-        EXPECT_EQ(test::check_chunk(chunk).index, index++);
-    }
-    EXPECT_EQ(index, 4U);
+    expect_numbered(shuffler.extract(0), 4, chunk_size);
     EXPECT_TRUE(shuffler.finished());
 }
 
