@@ -58,11 +58,19 @@ struct PackedChunk {
     std::uint64_t bytes = 0;
 };
 
-/// One received chunk and the partition it was extracted from.
-struct ReceivedChunk {
+/// Received chunks of one partition, checked together.
+struct ReceivedChunks {
     shuffle::PartitionId partition;
-    shuffle::PackedData data;
+    std::vector<shuffle::PackedData> chunks;
 };
+
+/// The bytes of received chunks the verify phase unpacks and checks as one
+/// table: with many partitions the chunks are a few KiB each, and one table
+/// per chunk would cost more to make than to check. A 64th of the rank's
+/// HOST limit, at most 1 MiB.
+std::uint64_t check_batch_bytes(std::uint64_t host_limit) {
+    return std::min<std::uint64_t>(host_limit / 64, std::uint64_t{1} << 20);
+}
 
 /// The HOST bytes one generating work item holds at its peak, measured on
 /// chunk 0 in a resource of `config` without a limit: the generated table,
@@ -228,15 +236,26 @@ std::vector<ShuffleJob::RankResult> ShuffleJob::run_rank(comm::Communicator& com
         auto const inserted = Clock::now();
         result.generate_seconds = seconds(inserted - started);
 
-        // Extracts this rank's partitions a chunk at a time as they complete,
-        // so that only the window's chunks are in memory at once.
+        // Extracts this rank's partitions a batch of chunks at a time as they
+        // complete, so that only the window's batches are in memory at once.
+        auto const batch_bytes = check_batch_bytes(ranks_.host_limit_per_rank());
         std::optional<shuffle::PartitionId> current;
         std::optional<Clock::time_point> first_complete;
-        auto next_received = [&]() -> std::optional<ReceivedChunk> {
+        auto next_received = [&]() -> std::optional<ReceivedChunks> {
             while (true) {
                 if (current) {
-                    if (auto chunk = shuffler.extract_chunk(*current)) {
-                        return ReceivedChunk{*current, std::move(*chunk)};
+                    ReceivedChunks batch{*current, {}};
+                    std::uint64_t bytes = 0;
+                    while (bytes < batch_bytes) {
+                        auto chunk = shuffler.extract_chunk(*current);
+                        if (!chunk) {
+                            break;
+                        }
+                        bytes += chunk->data.size();
+                        batch.chunks.push_back(std::move(*chunk));
+                    }
+                    if (!batch.chunks.empty()) {
+                        return batch;
                     }
                 }
                 current = shuffler.wait_any();
@@ -250,14 +269,14 @@ std::vector<ShuffleJob::RankResult> ShuffleJob::run_rank(comm::Communicator& com
                 progress.advance(1);
             }
         };
-        auto const check_chunk = [&](ReceivedChunk chunk, std::stop_token const&) {
+        auto const check_chunk = [&](ReceivedChunks batch, std::stop_token const&) {
             memory::ScopedHostResource const charged(&resource);
-            auto const table = table_shuffle::unpack(chunk.data);
+            auto const table = table_shuffle::unpack(std::span<shuffle::PackedData const>(batch.chunks));
             ShuffleCheck check;
-            check.add(table, key_columns, chunk.partition, partitions_);
+            check.add(table, key_columns, batch.partition, partitions_);
             return check;
         };
-        SeqJoinTracer tracer("check chunk", window_);
+        SeqJoinTracer tracer("check chunks", window_);
         for (auto const& check : exec::seq_join(pool_, window_, next_received, check_chunk, tracer.observe({}))) {
             result.check += check;
         }

@@ -11,10 +11,17 @@
 
 #include "bitmap.hpp"
 #include "column_access.hpp"
+#include "column_concatenation.hpp"
+#include "packed_layout.hpp"
 #include "xxhash.hpp"
 
 namespace spillway::table {
 namespace {
+
+using detail::buffer_sizes;
+using detail::BufferSizes;
+using detail::PackedColumn;
+using detail::padded;
 
 static_assert(std::endian::native == std::endian::little,
               "the packed format is little-endian, and this build reads and writes it natively");
@@ -25,24 +32,6 @@ constexpr std::size_t column_header_bytes = 12;
 constexpr std::size_t trailer_bytes = 8;
 constexpr std::uint8_t has_validity_flag = 1;
 constexpr std::size_t max_name_bytes = 0xffff;
-
-constexpr std::size_t padded(std::size_t bytes) noexcept { return (bytes + 7) & ~std::size_t{7}; }
-
-/// The three buffers of a column as they are laid out in the payload.
-struct BufferSizes {
-    std::size_t validity;
-    std::size_t data;
-    std::size_t characters;
-
-    [[nodiscard]] std::size_t padded_total() const noexcept {
-        return padded(validity) + padded(data) + padded(characters);
-    }
-};
-
-BufferSizes buffer_sizes(DataType type, std::size_t rows, bool has_validity, std::size_t characters) noexcept {
-    return {has_validity ? detail::bitmap_bytes(rows) : 0,
-            type == DataType::string ? (rows + 1) * sizeof(std::int32_t) : rows * data_width(type), characters};
-}
 
 BufferSizes buffer_sizes(Column const& column) noexcept {
     return buffer_sizes(column.type(), column.size(), column.null_count() != 0, column.character_buffer().size());
@@ -138,14 +127,39 @@ ColumnHeader read_column_header(MetadataReader& reader, std::size_t index) {
             static_cast<std::size_t>(characters)};
 }
 
-ColumnBuffer copy_buffer(std::span<std::byte const> payload, std::size_t& position, std::size_t size) {
-    ColumnBuffer buffer(payload.begin() + static_cast<std::ptrdiff_t>(position),
-                        payload.begin() + static_cast<std::ptrdiff_t>(position + size));
-    position += padded(size);
-    return buffer;
-}
-
 }  // namespace
+
+std::vector<std::byte> detail::packed_metadata(Schema const& schema, std::size_t rows,
+                                               std::span<PackedColumn const> columns,
+                                               std::span<std::byte const> payload) {
+    auto metadata_size = header_bytes + trailer_bytes;
+    for (auto const& field : schema.fields()) {
+        metadata_size += column_header_bytes + field.name.size();
+    }
+    MetadataWriter metadata(metadata_size);
+    metadata.put_bytes(magic);
+    metadata.put(packed_format_version);
+    metadata.put(std::uint16_t{0});
+    metadata.put(std::uint64_t{rows});
+    metadata.put(static_cast<std::uint32_t>(schema.size()));
+    metadata.put(std::uint32_t{0});
+    metadata.put(std::uint64_t{payload.size()});
+    metadata.put(std::uint64_t{XXH3_64bits(payload.data(), payload.size())});
+    for (std::size_t index = 0; index < schema.size(); ++index) {
+        auto const& field = schema.field(index);
+        SPILLWAY_EXPECTS(field.name.size() <= max_name_bytes,
+                         "column name of " << field.name.size() << " bytes; the packed format allows "
+                                           << max_name_bytes,
+                         InvalidArgument);
+        metadata.put(static_cast<std::uint8_t>(field.type));
+        metadata.put(static_cast<std::uint8_t>(columns[index].has_validity ? has_validity_flag : 0));
+        metadata.put(static_cast<std::uint16_t>(field.name.size()));
+        metadata.put(std::uint64_t{columns[index].characters});
+        metadata.put_bytes(std::as_bytes(std::span(field.name)));
+    }
+    metadata.put(std::uint64_t{XXH3_64bits(metadata.written().data(), metadata.written().size())});
+    return std::move(metadata).finish();
+}
 
 std::size_t packed_size(Table const& table) noexcept {
     std::size_t size = 0;
@@ -167,33 +181,12 @@ std::vector<std::byte> pack_into(Table const& table, std::span<std::byte> destin
     }
     SPILLWAY_ASSERT(position == size, "packed " << position << " bytes, expected " << size);
 
-    auto metadata_size = header_bytes + trailer_bytes;
-    for (auto const& field : table.schema().fields()) {
-        metadata_size += column_header_bytes + field.name.size();
+    std::vector<PackedColumn> columns;
+    columns.reserve(table.num_columns());
+    for (auto const& column : table.columns()) {
+        columns.push_back({column.null_count() != 0, column.character_buffer().size()});
     }
-    MetadataWriter metadata(metadata_size);
-    metadata.put_bytes(magic);
-    metadata.put(packed_format_version);
-    metadata.put(std::uint16_t{0});
-    metadata.put(std::uint64_t{table.num_rows()});
-    metadata.put(static_cast<std::uint32_t>(table.num_columns()));
-    metadata.put(std::uint32_t{0});
-    metadata.put(std::uint64_t{size});
-    metadata.put(std::uint64_t{XXH3_64bits(destination.data(), size)});
-    for (std::size_t index = 0; index < table.num_columns(); ++index) {
-        auto const& column = table.column(index);
-        auto const& name = table.schema().field(index).name;
-        SPILLWAY_EXPECTS(name.size() <= max_name_bytes,
-                         "column name of " << name.size() << " bytes; the packed format allows " << max_name_bytes,
-                         InvalidArgument);
-        metadata.put(static_cast<std::uint8_t>(column.type()));
-        metadata.put(static_cast<std::uint8_t>(column.null_count() != 0 ? has_validity_flag : 0));
-        metadata.put(static_cast<std::uint16_t>(name.size()));
-        metadata.put(std::uint64_t{column.character_buffer().size()});
-        metadata.put_bytes(std::as_bytes(std::span(name)));
-    }
-    metadata.put(std::uint64_t{XXH3_64bits(metadata.written().data(), metadata.written().size())});
-    return std::move(metadata).finish();
+    return packed_metadata(table.schema(), table.num_rows(), columns, destination.first(size));
 }
 
 PackedTable pack(Table const& table) {
@@ -203,7 +196,19 @@ PackedTable pack(Table const& table) {
     return packed;
 }
 
-Table unpack(std::span<std::byte const> metadata, std::span<std::byte const> payload) {
+namespace {
+
+/// A packed table checked against its metadata: its fields, its rows, and
+/// where each column's buffers lie in the payload.
+struct ParsedTable {
+    std::vector<Field> fields;
+    std::size_t rows;
+    std::vector<detail::ColumnParts> columns;
+};
+
+/// The packed table of `metadata` and `payload`, checked.
+/// @throws CorruptData as `unpack` does.
+ParsedTable parse(std::span<std::byte const> metadata, std::span<std::byte const> payload) {
     SPILLWAY_EXPECTS(metadata.size() >= header_bytes + trailer_bytes,
                      "packed table metadata is " << metadata.size() << " bytes; the smallest valid is "
                                                  << header_bytes + trailer_bytes,
@@ -253,22 +258,61 @@ Table unpack(std::span<std::byte const> metadata, std::span<std::byte const> pay
     SPILLWAY_EXPECTS(XXH3_64bits(payload.data(), payload.size()) == payload_checksum,
                      "packed table payload fails its checksum", CorruptData);
 
+    ParsedTable parsed{{}, static_cast<std::size_t>(rows), {}};
     std::set<std::string_view> names;
-    std::vector<Field> fields;
-    std::vector<Column> columns;
     std::size_t position = 0;
+    auto const take = [&](std::size_t size) {
+        auto const bytes = payload.subspan(position, size);
+        position += padded(size);
+        return bytes;
+    };
     for (auto const& header : headers) {
         SPILLWAY_EXPECTS(names.insert(header.field.name).second,
                          "packed table has two columns named '" << header.field.name << "'", CorruptData);
-        auto const sizes = buffer_sizes(header.field.type, rows, header.has_validity, header.characters);
-        auto validity = copy_buffer(payload, position, sizes.validity);
-        auto data = copy_buffer(payload, position, sizes.data);
-        auto characters = copy_buffer(payload, position, sizes.characters);
-        auto const problem = detail::column_problem(header.field.type, rows, validity, data, characters);
+        auto const sizes = buffer_sizes(header.field.type, parsed.rows, header.has_validity, header.characters);
+        auto const validity = take(sizes.validity);
+        auto const data = take(sizes.data);
+        auto const characters = take(sizes.characters);
+        auto const problem = detail::column_problem(header.field.type, parsed.rows, validity, data, characters);
         SPILLWAY_EXPECTS(problem.empty(), "packed table column '" << header.field.name << "': " << problem, CorruptData);
-        columns.push_back(detail::ColumnAccess::make(header.field.type, rows, std::move(validity), std::move(data),
-                                                     std::move(characters)));
-        fields.push_back(header.field);
+        parsed.columns.push_back({parsed.rows, validity, data, characters});
+    }
+    for (auto& header : headers) {
+        parsed.fields.push_back(std::move(header.field));
+    }
+    return parsed;
+}
+
+}  // namespace
+
+Table unpack(std::span<std::byte const> metadata, std::span<std::byte const> payload) {
+    PackedTableView const piece{metadata, payload};
+    return unpack_concatenated(std::span(&piece, 1));
+}
+
+Table unpack_concatenated(std::span<PackedTableView const> pieces) {
+    if (pieces.empty()) {
+        return Table();
+    }
+    std::vector<ParsedTable> parsed;
+    parsed.reserve(pieces.size());
+    for (auto const& piece : pieces) {
+        parsed.push_back(parse(piece.metadata, piece.payload));
+        SPILLWAY_EXPECTS(parsed.back().fields == parsed.front().fields,
+                         "cannot concatenate a packed table of (" << Schema(parsed.back().fields).to_string()
+                                                                  << ") to one of ("
+                                                                  << Schema(parsed.front().fields).to_string() << ")",
+                         InvalidArgument);
+    }
+    auto& fields = parsed.front().fields;
+    std::vector<Column> columns;
+    columns.reserve(fields.size());
+    std::vector<detail::ColumnParts> parts(parsed.size());
+    for (std::size_t index = 0; index < fields.size(); ++index) {
+        for (std::size_t piece = 0; piece < parsed.size(); ++piece) {
+            parts[piece] = parsed[piece].columns[index];
+        }
+        columns.push_back(detail::concatenate_columns(fields[index].type, parts));
     }
     return Table(Schema(std::move(fields)), std::move(columns));
 }

@@ -8,62 +8,9 @@
 
 #include "bitmap.hpp"
 #include "column_access.hpp"
+#include "column_concatenation.hpp"
 
 namespace spillway::table {
-namespace {
-
-/// Column `index` of every table in `tables`, back to back.
-Column concatenate_column(std::span<Table const> tables, std::size_t index) {
-    auto const type = tables.front().schema().field(index).type;
-    std::size_t rows = 0;
-    std::size_t characters = 0;
-    bool has_nulls = false;
-    for (auto const& table : tables) {
-        auto const& column = table.column(index);
-        rows += column.size();
-        characters += column.character_buffer().size();
-        has_nulls = has_nulls || column.null_count() != 0;
-    }
-    SPILLWAY_EXPECTS(rows <= Column::max_rows,
-                     "concatenating " << rows << " rows; a column holds at most " << Column::max_rows, InvalidArgument);
-    SPILLWAY_EXPECTS(characters <= Column::max_characters,
-                     "concatenating " << characters << " bytes of characters; a string column holds at most "
-                                      << Column::max_characters,
-                     InvalidArgument);
-
-    ColumnBuffer validity = has_nulls ? detail::all_valid_bitmap(rows) : ColumnBuffer();
-    ColumnBuffer data(type == DataType::string ? (rows + 1) * sizeof(std::int32_t) : rows * data_width(type));
-    ColumnBuffer character_data(characters);
-    std::size_t row = 0;
-    std::size_t character = 0;
-    std::size_t data_end = 0;
-    if (type == DataType::string) {
-        std::memset(data.data(), 0, sizeof(std::int32_t));
-        data_end = sizeof(std::int32_t);
-    }
-    for (auto const& table : tables) {
-        auto const& column = table.column(index);
-        if (!column.validity_buffer().empty()) {
-            detail::copy_bits(column.validity_buffer().data(), 0, validity.data(), row, column.size());
-        }
-        if (type == DataType::string) {
-            auto* out = reinterpret_cast<std::int32_t*>(data.data()) + row;
-            auto const offsets = column.offsets();
-            for (std::size_t at = 1; at <= column.size(); ++at) {
-                out[at] = static_cast<std::int32_t>(character) + offsets[at];
-            }
-            std::ranges::copy(column.character_buffer(), character_data.begin() + static_cast<std::ptrdiff_t>(character));
-        } else {
-            std::ranges::copy(column.data_buffer(), data.begin() + static_cast<std::ptrdiff_t>(data_end));
-            data_end += column.data_buffer().size();
-        }
-        row += column.size();
-        character += column.character_buffer().size();
-    }
-    return detail::ColumnAccess::make(type, rows, std::move(validity), std::move(data), std::move(character_data));
-}
-
-}  // namespace
 
 Table::Table(Schema schema, std::vector<Column> columns) : schema_(std::move(schema)), columns_(std::move(columns)) {
     SPILLWAY_EXPECTS(columns_.size() == schema_.size(),
@@ -129,6 +76,53 @@ Table Table::select(std::span<std::size_t const> indices) const {
     return Table(Schema(std::move(fields)), std::move(columns));
 }
 
+Column detail::concatenate_columns(DataType type, std::span<ColumnParts const> parts) {
+    std::size_t rows = 0;
+    std::size_t characters = 0;
+    bool has_nulls = false;
+    for (auto const& part : parts) {
+        rows += part.rows;
+        characters += part.characters.size();
+        has_nulls = has_nulls || !part.validity.empty();
+    }
+    SPILLWAY_EXPECTS(rows <= Column::max_rows,
+                     "concatenating " << rows << " rows; a column holds at most " << Column::max_rows, InvalidArgument);
+    SPILLWAY_EXPECTS(characters <= Column::max_characters,
+                     "concatenating " << characters << " bytes of characters; a string column holds at most "
+                                      << Column::max_characters,
+                     InvalidArgument);
+
+    ColumnBuffer validity = has_nulls ? all_valid_bitmap(rows) : ColumnBuffer();
+    ColumnBuffer data(type == DataType::string ? (rows + 1) * sizeof(std::int32_t) : rows * data_width(type));
+    ColumnBuffer character_data(characters);
+    std::size_t row = 0;
+    std::size_t character = 0;
+    std::size_t data_end = 0;
+    if (type == DataType::string) {
+        std::memset(data.data(), 0, sizeof(std::int32_t));
+    }
+    for (auto const& part : parts) {
+        if (!part.validity.empty()) {
+            copy_bits(part.validity.data(), 0, validity.data(), row, part.rows);
+        }
+        if (type == DataType::string) {
+            auto* out = reinterpret_cast<std::int32_t*>(data.data()) + row;
+            for (std::size_t at = 1; at <= part.rows; ++at) {
+                std::int32_t offset;
+                std::memcpy(&offset, part.data.data() + at * sizeof(offset), sizeof(offset));
+                out[at] = static_cast<std::int32_t>(character) + offset;
+            }
+            std::ranges::copy(part.characters, character_data.begin() + static_cast<std::ptrdiff_t>(character));
+        } else {
+            std::ranges::copy(part.data, data.begin() + static_cast<std::ptrdiff_t>(data_end));
+            data_end += part.data.size();
+        }
+        row += part.rows;
+        character += part.characters.size();
+    }
+    return ColumnAccess::make(type, rows, std::move(validity), std::move(data), std::move(character_data));
+}
+
 Table Table::concatenate(std::span<Table const> tables) {
     if (tables.empty()) {
         return Table();
@@ -142,8 +136,13 @@ Table Table::concatenate(std::span<Table const> tables) {
     }
     std::vector<Column> columns;
     columns.reserve(schema.size());
+    std::vector<detail::ColumnParts> parts(tables.size());
     for (std::size_t index = 0; index < schema.size(); ++index) {
-        columns.push_back(concatenate_column(tables, index));
+        for (std::size_t at = 0; at < tables.size(); ++at) {
+            auto const& column = tables[at].column(index);
+            parts[at] = {column.size(), column.validity_buffer(), column.data_buffer(), column.character_buffer()};
+        }
+        columns.push_back(detail::concatenate_columns(schema.field(index).type, parts));
     }
     return Table(schema, std::move(columns));
 }

@@ -1,6 +1,10 @@
 #include <spillway/table_shuffle/packed_partitions.hpp>
 
+#include <optional>
+#include <vector>
+
 #include <spillway/table/hash_partition.hpp>
+#include <spillway/table/packed_split.hpp>
 #include <spillway/table/packed_table.hpp>
 
 namespace spillway::table_shuffle {
@@ -8,24 +12,44 @@ namespace spillway::table_shuffle {
 std::unordered_map<shuffle::PartitionId, shuffle::PackedData> hash_partition_and_pack(
     table::Table const& table, std::span<std::size_t const> key_columns, shuffle::PartitionId partitions,
     memory::BufferResource& resource, memory::AllowOverbooking overbooking) {
-    auto const pieces = table::hash_partition(table, key_columns, partitions);
+    auto const partition_of_row = table::partition_rows(table, key_columns, partitions);
+    table::PackedSplit const split(table, partition_of_row, partitions);
+    std::size_t total = 0;
+    for (shuffle::PartitionId partition = 0; partition < partitions; ++partition) {
+        total += split.rows(partition) == 0 ? 0 : split.packed_size(partition);
+    }
+    // The pieces are alive together, so they are reserved together.
+    auto reservation = overbooking == memory::AllowOverbooking::no
+                           ? resource.reserve_or_wait(total)
+                           : resource.reserve_and_spill(memory::MemoryType::HOST, total, overbooking);
+    std::vector<std::optional<memory::Buffer>> buffers(partitions);
+    std::vector<std::span<std::byte>> payloads(partitions);
+    for (shuffle::PartitionId partition = 0; partition < partitions; ++partition) {
+        if (split.rows(partition) != 0) {
+            buffers[partition] = resource.make_buffer(split.packed_size(partition), reservation);
+            payloads[partition] = buffers[partition]->data();
+        }
+    }
+    auto metadata = split.pack_into(payloads);
     std::unordered_map<shuffle::PartitionId, shuffle::PackedData> chunks;
     for (shuffle::PartitionId partition = 0; partition < partitions; ++partition) {
-        auto const& piece = pieces[partition];
-        if (piece.num_rows() == 0) {
-            continue;
+        if (buffers[partition]) {
+            chunks.emplace(partition,
+                           shuffle::PackedData{std::move(metadata[partition]), std::move(*buffers[partition])});
         }
-        auto const size = table::packed_size(piece);
-        auto reservation = overbooking == memory::AllowOverbooking::no
-                               ? resource.reserve_or_wait(size)
-                               : resource.reserve_and_spill(memory::MemoryType::HOST, size, overbooking);
-        auto buffer = resource.make_buffer(size, reservation);
-        auto metadata = table::pack_into(piece, buffer.data());
-        chunks.emplace(partition, shuffle::PackedData{std::move(metadata), std::move(buffer)});
     }
     return chunks;
 }
 
 table::Table unpack(shuffle::PackedData const& chunk) { return table::unpack(chunk.metadata, chunk.data.data()); }
+
+table::Table unpack(std::span<shuffle::PackedData const> chunks) {
+    std::vector<table::PackedTableView> pieces;
+    pieces.reserve(chunks.size());
+    for (auto const& chunk : chunks) {
+        pieces.push_back({chunk.metadata, chunk.data.data()});
+    }
+    return table::unpack_concatenated(pieces);
+}
 
 }  // namespace spillway::table_shuffle

@@ -152,3 +152,34 @@ TEST(PackedTable, UnpackOfRandomlyCorruptedButResealedInputSucceedsOrThrowsCorru
     }
     EXPECT_GT(rejected, 0);
 }
+
+TEST(PackedTable, UnpacksSeveralPiecesIntoTheConcatenationOfTheirTables) {
+    // Pieces with and without nulls, and empty ones, in one concatenation.
+    std::vector<Table> tables;
+    std::vector<PackedTable> packed;
+    for (std::uint64_t seed = 0; seed < 7; ++seed) {
+        tables.push_back(random_table(seed * 13 % 50, seed, seed % 2 == 0 ? 0.0 : 0.25));
+        packed.push_back(pack(tables.back()));
+    }
+    std::vector<PackedTableView> pieces;
+    for (auto const& piece : packed) {
+        pieces.push_back({piece.metadata, piece.payload});
+    }
+    EXPECT_EQ(unpack_concatenated(pieces), Table::concatenate(tables));
+    EXPECT_EQ(unpack_concatenated(std::span(pieces).first(1)), tables.front());
+    EXPECT_EQ(unpack_concatenated({}), Table());
+}
+
+TEST(PackedTable, UnpackingPiecesOfDifferentSchemasOrACorruptPieceFails) {
+    auto const first = pack(random_table(10, 1));
+    TableBuilder builder(Schema({{"other", DataType::int64}}));
+    builder.column(0).append(std::int64_t{7});
+    auto const other = pack(builder.finish());
+    std::vector<PackedTableView> const mixed{{first.metadata, first.payload}, {other.metadata, other.payload}};
+    EXPECT_THROW_WITH(static_cast<void>(unpack_concatenated(mixed)), InvalidArgument, "cannot concatenate");
+
+    auto corrupt = pack(random_table(10, 2));
+    corrupt.payload[3] ^= std::byte{1};
+    std::vector<PackedTableView> const damaged{{first.metadata, first.payload}, {corrupt.metadata, corrupt.payload}};
+    EXPECT_THROW_WITH(static_cast<void>(unpack_concatenated(damaged)), CorruptData, "payload fails its checksum");
+}

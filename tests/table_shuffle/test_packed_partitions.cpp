@@ -66,3 +66,22 @@ TEST(HashPartitionAndPack, UnpackingASpilledChunkIsAClearError) {
     chunk.data = resource.move(std::move(chunk.data), reservation);
     EXPECT_THROW_WITH((void)table_shuffle::unpack(chunk), InvalidArgument, "HOST");
 }
+
+TEST(HashPartitionAndPack, ChunksUnpackedTogetherAreTheirTablesConcatenated) {
+    test::TemporaryDirectory root;
+    memory::BufferResource resource(test::test_config(root));
+    auto const table = table::TpchGenerator(0.001).lineitem(0);
+    auto chunks = table_shuffle::hash_partition_and_pack(table, keys, 8, resource);
+    std::vector<shuffle::PackedData> in_order;
+    std::vector<table::Table> expected;
+    for (shuffle::PartitionId partition = 0; partition < 8; ++partition) {
+        expected.push_back(table_shuffle::unpack(chunks.at(partition)));
+        in_order.push_back(std::move(chunks.at(partition)));
+    }
+    EXPECT_EQ(table_shuffle::unpack(std::span<shuffle::PackedData const>(in_order)), table::Table::concatenate(expected));
+
+    auto reservation = resource.reserve(memory::MemoryType::DISK, in_order[5].data.size(), memory::AllowOverbooking::no);
+    in_order[5].data = resource.move(std::move(in_order[5].data), reservation);
+    EXPECT_THROW_WITH((void)table_shuffle::unpack(std::span<shuffle::PackedData const>(in_order)), InvalidArgument,
+                      "HOST");
+}

@@ -42,4 +42,19 @@ struct PackedTable {
 /// describe a valid table. Malformed input never causes undefined behaviour.
 [[nodiscard]] Table unpack(std::span<std::byte const> metadata, std::span<std::byte const> payload);
 
+/// A packed table as `pack_into` wrote it: its metadata and its payload.
+struct PackedTableView {
+    std::span<std::byte const> metadata;
+    std::span<std::byte const> payload;
+};
+
+/// The tables packed in `pieces`, concatenated in their order: what
+/// `Table::concatenate` of their `unpack`s returns, but each column's buffers
+/// are made once, not once per piece and again for the whole. Copies the
+/// data; no span is kept. No pieces give an empty table without columns.
+/// @throws CorruptData as `unpack` does, for the first piece that is not valid.
+/// @throws InvalidArgument if the pieces' schemas differ, or the result
+///         would exceed a column's limits.
+[[nodiscard]] Table unpack_concatenated(std::span<PackedTableView const> pieces);
+
 }  // namespace spillway::table

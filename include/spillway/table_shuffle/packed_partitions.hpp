@@ -16,14 +16,15 @@ namespace spillway::table_shuffle {
 
 /// `table` split into `partitions` pieces by the hash of its `key_columns`
 /// (`hash_partition`), each non-empty piece packed (`pack_into`) into a HOST
-/// buffer of `resource`. Its reservation spills other data to make room
-/// rather than exceed the limit: with `overbooking` `no` it is made with
-/// `reserve_or_wait`, which also waits for memory that others free; with
+/// buffer of `resource`, straight from `table` (`table::PackedSplit`). The
+/// pieces are reserved together, and the reservation spills other data to
+/// make room rather than exceed the limit: with `overbooking` `no` it is made
+/// with `reserve_or_wait`, which also waits for memory that others free; with
 /// `yes`, with `reserve_and_spill`, which overbooks instead. Empty partitions
 /// are left out. The result is what `Shuffler::insert` takes.
 /// @throws InvalidArgument as `hash_partition` and `pack_into` do.
-/// @throws OutOfMemory if `overbooking` is `no` and a piece is larger than
-///         the HOST limit, or no memory was freed for it within
+/// @throws OutOfMemory if `overbooking` is `no` and the pieces together are
+///         larger than the HOST limit, or no memory was freed for them within
 ///         `memory_reserve_timeout`.
 [[nodiscard]] std::unordered_map<shuffle::PartitionId, shuffle::PackedData> hash_partition_and_pack(
     table::Table const& table, std::span<std::size_t const> key_columns, shuffle::PartitionId partitions,
@@ -34,5 +35,15 @@ namespace spillway::table_shuffle {
 /// @throws InvalidArgument if `chunk.data` is not in HOST memory (`Buffer::data`).
 /// @throws CorruptData as `unpack(metadata, payload)` does.
 [[nodiscard]] table::Table unpack(shuffle::PackedData const& chunk);
+
+/// The tables that `chunks` hold, packed as `unpack` reads them,
+/// concatenated in their order (`table::unpack_concatenated`): one table,
+/// whose column buffers are made once, however many chunks there are. A
+/// shuffle into many partitions hands out many small chunks; unpacking them
+/// together costs about what unpacking one large chunk does.
+/// @throws InvalidArgument if a chunk is not in HOST memory, or the chunks'
+///         schemas differ.
+/// @throws CorruptData as `table::unpack_concatenated` does.
+[[nodiscard]] table::Table unpack(std::span<shuffle::PackedData const> chunks);
 
 }  // namespace spillway::table_shuffle
