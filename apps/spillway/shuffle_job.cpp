@@ -73,8 +73,8 @@ std::uint64_t check_batch_bytes(std::uint64_t host_limit) {
 }
 
 /// The HOST bytes one generating work item holds at its peak, measured on
-/// chunk 0 in a resource of `config` without a limit: the generated table,
-/// its pieces by partition and their packed buffers.
+/// chunk 0 in a resource of `config` without a limit: the generated table
+/// and its pieces, packed by partition.
 std::uint64_t generating_item_bytes(table::TpchGenerator const& generator, shuffle::PartitionId partitions,
                                     memory::MemoryConfig config) {
     config.host_limit = SizeSpec::percent(100);
