@@ -41,6 +41,10 @@ struct PackedColumn {
     std::size_t characters;
 };
 
+/// @throws InvalidArgument if a column name of `schema` is longer than the
+///         65535 bytes the packed format allows.
+void check_packable_names(Schema const& schema);
+
 /// The metadata of a table of `schema` with `rows` rows whose columns are
 /// `columns` and whose payload, already written, is `payload`.
 /// @throws InvalidArgument if a column name is longer than 65535 bytes.

@@ -8,11 +8,6 @@
 #include "partition_scatter.hpp"
 
 namespace spillway::table {
-namespace {
-
-constexpr std::size_t max_name_bytes = 0xffff;
-
-}  // namespace
 
 PackedSplit::PackedSplit(Table const& table, std::span<std::uint32_t const> partition_of_row,
                          std::uint32_t partitions)
@@ -42,12 +37,7 @@ std::vector<std::vector<std::byte>> PackedSplit::pack_into(std::span<std::span<s
                          "packing a piece of " << sizes_[partition] << " bytes into a buffer of " << size,
                          InvalidArgument);
     }
-    for (auto const& field : table_.schema().fields()) {
-        SPILLWAY_EXPECTS(field.name.size() <= max_name_bytes,
-                         "column name of " << field.name.size() << " bytes; the packed format allows "
-                                           << max_name_bytes,
-                         InvalidArgument);
-    }
+    detail::check_packable_names(table_.schema());
     auto const packs = [&](std::uint32_t partition) { return !payloads[partition].empty(); };
 
     // Lay every column out in each piece, zero the padding, then scatter the

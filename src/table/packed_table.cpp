@@ -129,6 +129,15 @@ ColumnHeader read_column_header(MetadataReader& reader, std::size_t index) {
 
 }  // namespace
 
+void detail::check_packable_names(Schema const& schema) {
+    for (auto const& field : schema.fields()) {
+        SPILLWAY_EXPECTS(field.name.size() <= max_name_bytes,
+                         "column name of " << field.name.size() << " bytes; the packed format allows "
+                                           << max_name_bytes,
+                         InvalidArgument);
+    }
+}
+
 std::vector<std::byte> detail::packed_metadata(Schema const& schema, std::size_t rows,
                                                std::span<PackedColumn const> columns,
                                                std::span<std::byte const> payload) {
@@ -136,6 +145,7 @@ std::vector<std::byte> detail::packed_metadata(Schema const& schema, std::size_t
     for (auto const& field : schema.fields()) {
         metadata_size += column_header_bytes + field.name.size();
     }
+    check_packable_names(schema);
     MetadataWriter metadata(metadata_size);
     metadata.put_bytes(magic);
     metadata.put(packed_format_version);
@@ -147,10 +157,6 @@ std::vector<std::byte> detail::packed_metadata(Schema const& schema, std::size_t
     metadata.put(std::uint64_t{XXH3_64bits(payload.data(), payload.size())});
     for (std::size_t index = 0; index < schema.size(); ++index) {
         auto const& field = schema.field(index);
-        SPILLWAY_EXPECTS(field.name.size() <= max_name_bytes,
-                         "column name of " << field.name.size() << " bytes; the packed format allows "
-                                           << max_name_bytes,
-                         InvalidArgument);
         metadata.put(static_cast<std::uint8_t>(field.type));
         metadata.put(static_cast<std::uint8_t>(columns[index].has_validity ? has_validity_flag : 0));
         metadata.put(static_cast<std::uint16_t>(field.name.size()));

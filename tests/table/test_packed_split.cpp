@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <random>
 #include <span>
+#include <string>
 #include <vector>
 
 #include <common/error_matchers.hpp>
@@ -112,4 +113,16 @@ TEST(PackedSplit, RejectsPartitionIdsAsSplitByPartitionDoes) {
     EXPECT_THROW_WITH(PackedSplit(table, too_few, 2), InvalidArgument, "9 partition ids for a table of 10 rows");
     std::vector<std::uint32_t> const out_of_range(10, 2);
     EXPECT_THROW_WITH(PackedSplit(table, out_of_range, 2), InvalidArgument, "out of range for 2 partitions");
+}
+
+TEST(PackedSplit, RejectsAColumnNameTooLongForTheFormatWithoutWritingAny) {
+    TableBuilder builder(Schema({{std::string(65536, 'n'), DataType::int64}}));
+    builder.column(0).append(std::int64_t{1});
+    auto const table = builder.finish();
+    std::vector<std::uint32_t> const ids{0};
+    PackedSplit const split(table, ids, 1);
+    std::vector<std::byte> payload(split.packed_size(0), std::byte{0x11});
+    std::vector<std::span<std::byte>> const spans{payload};
+    EXPECT_THROW_WITH(static_cast<void>(split.pack_into(spans)), InvalidArgument, "the packed format allows 65535");
+    EXPECT_EQ(payload, std::vector<std::byte>(payload.size(), std::byte{0x11}));
 }
