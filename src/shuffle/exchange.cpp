@@ -1,8 +1,6 @@
 #include "shuffle/exchange.hpp"
 
 #include <algorithm>
-#include <bit>
-#include <cstring>
 #include <iomanip>
 #include <limits>
 #include <sstream>
@@ -14,111 +12,11 @@
 #include <spillway/core/error.hpp>
 #include <spillway/core/logging.hpp>
 #include <spillway/core/trace.hpp>
-#include <spillway/memory/checksum.hpp>
+
+#include "shuffle/wire_format.hpp"
 
 namespace spillway::shuffle::detail {
 namespace {
-
-// --- Wire format (docs/architecture.md, "shuffle/"). ---
-
-enum class MessageKind : std::uint8_t { chunk = 1, finish = 2, abandon = 3, heartbeat = 4 };
-
-/// The exception type an abandon message carries, so that every rank raises
-/// the type the failing rank raised.
-enum class ErrorKind : std::uint8_t { error, invalid_argument, out_of_memory, reservation, io, corrupt, peer_timeout };
-
-/// The first bytes of every message's metadata, in native byte order (every
-/// rank runs the same build). A chunk message's metadata continues with the
-/// chunk's own metadata, an abandon message's with the error text.
-struct WireHeader {
-    MessageKind kind;
-    ErrorKind error;       ///< abandon: the type of the error
-    std::uint16_t inline_metadata;  ///< chunk: the bytes of its metadata at the end of the payload
-    PartitionId partition;  ///< chunk: its partition
-    std::uint64_t value;    ///< chunk: its sequence number; finish: the chunks sent
-    std::uint64_t checksum = 0;  ///< chunk: `transit_checksum` of its payload and metadata
-};
-static_assert(sizeof(WireHeader) == wire_header_size);
-
-std::vector<std::byte> encode(WireHeader const& header, std::span<std::byte const> body = {}) {
-    std::vector<std::byte> metadata(sizeof header + body.size());
-    std::memcpy(metadata.data(), &header, sizeof header);
-    if (!body.empty()) {
-        std::memcpy(metadata.data() + sizeof header, body.data(), body.size());
-    }
-    return metadata;
-}
-
-WireHeader decode(std::span<std::byte const> metadata, comm::Rank source, std::string const& operation) {
-    WireHeader header{};
-    SPILLWAY_EXPECTS(
-        metadata.size() >= sizeof header,
-        operation << ": rank " << source << " sent a message of " << metadata.size()
-                  << " metadata bytes, shorter than its header",
-        CorruptData
-    );
-    std::memcpy(&header, metadata.data(), sizeof header);
-    SPILLWAY_EXPECTS(
-        header.kind == MessageKind::chunk || header.kind == MessageKind::finish
-            || header.kind == MessageKind::abandon || header.kind == MessageKind::heartbeat,
-        operation << ": rank " << source << " sent a message of unknown kind "
-                  << static_cast<int>(header.kind),
-        CorruptData
-    );
-    return header;
-}
-
-/// What a chunk message carries to be checked on arrival: the checksum of
-/// its payload combined with that of the metadata after the header.
-std::uint64_t transit_checksum(std::span<std::byte const> payload, std::span<std::byte const> body) noexcept {
-    return memory::checksum(payload) ^ std::rotl(memory::checksum(body), 1);
-}
-
-std::vector<std::byte> body_of(std::vector<std::byte> const& metadata) {
-    return {metadata.begin() + static_cast<std::ptrdiff_t>(sizeof(WireHeader)), metadata.end()};
-}
-
-/// The abandon message that tells a peer why this rank gave up.
-std::vector<std::byte> abandon_message(std::exception_ptr const& error) {
-    auto kind = ErrorKind::error;
-    std::string text = "unknown error";
-    try {
-        std::rethrow_exception(error);
-    } catch (InvalidArgument const& e) {
-        std::tie(kind, text) = std::pair{ErrorKind::invalid_argument, e.what()};
-    } catch (OutOfMemory const& e) {
-        std::tie(kind, text) = std::pair{ErrorKind::out_of_memory, e.what()};
-    } catch (ReservationError const& e) {
-        std::tie(kind, text) = std::pair{ErrorKind::reservation, e.what()};
-    } catch (IoError const& e) {
-        std::tie(kind, text) = std::pair{ErrorKind::io, e.what()};
-    } catch (CorruptData const& e) {
-        std::tie(kind, text) = std::pair{ErrorKind::corrupt, e.what()};
-    } catch (PeerTimeout const& e) {
-        std::tie(kind, text) = std::pair{ErrorKind::peer_timeout, e.what()};
-    } catch (std::exception const& e) {
-        text = e.what();
-    } catch (...) {
-    }
-    auto const bytes = std::as_bytes(std::span(text));
-    return encode(WireHeader{MessageKind::abandon, kind, 0, 0, 0}, bytes);
-}
-
-/// The error an abandon message reports, of the type the peer raised.
-std::exception_ptr remote_error(WireHeader const& header, std::span<std::byte const> metadata, std::string prefix) {
-    auto const body = metadata.subspan(sizeof(WireHeader));
-    auto message = std::move(prefix) + std::string(reinterpret_cast<char const*>(body.data()), body.size());
-    switch (header.error) {
-        case ErrorKind::invalid_argument: return std::make_exception_ptr(InvalidArgument(message));
-        case ErrorKind::out_of_memory: return std::make_exception_ptr(OutOfMemory(message));
-        case ErrorKind::reservation: return std::make_exception_ptr(ReservationError(message));
-        case ErrorKind::io: return std::make_exception_ptr(IoError(message));
-        case ErrorKind::corrupt: return std::make_exception_ptr(CorruptData(message));
-        case ErrorKind::peer_timeout: return std::make_exception_ptr(PeerTimeout(message));
-        case ErrorKind::error: break;
-    }
-    return std::make_exception_ptr(Error(message));
-}
 
 // --- Tag registry. ---
 
@@ -672,7 +570,7 @@ bool Exchange::complete_receives(bool failed) {
         MutexLock lock(mutex_);
         auto& partition = partitions_[receiving.partition];
         partition.chunks.push_back(
-            ChunkRef{message.source, receiving.sequence, key, size, inlined, body_of(message.metadata)}
+            ChunkRef{message.source, receiving.sequence, key, size, inlined, {body.begin(), body.end()}}
         );
         --partition.receiving;
         try_complete_locked(receiving.partition);

@@ -27,10 +27,6 @@
 
 namespace spillway::shuffle::detail {
 
-/// The bytes of the header in front of every message's metadata.
-inline constexpr std::size_t wire_header_size = 24;
-static_assert(max_packed_metadata_size + wire_header_size == comm::max_metadata_size);
-
 /// Which collective an exchange serves: picks its tag (`2 * op_id + kind`),
 /// its statistics prefix and its trace category.
 enum class Collective : std::uint8_t { shuffler = 0, all_gather = 1 };
