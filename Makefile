@@ -1,5 +1,5 @@
 # The commands README.md documents. Each one installs what is missing first.
-.PHONY: setup run test test-memory-bound test-tsan check-thread-safety bench example clean
+.PHONY: setup run test test-memory-bound test-tsan check-thread-safety fuzz bench example clean
 
 setup:
 	@scripts/setup
@@ -36,6 +36,15 @@ test-tsan: setup
 check-thread-safety: setup
 	cmake --preset clang-tsa >/dev/null
 	cmake --build --preset clang-tsa
+
+# Builds the libFuzzer targets of fuzz/ (clang, AddressSanitizer +
+# UndefinedBehaviorSanitizer) and runs each for FUZZ_SECONDS, seeded with
+# fuzz/corpus; reports executions, coverage and findings (build/fuzz/fuzz/).
+FUZZ_SECONDS ?= 1200
+fuzz: setup
+	cmake --preset fuzz >/dev/null
+	cmake --build --preset fuzz
+	scripts/fuzz build/fuzz $(FUZZ_SECONDS)
 
 # Builds the optimized tree and runs every benchmark; prints METRIC lines.
 bench: setup

@@ -1,0 +1,54 @@
+/// @file
+/// Fuzzes the `spillway` tool's command line and the option parsing behind
+/// it: CLI11 with the tool's flag checks, then every module's reading of the
+/// options the flags set (sizes, percentages, durations, integers, choices).
+///
+/// Input: `read_command_line_input`, the arguments after the program's name.
+/// Parsing may print help or a usage error; a command line that asks for a
+/// job has its options read by every module's `from_options`, as the job's
+/// construction does, without making the job (which would touch the file
+/// system the arguments name). Every error must be a spillway error;
+/// anything else, or a crash, is a finding.
+
+#include <cstddef>
+#include <cstdint>
+#include <sstream>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <spillway/core/error.hpp>
+#include <spillway/exec/seq_join_options.hpp>
+#include <spillway/exec/thread_pool.hpp>
+#include <spillway/memory/memory_config.hpp>
+#include <spillway/shuffle/shuffle_config.hpp>
+#include <spillway/table/csv_options.hpp>
+
+#include "command_line.hpp"
+#include "input_layouts.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(std::uint8_t const* data, std::size_t size) {
+    using namespace spillway;
+    auto const arguments = fuzz::read_command_line_input(std::as_bytes(std::span(data, size)));
+    std::vector<char const*> argv = {"spillway"};
+    for (auto const& argument : arguments) {
+        argv.push_back(argument.c_str());
+    }
+    cli::CommandLine command_line;
+    std::ostringstream out;
+    std::ostringstream err;
+    if (command_line.parse(static_cast<int>(argv.size()), argv.data(), out, err)) {
+        return 0;  // help, or a usage error
+    }
+    try {
+        auto const options = command_line.options();
+        (void)memory::MemoryConfig::from_options(options);
+        (void)exec::ThreadPool::Config::from_options(options);
+        (void)exec::SeqJoinOptions::from_options(options);
+        (void)shuffle::ShuffleConfig::from_options(options);
+        (void)table::CsvOptions::from_options(options);
+    } catch (Error const& error) {
+        (void)command_line.name_flags(error.what());  // how the tool reports it
+    }
+    return 0;
+}
