@@ -97,6 +97,9 @@ std::string RunSummary::to_text() const {
         out << "  spilled      " << format_bytes(spilled_bytes) << ", read back " << format_bytes(read_back_bytes)
             << "\n";
     }
+    if (sent_bytes) {
+        out << "  sent         " << format_bytes(*sent_bytes) << " to other ranks\n";
+    }
     for (auto const& peak : peak_memory) {
         auto const highest = peak.ranks.empty() ? 0 : *std::max_element(peak.ranks.begin(), peak.ranks.end());
         auto const together = std::accumulate(peak.ranks.begin(), peak.ranks.end(), std::uint64_t{0});
@@ -136,6 +139,9 @@ std::string RunSummary::to_json(ExitCode code, std::string const& error) const {
     }
     json["spilled_bytes"] = spilled_bytes;
     json["read_back_bytes"] = read_back_bytes;
+    if (sent_bytes) {
+        json["sent_bytes"] = *sent_bytes;
+    }
     auto& peaks = json["peak_memory"] = nlohmann::ordered_json::object();
     for (auto const& peak : peak_memory) {
         peaks[peak.tier] = {{"limit", peak.limit}, {"ranks", peak.ranks}};

@@ -49,6 +49,9 @@ struct RunSummary {
     std::vector<PhaseTime> phases;    ///< wall time of each phase, in order
     std::uint64_t spilled_bytes = 0;  ///< bytes written to the DISK tier
     std::uint64_t read_back_bytes = 0;  ///< bytes read back from the DISK tier
+    /// Bytes of chunks the ranks sent to other ranks (over MPI, what crossed
+    /// between processes); nothing for a job without ranks.
+    std::optional<std::uint64_t> sent_bytes;
     std::vector<TierPeak> peak_memory;  ///< per tier, where the job uses buffer resources
     std::uint64_t peak_resident_bytes = 0;  ///< the process's peak resident set
     /// Whether the output passed verification; nothing for a job that has
@@ -67,7 +70,8 @@ struct RunSummary {
     /// null), `exit_code` (`code`, what the tool returns), `error` (`error`,
     /// only if it is not empty), `settings`, `rows`, `skipped_rows` (if set),
     /// `bytes`, `seconds`, `throughput_bytes_per_second`, `phases`
-    /// (`{name: seconds}`), `spilled_bytes`, `read_back_bytes`, `peak_memory`
+    /// (`{name: seconds}`), `spilled_bytes`, `read_back_bytes`, `sent_bytes`
+    /// (if set), `peak_memory`
     /// (`{tier: {limit, ranks}}`), `peak_resident_bytes` and `verification`
     /// (an array of lines).
     [[nodiscard]] std::string to_json(ExitCode code, std::string const& error = {}) const;

@@ -174,6 +174,7 @@ RunSummary ShuffleJob::run(Progress& progress) {
         summary.bytes += result.bytes;
         summary.spilled_bytes += result.spilled_bytes;
         summary.read_back_bytes += result.read_back_bytes;
+        summary.sent_bytes = summary.sent_bytes.value_or(0) + result.sent_bytes;
         host.ranks.push_back(result.peak_host);
         disk.ranks.push_back(result.peak_disk);
         slowest.generate_seconds = std::max(slowest.generate_seconds, result.generate_seconds);
@@ -290,6 +291,8 @@ std::vector<ShuffleJob::RankResult> ShuffleJob::run_rank(comm::Communicator& com
         statistics.get("memory.copy.host_to_disk.bytes").value_or(Statistics::Entry{}).total);
     result.read_back_bytes = static_cast<std::uint64_t>(
         statistics.get("memory.copy.disk_to_host.bytes").value_or(Statistics::Entry{}).total);
+    result.sent_bytes =
+        static_cast<std::uint64_t>(statistics.get("shuffle.send.bytes").value_or(Statistics::Entry{}).total);
     result.peak_host = resource.peak_memory_used(memory::MemoryType::HOST);
     result.peak_disk = resource.peak_memory_used(memory::MemoryType::DISK);
 

@@ -65,6 +65,7 @@ class ShuffleJob final : public Job {
         std::uint64_t bytes = 0;  ///< of the tables it generated
         std::uint64_t spilled_bytes = 0;
         std::uint64_t read_back_bytes = 0;
+        std::uint64_t sent_bytes = 0;  ///< of chunks sent to other ranks
         std::uint64_t peak_host = 0;
         std::uint64_t peak_disk = 0;
         double generate_seconds = 0;  ///< generating, packing and inserting

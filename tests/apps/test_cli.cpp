@@ -408,6 +408,10 @@ TEST(CliShuffle, TheDefaultRunSpillsAndVerifies) {
     EXPECT_EQ(summary.at("settings").at("comm"), "local");
     EXPECT_GT(summary.at("bytes").get<std::uint64_t>(), std::uint64_t{900} << 20) << "about 1 GiB";
     EXPECT_GT(summary.at("spilled_bytes").get<std::uint64_t>(), 0u) << "the default limit forces spilling";
+    auto const bytes = summary.at("bytes").get<std::uint64_t>();
+    auto const sent = summary.at("sent_bytes").get<std::uint64_t>();
+    EXPECT_GT(sent, bytes / 2) << "each rank owns a quarter of the partitions, so sends about 3/4 of its rows";
+    EXPECT_LT(sent, bytes);
     EXPECT_THAT(result.err, HasSubstr("generate: 100%"));
     EXPECT_THAT(result.err, HasSubstr("verify: 100%"));
 }

@@ -19,6 +19,7 @@ RunSummary sample() {
     summary.phases = {{"generate", 0.5}, {"exchange", 1.5}};
     summary.spilled_bytes = std::uint64_t{1} << 30;
     summary.read_back_bytes = std::uint64_t{1} << 30;
+    summary.sent_bytes = std::uint64_t{3} << 29;
     summary.peak_memory = {{"HOST", std::uint64_t{256} << 20, {std::uint64_t{200} << 20, std::uint64_t{250} << 20}},
                            {"DISK", std::uint64_t{1} << 40, {0, std::uint64_t{1} << 30}}};
     summary.peak_resident_bytes = std::uint64_t{700} << 20;
@@ -41,6 +42,7 @@ TEST(RunSummary, JsonHoldsEveryFigure) {
     EXPECT_EQ(json.at("phases").at("exchange"), 1.5);
     EXPECT_EQ(json.at("spilled_bytes"), std::uint64_t{1} << 30);
     EXPECT_EQ(json.at("read_back_bytes"), std::uint64_t{1} << 30);
+    EXPECT_EQ(json.at("sent_bytes"), std::uint64_t{3} << 29);
     EXPECT_EQ(json.at("peak_memory").at("HOST").at("ranks")[1], std::uint64_t{250} << 20);
     EXPECT_EQ(json.at("peak_memory").at("DISK").at("limit"), std::uint64_t{1} << 40);
     EXPECT_EQ(json.at("peak_resident_bytes"), std::uint64_t{700} << 20);
@@ -78,6 +80,13 @@ TEST(RunSummary, JsonSaysNullWhenThereIsNothingToVerify) {
     EXPECT_TRUE(nlohmann::json::parse(summary.to_json(ExitCode::success)).at("verified").is_null());
 }
 
+TEST(RunSummary, BytesSentToOtherRanksAreLeftOutForAJobWithoutRanks) {
+    auto summary = sample();
+    summary.sent_bytes.reset();
+    EXPECT_FALSE(nlohmann::json::parse(summary.to_json(ExitCode::success)).contains("sent_bytes"));
+    EXPECT_THAT(summary.to_text(), testing::Not(HasSubstr("sent ")));
+}
+
 TEST(RunSummary, TextIsForPeople) {
     auto const text = sample().to_text();
     EXPECT_THAT(text, HasSubstr("spillway shuffle: verified\n"));
@@ -87,6 +96,7 @@ TEST(RunSummary, TextIsForPeople) {
     EXPECT_THAT(text, HasSubstr("time         2.0 s (generate 500 ms, exchange 1.5 s)\n"));
     EXPECT_THAT(text, HasSubstr("throughput   1.50 GiB/s\n"));
     EXPECT_THAT(text, HasSubstr("spilled      1.00 GiB, read back 1.00 GiB\n"));
+    EXPECT_THAT(text, HasSubstr("sent         1.50 GiB to other ranks\n"));
     EXPECT_THAT(text, HasSubstr("peak HOST    250.00 MiB on the busiest rank (limit 256.00 MiB per rank), 450.00 MiB "
                                 "over 2 ranks\n"));
     EXPECT_THAT(text, HasSubstr("peak RSS     700.00 MiB\n"));
