@@ -528,6 +528,9 @@ bool Exchange::complete_sends() {
         in_flight_bytes_ -= send.size;
         progressed = true;
         send.sent.get();  // rethrows a failed send
+        if (send.size != 0) {
+            trace::record(category(), "send in flight", send.posted, std::chrono::steady_clock::now(), send.size);
+        }
     }
     return progressed;
 }
@@ -544,6 +547,11 @@ bool Exchange::complete_receives(bool failed) {
         receiving_.pop_back();
         progressed = true;
         auto message = receiving.message.get();
+        if (receiving.size != 0) {
+            trace::record(
+                category(), "receive in flight", receiving.posted, std::chrono::steady_clock::now(), receiving.size
+            );
+        }
         if (failed) {
             continue;  // dropped with `message`
         }
@@ -799,7 +807,7 @@ bool Exchange::post_receives() {
             span.set_id(next.sequence);
             message = communicator_.receive(std::move(next.incoming), reservation);
         }
-        receiving_.push_back(Receiving{std::move(message), next.partition, next.sequence});
+        receiving_.push_back(Receiving{std::move(message), next.partition, next.sequence, size});
         deferred_.pop_front();
         progressed = true;
     }

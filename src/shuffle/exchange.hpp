@@ -169,12 +169,15 @@ class Exchange {
         comm::Future<comm::Message> message;
         std::size_t partition;  ///< local index
         std::uint64_t sequence;
+        std::size_t size;       ///< of its payload
+        std::chrono::steady_clock::time_point posted = std::chrono::steady_clock::now();
     };
 
     /// A send posted and not yet complete.
     struct InFlight {
         comm::Future<void> sent;
         std::size_t size;
+        std::chrono::steady_clock::time_point posted = std::chrono::steady_clock::now();
     };
 
     /// Validates and stores one item. Requires: an insert is counted active.
