@@ -8,9 +8,9 @@
 #include <atomic>
 #include <cerrno>
 #include <string>
-#include <utility>
 
 #include <spillway/core/error.hpp>
+#include <spillway/core/file_descriptor.hpp>
 #include <spillway/core/logging.hpp>
 
 #include "memory/spill_io.hpp"
@@ -19,26 +19,6 @@ namespace spillway::memory::detail {
 namespace {
 
 constexpr std::string_view directory_prefix = "spillway-";
-
-/// A file descriptor, closed when the object goes away.
-class Descriptor {
-  public:
-    explicit Descriptor(int fd) noexcept : fd_(fd) {}
-    ~Descriptor() {
-        if (fd_ >= 0) {
-            ::close(fd_);
-        }
-    }
-    Descriptor(Descriptor const&) = delete;
-    Descriptor& operator=(Descriptor const&) = delete;
-
-    [[nodiscard]] int get() const noexcept { return fd_; }
-    /// Gives up ownership and returns the descriptor.
-    int release() noexcept { return std::exchange(fd_, -1); }
-
-  private:
-    int fd_;
-};
 
 /// Whether `fd` is still the file at `path`: a remover unlinks the owner file
 /// before it drops the lock, so a lock taken on an unlinked file proves nothing.
@@ -53,7 +33,7 @@ bool still_at(int fd, std::filesystem::path const& path) {
 /// holding the lock while it removes; returns whether it removed it.
 bool remove_if_stale(std::filesystem::path const& directory) {
     auto const owner = directory / SpillDirectory::owner_file;
-    Descriptor const lock(::open(owner.c_str(), O_RDONLY | O_CLOEXEC));
+    FileDescriptor const lock(::open(owner.c_str(), O_RDONLY | O_CLOEXEC));
     if (lock.get() < 0 || flock(lock.get(), LOCK_EX | LOCK_NB) != 0 || !still_at(lock.get(), owner)) {
         return false;  // being made, alive, removed meanwhile, or a file system without locks
     }
@@ -86,7 +66,7 @@ void remove_stale_directories(std::filesystem::path const& root, Statistics& sta
 /// @throws IoError naming the file.
 int make_locked_owner_file(std::filesystem::path const& directory, pid_t pid) {
     auto const made = directory / (std::string(SpillDirectory::owner_file) + ".new");
-    Descriptor file(::open(made.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
+    FileDescriptor file(::open(made.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
     auto const failed = [&](char const* what) {
         SPILLWAY_FAIL("cannot " << what << " '" << made.string() << "': " << describe_errno(errno)
                                 << "; set spill_directory to a writable directory",

@@ -450,9 +450,9 @@ CsvRows CsvBlock::parse_rows(std::span<std::size_t const> columns, bool all_fiel
 CsvReader::CsvReader(std::filesystem::path path, CsvOptions options, std::optional<Schema> schema)
     : path_(path.string()), options_(options) {
     options_.validate();
-    descriptor_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
-    SPILLWAY_EXPECTS(descriptor_ >= 0, "cannot open CSV file '" << path_ << "': " << std::strerror(errno), IoError);
-    static_cast<void>(::posix_fadvise(descriptor_, 0, 0, POSIX_FADV_SEQUENTIAL));
+    descriptor_ = FileDescriptor(::open(path_.c_str(), O_RDONLY | O_CLOEXEC));
+    SPILLWAY_EXPECTS(descriptor_, "cannot open CSV file '" << path_ << "': " << std::strerror(errno), IoError);
+    static_cast<void>(::posix_fadvise(descriptor_.get(), 0, 0, POSIX_FADV_SEQUENTIAL));
     pending_ = std::make_unique_for_overwrite<char[]>(options_.chunk_bytes + 1);
     fill();
     skip_byte_order_mark();
@@ -482,11 +482,7 @@ CsvReader::CsvReader(std::filesystem::path path, CsvOptions options, std::option
     source_ = std::make_shared<detail::CsvSource const>(detail::CsvSource{path_, options_, std::move(*schema)});
 }
 
-CsvReader::~CsvReader() {
-    if (descriptor_ >= 0) {
-        ::close(descriptor_);
-    }
-}
+CsvReader::~CsvReader() = default;
 
 Schema const& CsvReader::schema() const noexcept { return source_->schema; }
 
@@ -494,7 +490,7 @@ std::string const& CsvReader::header_line() const noexcept { return header_line_
 
 void CsvReader::fill() {
     while (!end_of_file_ && pending_size_ < options_.chunk_bytes) {
-        auto const count = ::read(descriptor_, pending_.get() + pending_size_, options_.chunk_bytes - pending_size_);
+        auto const count = ::read(descriptor_.get(), pending_.get() + pending_size_, options_.chunk_bytes - pending_size_);
         if (count < 0 && errno == EINTR) {
             continue;
         }

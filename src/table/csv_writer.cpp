@@ -8,7 +8,6 @@
 #include <cerrno>
 #include <charconv>
 #include <cstring>
-#include <utility>
 #include <vector>
 
 #include <spillway/core/error.hpp>
@@ -147,8 +146,8 @@ CsvWriter::CsvWriter(std::filesystem::path path, CsvOptions options, Schema cons
     : path_(path.string()), options_(options), buffer_bytes_(buffer_bytes) {
     options_.validate();
     SPILLWAY_EXPECTS(buffer_bytes_ > 0, "a CSV writer needs a buffer of at least 1 byte", InvalidArgument);
-    descriptor_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    SPILLWAY_EXPECTS(descriptor_ >= 0, "cannot create CSV file '" << path_ << "': " << std::strerror(errno), IoError);
+    descriptor_ = FileDescriptor(::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+    SPILLWAY_EXPECTS(descriptor_, "cannot create CSV file '" << path_ << "': " << std::strerror(errno), IoError);
     buffer_.reserve(buffer_bytes_);
     if (options_.header) {
         append_csv_header(schema, options_, buffer_);
@@ -157,17 +156,16 @@ CsvWriter::CsvWriter(std::filesystem::path path, CsvOptions options, Schema cons
 }
 
 CsvWriter::~CsvWriter() {
-    if (descriptor_ >= 0) {
+    if (descriptor_) {
         try {
             flush();
         } catch (IoError const&) {  // documented: call close() to see write errors
         }
-        ::close(descriptor_);
     }
 }
 
 void CsvWriter::write(Table const& table) {
-    SPILLWAY_EXPECTS(descriptor_ >= 0, "writing to the closed CSV file '" << path_ << "'", InvalidArgument);
+    SPILLWAY_EXPECTS(descriptor_, "writing to the closed CSV file '" << path_ << "'", InvalidArgument);
     auto const before = buffer_.size();
     append_csv_rows(table, options_, buffer_);
     bytes_written_ += buffer_.size() - before;
@@ -177,7 +175,7 @@ void CsvWriter::write(Table const& table) {
 }
 
 void CsvWriter::write_rows(std::string_view rows) {
-    SPILLWAY_EXPECTS(descriptor_ >= 0, "writing to the closed CSV file '" << path_ << "'", InvalidArgument);
+    SPILLWAY_EXPECTS(descriptor_, "writing to the closed CSV file '" << path_ << "'", InvalidArgument);
     bytes_written_ += rows.size();
     if (buffer_.size() + rows.size() > buffer_bytes_) {
         flush();
@@ -197,7 +195,7 @@ void CsvWriter::flush() {
 void CsvWriter::write_all(std::string_view bytes) {
     std::size_t written = 0;
     while (written < bytes.size()) {
-        auto const count = ::write(descriptor_, bytes.data() + written, bytes.size() - written);
+        auto const count = ::write(descriptor_.get(), bytes.data() + written, bytes.size() - written);
         if (count < 0 && errno == EINTR) {
             continue;
         }
@@ -207,11 +205,11 @@ void CsvWriter::write_all(std::string_view bytes) {
 }
 
 void CsvWriter::close() {
-    if (descriptor_ < 0) {
+    if (!descriptor_) {
         return;
     }
     flush();
-    auto const descriptor = std::exchange(descriptor_, -1);
+    auto const descriptor = descriptor_.release();
     SPILLWAY_EXPECTS(::close(descriptor) == 0, "cannot close CSV file '" << path_ << "': " << std::strerror(errno),
                      IoError);
 }

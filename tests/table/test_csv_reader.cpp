@@ -1,7 +1,9 @@
 #include <spillway/table/csv_reader.hpp>
 #include <spillway/table/csv_writer.hpp>
 
+#include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <vector>
@@ -367,6 +369,23 @@ TEST_F(CsvReaderTest, SkipsAByteOrderMarkKeepsTheHeaderLineAndRejectsGzip) {
     EXPECT_EQ(CsvReader(file("none.tbl", "1|x|\n"), CsvOptions::tbl()).header_line(), "");
     EXPECT_THROW_WITH(CsvReader(file("rows.csv.gz", std::string("\x1f\x8b\x08\x00", 4)), CsvOptions()), CorruptData,
                       "rows.csv.gz' is gzip-compressed; decompress it first");
+}
+
+TEST_F(CsvReaderTest, AReaderThatFailsAfterOpeningItsFileClosesIt) {
+    auto const open_descriptors = [] {
+        return std::distance(std::filesystem::directory_iterator("/proc/self/fd"), std::filesystem::directory_iterator());
+    };
+    auto const gzip = file("rows.csv.gz", std::string("\x1f\x8b\x08\x00", 4));
+    auto const unclosed_quote = file("header.csv", "id,\"name\n1,x\n");
+    auto const mismatch = file("given.csv", "id,name\n1,x\n");
+    Schema const one_column({{"id", DataType::int64}});
+    auto const before = open_descriptors();
+    for (int attempt = 0; attempt < 3; ++attempt) {
+        EXPECT_THROW(CsvReader(gzip, CsvOptions()), CorruptData);
+        EXPECT_THROW(CsvReader(unclosed_quote, CsvOptions()), CorruptData);
+        EXPECT_THROW(CsvReader(mismatch, CsvOptions(), one_column), CorruptData);
+    }
+    EXPECT_EQ(open_descriptors(), before);
 }
 
 TEST_F(CsvReaderTest, AGivenSchemaWinsOverInferenceAndMustMatchTheHeader) {

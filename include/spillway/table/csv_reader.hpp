@@ -13,6 +13,7 @@
 #include <vector>
 
 #include <spillway/core/error.hpp>
+#include <spillway/core/file_descriptor.hpp>
 #include <spillway/table/csv_options.hpp>
 #include <spillway/table/table.hpp>
 #include <spillway/table/table_checksum.hpp>
@@ -209,7 +210,7 @@ class CsvReader {
     CsvOptions options_;
     std::string header_line_;
     std::shared_ptr<detail::CsvSource const> source_;  ///< set once the schema is known
-    int descriptor_ = -1;
+    FileDescriptor descriptor_;
     bool end_of_file_ = false;
     std::unique_ptr<char[]> pending_;  ///< chunk_bytes + 1 bytes: read but not yet handed out
     std::size_t pending_size_ = 0;

@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 
+#include <spillway/core/file_descriptor.hpp>
 #include <spillway/table/csv_options.hpp>
 #include <spillway/table/table.hpp>
 
@@ -81,7 +82,7 @@ class CsvWriter {
     std::string path_;
     CsvOptions options_;
     std::size_t buffer_bytes_;  ///< flush once the buffer holds this many bytes
-    int descriptor_ = -1;  ///< -1 once closed
+    FileDescriptor descriptor_;  ///< none once closed
     std::string buffer_;   ///< formatted bytes not yet written
     std::uint64_t bytes_written_ = 0;
 };

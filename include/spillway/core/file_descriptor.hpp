@@ -1,0 +1,47 @@
+#pragma once
+/// @file
+/// An open file descriptor that closes itself.
+
+#include <unistd.h>
+
+#include <utility>
+
+namespace spillway {
+
+/// Owns a POSIX file descriptor (or none, -1) and closes it when destroyed,
+/// so that a constructor that throws after opening a file does not leak it.
+/// Movable, not copyable.
+///
+/// Thread safety: externally synchronized.
+class FileDescriptor {
+  public:
+    /// Owns `fd`, which may be -1 (none), as `open` returns on failure.
+    explicit FileDescriptor(int fd = -1) noexcept : fd_(fd) {}
+    ~FileDescriptor() {
+        if (fd_ >= 0) {
+            ::close(fd_);
+        }
+    }
+    FileDescriptor(FileDescriptor&& other) noexcept : fd_(other.release()) {}
+    FileDescriptor& operator=(FileDescriptor&& other) noexcept {
+        FileDescriptor(std::move(other)).swap(*this);
+        return *this;
+    }
+    FileDescriptor(FileDescriptor const&) = delete;
+    FileDescriptor& operator=(FileDescriptor const&) = delete;
+
+    /// The descriptor, or -1.
+    [[nodiscard]] int get() const noexcept { return fd_; }
+    /// Whether it holds a descriptor.
+    [[nodiscard]] explicit operator bool() const noexcept { return fd_ >= 0; }
+    /// Gives up ownership: returns the descriptor, which the caller closes,
+    /// and holds none.
+    [[nodiscard]] int release() noexcept { return std::exchange(fd_, -1); }
+
+    void swap(FileDescriptor& other) noexcept { std::swap(fd_, other.fd_); }
+
+  private:
+    int fd_;
+};
+
+}  // namespace spillway
