@@ -38,6 +38,7 @@ class FileDescriptor {
     /// and holds none.
     [[nodiscard]] int release() noexcept { return std::exchange(fd_, -1); }
 
+    /// Exchanges the descriptors the two hold.
     void swap(FileDescriptor& other) noexcept { std::swap(fd_, other.fd_); }
 
   private:
