@@ -23,7 +23,7 @@
 #include <spillway/core/error.hpp>
 #include <spillway/table/csv_reader.hpp>
 
-#include "input_layouts.hpp"
+#include "csv_input.hpp"
 
 namespace {
 
@@ -51,19 +51,6 @@ std::filesystem::path const& csv_path() {
     return path;
 }
 
-table::CsvOptions options_of(std::uint8_t bits) {
-    table::CsvOptions options;
-    options.delimiter = (bits & 1) != 0 ? '|' : ',';
-    options.header = (bits & 2) == 0;
-    options.trailing_delimiter = (bits & 4) != 0;
-    if ((bits & 8) != 0) {
-        options.quote.reset();
-    }
-    options.chunk_bytes = (static_cast<std::size_t>(bits >> 4) + 1) * 64;
-    options.infer_rows = 4;
-    return options;
-}
-
 [[noreturn]] void disagree(char const* what) {
     std::fprintf(stderr, "fuzz/csv_reader: parse read a block where parse_columns found %s\n", what);
     std::abort();
@@ -78,7 +65,7 @@ extern "C" int LLVMFuzzerTestOneInput(std::uint8_t const* data, std::size_t size
         file.write(reinterpret_cast<char const*>(input.file.data()), static_cast<std::streamsize>(input.file.size()));
     }
     try {
-        table::CsvReader reader(csv_path(), options_of(input.options));
+        table::CsvReader reader(csv_path(), fuzz::csv_options(input.options));
         while (auto const block = reader.read_block()) {
             auto const parsed = block->parse();
             if (parsed.num_columns() == 0) {

@@ -7,7 +7,6 @@
 #include <cstdint>
 #include <span>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include <spillway/memory/codec.hpp>
@@ -60,29 +59,6 @@ inline std::vector<std::byte> write_spill_record_input(SpillRecordInput const& r
     writer.put(static_cast<std::uint8_t>(record.codec == memory::Codec::lz4 ? 1 : 0));
     writer.put(record.size);
     writer.put_bytes(record.stored);
-    return writer.bytes();
-}
-
-// --- csv_reader: u8 options (bit 0: '|' delimits, not ','; bit 1: no header;
-// bit 2: every row ends with a delimiter; bit 3: no quoting; bits 4-7: the
-// chunk size, (n + 1) * 64 bytes), then the file's bytes. ---
-
-/// A CSV file and the options it is read with.
-struct CsvInput {
-    std::uint8_t options;
-    std::span<std::byte const> file;
-};
-
-inline CsvInput read_csv_input(std::span<std::byte const> input) {
-    ByteReader reader(input);
-    auto const options = reader.take<std::uint8_t>();
-    return {options, reader.rest()};
-}
-
-inline std::vector<std::byte> write_csv_input(std::uint8_t options, std::string_view file) {
-    ByteWriter writer;
-    writer.put(options);
-    writer.put_bytes(std::as_bytes(std::span(file)));
     return writer.bytes();
 }
 

@@ -23,6 +23,7 @@
 #include <spillway/table/csv_reader.hpp>
 #include <spillway/table/packed_table.hpp>
 
+#include "csv_input.hpp"
 #include "input_layouts.hpp"
 #include "memory_file.hpp"
 #include "wire_input.hpp"
@@ -71,11 +72,7 @@ std::vector<table::Table> tables_of_csv_seeds(std::filesystem::path const& scrat
         auto const path = scratch / (std::string(seed.name) + ".csv");
         write(path, std::as_bytes(std::span(seed.text)));
         try {
-            table::CsvOptions options;
-            options.delimiter = (seed.options & 1) != 0 ? '|' : ',';
-            options.header = (seed.options & 2) == 0;
-            options.trailing_delimiter = (seed.options & 4) != 0;
-            table::CsvReader reader(path, options);
+            table::CsvReader reader(path, fuzz::csv_options(seed.options));
             while (auto table = reader.read()) {
                 tables.push_back(std::move(*table));
             }
