@@ -129,6 +129,92 @@ TEST(Channel, RejectsACapacityOfZero) {
     EXPECT_THROW_WITH(Channel<int>(executor, 0), InvalidArgument, "capacity of at least 1");
 }
 
+TEST(Channel, AWeightBoundHoldsBackASendWhoseValueWouldExceedIt) {
+    test::RandomChooser chooser(6);
+    test::DeterministicExecutor executor(chooser);
+    Channel<int> channel(executor, 10, 10, [](int value) { return static_cast<std::size_t>(value); });
+    std::vector<int> sent;
+    TaskGroup group(executor);
+    group.spawn([&](std::stop_token const&) -> Task<void> {
+        for (int value : {4, 5, 3, 3}) {
+            EXPECT_TRUE(co_await channel.send(value));
+            sent.push_back(value);
+        }
+    });
+    executor.run_until_idle();
+    // 4 + 5 fit in 10; 3 more would not.
+    EXPECT_EQ(sent, (std::vector<int>{4, 5}));
+    EXPECT_EQ(channel.weight(), 9u);
+    EXPECT_EQ(channel.try_receive(), 4);
+    executor.run_until_idle();
+    // 5 + 3 fit; 3 more would not.
+    EXPECT_EQ(sent, (std::vector<int>{4, 5, 3}));
+    EXPECT_EQ(channel.weight(), 8u);
+    EXPECT_EQ(channel.try_receive(), 5);
+    executor.run_until_idle();
+    EXPECT_EQ(sent, (std::vector<int>{4, 5, 3, 3}));
+    EXPECT_EQ(channel.weight(), 6u);
+    group.wait();
+}
+
+TEST(Channel, AValueHeavierThanTheBoundGoesInAloneOnceTheChannelIsEmpty) {
+    test::RandomChooser chooser(7);
+    test::DeterministicExecutor executor(chooser);
+    Channel<int> channel(executor, 10, 10, [](int value) { return static_cast<std::size_t>(value); });
+    int light = 1;
+    ASSERT_TRUE(channel.try_send(light));
+    std::vector<int> sent;
+    TaskGroup group(executor);
+    group.spawn([&](std::stop_token const&) -> Task<void> {
+        for (int value : {25, 1}) {
+            EXPECT_TRUE(co_await channel.send(value));
+            sent.push_back(value);
+        }
+    });
+    executor.run_until_idle();
+    EXPECT_TRUE(sent.empty());
+    EXPECT_EQ(channel.try_receive(), 1);
+    executor.run_until_idle();
+    // The heavy value is alone in the channel, and nothing fits beside it.
+    EXPECT_EQ(sent, (std::vector<int>{25}));
+    EXPECT_EQ(channel.size(), 1u);
+    EXPECT_EQ(channel.weight(), 25u);
+    EXPECT_EQ(channel.try_receive(), 25);
+    group.wait();
+    EXPECT_EQ(channel.try_receive(), 1);
+}
+
+TEST(Channel, ASendNeverOvertakesAWaitingOne) {
+    test::RandomChooser chooser(8);
+    test::DeterministicExecutor executor(chooser);
+    Channel<int> channel(executor, 10, 10, [](int value) { return static_cast<std::size_t>(value); });
+    int first = 6;
+    ASSERT_TRUE(channel.try_send(first));
+    TaskGroup group(executor);
+    group.spawn([&](std::stop_token const&) -> Task<void> { EXPECT_TRUE(co_await channel.send(8)); });
+    executor.run_until_idle();
+    // 1 would fit beside 6, but 8 waits before it.
+    int small = 1;
+    EXPECT_FALSE(channel.try_send(small));
+    group.spawn([&](std::stop_token const&) -> Task<void> { EXPECT_TRUE(co_await channel.send(1)); });
+    executor.run_until_idle();
+    EXPECT_EQ(channel.size(), 1u);
+    EXPECT_EQ(channel.try_receive(), 6);
+    executor.run_until_idle();
+    EXPECT_EQ(channel.try_receive(), 8);
+    EXPECT_EQ(channel.try_receive(), 1);
+    group.wait();
+}
+
+TEST(Channel, RejectsAWeightBoundOfZeroOrNoWeightFunction) {
+    test::RandomChooser chooser(9);
+    test::DeterministicExecutor executor(chooser);
+    EXPECT_THROW_WITH(
+        Channel<int>(executor, 1, 0, [](int) { return std::size_t{1}; }), InvalidArgument, "weight bound of at least 1"
+    );
+    EXPECT_THROW_WITH(Channel<int>(executor, 1, 1, nullptr), InvalidArgument, "needs a weight function");
+}
+
 TEST(Channel, ManyProducersAndConsumersDeliverEveryValueExactlyOnce) {
     ThreadPool pool(ThreadPool::Config{4});
     Channel<int> channel(pool, 3);

@@ -5,6 +5,8 @@
 #include <coroutine>
 #include <cstddef>
 #include <deque>
+#include <functional>
+#include <limits>
 #include <optional>
 #include <stop_token>
 #include <utility>
@@ -17,10 +19,13 @@
 namespace spillway::exec {
 
 /// A bounded multi-producer, multi-consumer queue. `co_await send(v)`
-/// suspends while the channel holds `capacity` values (backpressure);
-/// `co_await receive()` suspends while it is empty. Values come out in the
-/// order they went in, and waiting senders and receivers are served in
-/// FIFO order.
+/// suspends while the channel holds `capacity` values, or, for a channel
+/// made with a weight bound, while `v` would take the weight of the values
+/// it holds past that bound (backpressure); `co_await receive()` suspends
+/// while it is empty. A value heavier than the bound alone goes in once the
+/// channel is empty, so no value waits forever. Values come out in the order
+/// they went in, and waiting senders and receivers are served in FIFO order:
+/// a send never overtakes a waiting one, even if its value would fit.
 ///
 /// `close()` ends the channel: every waiting sender wakes with false (its
 /// value is dropped), later sends fail at once, and receivers drain what is
@@ -37,8 +42,20 @@ class Channel {
     /// A channel that buffers up to `capacity` values and resumes waiters on
     /// `executor`, which must outlive it.
     /// @throws InvalidArgument if `capacity` is 0.
-    Channel(Executor& executor, std::size_t capacity) : executor_(executor), capacity_(capacity) {
+    Channel(Executor& executor, std::size_t capacity)
+        : Channel(executor, capacity, std::numeric_limits<std::size_t>::max(), [](T const&) { return 0; }) {}
+
+    /// A channel that buffers up to `capacity` values whose weights
+    /// (`weigh(value)`, such as their bytes) add up to at most `max_weight`,
+    /// and resumes waiters on `executor`, which must outlive it. `weigh`
+    /// must give a value the same weight each time it is called.
+    /// @throws InvalidArgument if `capacity` or `max_weight` is 0, or `weigh`
+    ///         is empty.
+    Channel(Executor& executor, std::size_t capacity, std::size_t max_weight, std::function<std::size_t(T const&)> weigh)
+        : executor_(executor), capacity_(capacity), max_weight_(max_weight), weigh_(std::move(weigh)) {
         SPILLWAY_EXPECTS(capacity > 0, "a Channel needs a capacity of at least 1", InvalidArgument);
+        SPILLWAY_EXPECTS(max_weight > 0, "a Channel needs a weight bound of at least 1", InvalidArgument);
+        SPILLWAY_EXPECTS(static_cast<bool>(weigh_), "a Channel with a weight bound needs a weight function", InvalidArgument);
     }
 
     /// Awaitable returned by `send()`.
@@ -118,7 +135,8 @@ class Channel {
     }
 
     /// Puts `value` in without waiting; returns false, leaving `value`
-    /// untouched, if the channel is full or closed.
+    /// untouched, if the channel is closed, full, has no room for its
+    /// weight, or has senders waiting.
     [[nodiscard]] bool try_send(T& value) {
         MutexLock lock(mutex_);
         return !closed_ && offer(lock, value);
@@ -154,12 +172,39 @@ class Channel {
         return buffer_.size();
     }
 
+    /// The weight of the values buffered now (a snapshot).
+    [[nodiscard]] std::size_t weight() const noexcept {
+        MutexLock lock(mutex_);
+        return weight_;
+    }
+
     [[nodiscard]] std::size_t capacity() const noexcept { return capacity_; }
+    /// The weight bound; the largest `std::size_t` for a channel without one.
+    [[nodiscard]] std::size_t max_weight() const noexcept { return max_weight_; }
 
   private:
-    /// Hands `value` to the oldest waiting receiver, or buffers it if there
-    /// is room. Returns false, leaving `value` alone, if neither is possible.
-    /// A closed channel swallows the value (the sender reports failure).
+    /// A buffered value and its weight.
+    struct Entry {
+        T value;
+        std::size_t weight;
+    };
+
+    /// Whether a value of `weight` fits in the buffer now.
+    [[nodiscard]] bool fits(std::size_t weight) const SPILLWAY_REQUIRES(mutex_) {
+        return buffer_.empty()
+               || (buffer_.size() < capacity_ && weight_ <= max_weight_ && weight <= max_weight_ - weight_);
+    }
+
+    /// Buffers `value`. Requires: it fits.
+    void push(T&& value, std::size_t weight) SPILLWAY_REQUIRES(mutex_) {
+        buffer_.push_back(Entry{std::move(value), weight});
+        weight_ += weight;
+    }
+
+    /// Hands `value` to the oldest waiting receiver, or buffers it if it
+    /// fits and no sender waits before it. Returns false, leaving `value`
+    /// alone, if neither is possible. A closed channel swallows the value
+    /// (the sender reports failure).
     bool offer(MutexLock const& lock, T& value) SPILLWAY_REQUIRES(mutex_) {
         if (closed_) {
             return true;
@@ -171,25 +216,32 @@ class Channel {
             receiver.complete(lock);
             return true;
         }
-        if (buffer_.size() < capacity_) {
-            buffer_.push_back(std::move(value));
+        std::size_t const weight = weigh_(value);
+        if (senders_.empty() && fits(weight)) {
+            push(std::move(value), weight);
             return true;
         }
         return false;
     }
 
-    /// Takes the oldest buffered value and refills its place from the
-    /// oldest waiting sender; nothing if the buffer is empty.
+    /// Takes the oldest buffered value and moves in the values of the oldest
+    /// waiting senders that fit in its place; nothing if the buffer is empty.
     std::optional<T> take(MutexLock const& lock) SPILLWAY_REQUIRES(mutex_) {
         if (buffer_.empty()) {
             return std::nullopt;
         }
-        std::optional<T> value(std::move(buffer_.front()));
+        std::optional<T> value(std::move(buffer_.front().value));
+        weight_ -= buffer_.front().weight;
         buffer_.pop_front();
-        if (!senders_.empty()) {
-            // Senders wait only while the buffer is full.
-            SendAwaiter& sender = senders_.template pop_front<SendAwaiter>();
-            buffer_.push_back(std::move(sender.value_));
+        // Senders wait only while the buffer is not empty.
+        while (!senders_.empty()) {
+            SendAwaiter& sender = senders_.template front<SendAwaiter>();
+            std::size_t const weight = weigh_(sender.value_);
+            if (!fits(weight)) {
+                break;
+            }
+            senders_.template pop_front<SendAwaiter>();
+            push(std::move(sender.value_), weight);
             sender.sent_ = true;
             sender.complete(lock);
         }
@@ -198,11 +250,16 @@ class Channel {
 
     Executor& executor_;
     std::size_t const capacity_;
+    std::size_t const max_weight_;
+    std::function<std::size_t(T const&)> const weigh_;
 
     mutable Mutex mutex_;
-    /// At most `capacity_` values. Receivers wait only while it is empty and
-    /// senders only while it is full.
-    std::deque<T> buffer_ SPILLWAY_GUARDED_BY(mutex_);
+    /// At most `capacity_` values, weighing at most `max_weight_` together
+    /// unless it holds one value. Receivers wait only while it is empty and
+    /// senders only while it is not.
+    std::deque<Entry> buffer_ SPILLWAY_GUARDED_BY(mutex_);
+    /// The weights of the values in `buffer_` together.
+    std::size_t weight_ SPILLWAY_GUARDED_BY(mutex_) = 0;
     bool closed_ SPILLWAY_GUARDED_BY(mutex_) = false;
     detail::WaitList senders_ SPILLWAY_GUARDED_BY(mutex_);
     detail::WaitList receivers_ SPILLWAY_GUARDED_BY(mutex_);

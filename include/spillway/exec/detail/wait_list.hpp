@@ -96,6 +96,13 @@ class WaitList {
 
     [[nodiscard]] bool empty() const noexcept { return head_ == nullptr; }
 
+    /// The oldest waiter, left on the list, as the derived awaiter type `W`
+    /// the owning primitive puts on this list. Requires: not empty.
+    template <typename W>
+    [[nodiscard]] W& front() const noexcept {
+        return static_cast<W&>(*head_);
+    }
+
     /// Unlinks and returns the oldest waiter, as the derived awaiter type
     /// `W` the owning primitive puts on this list. Requires: not empty.
     template <typename W>
