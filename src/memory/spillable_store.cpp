@@ -66,6 +66,17 @@ void SpillableStore::add(Key key, Buffer buffer) {
 }
 
 std::optional<Buffer> SpillableStore::extract(Key key, AllowOverbooking allow_overbooking) {
+    MemoryReservation none;
+    return extract(key, none, allow_overbooking);
+}
+
+std::optional<Buffer> SpillableStore::extract(Key key, MemoryReservation& reservation) {
+    return extract(key, reservation, AllowOverbooking::no);
+}
+
+std::optional<Buffer> SpillableStore::extract(
+    Key key, MemoryReservation& reservation, AllowOverbooking allow_overbooking
+) {
     std::size_t size = 0;
     {
         MutexLock lock(mutex_);
@@ -80,7 +91,12 @@ std::optional<Buffer> SpillableStore::extract(Key key, AllowOverbooking allow_ov
     }
     // Reserve before taking the buffer out, so that the spilling this may
     // cause never waits on this entry.
-    auto reservation = resource_.reserve_and_spill(MemoryType::HOST, size, allow_overbooking);
+    MemoryReservation own;
+    MemoryReservation* paying = &reservation;
+    if (reservation.size() < size) {
+        own = resource_.reserve_and_spill(MemoryType::HOST, size, allow_overbooking);
+        paying = &own;
+    }
     std::optional<Buffer> spilled;
     {
         MutexLock lock(mutex_);
@@ -98,7 +114,7 @@ std::optional<Buffer> SpillableStore::extract(Key key, AllowOverbooking allow_ov
         trace::Span span("spill", "unspill");
         span.set_bytes(size);
         span.set_id(key);
-        host = resource_.move(std::move(*spilled), reservation);
+        host = resource_.move(std::move(*spilled), *paying);
     } catch (...) {
         put_back(key, std::move(*spilled));
         throw;
@@ -234,6 +250,15 @@ std::size_t SpillableStore::spill_together(std::span<std::pair<Key, Buffer>> vic
 bool SpillableStore::contains(Key key) const {
     MutexLock lock(mutex_);
     return entries_.contains(key);
+}
+
+std::optional<MemoryType> SpillableStore::tier(Key key) const {
+    MutexLock lock(mutex_);
+    auto const entry = entries_.find(key);
+    if (entry == entries_.end()) {
+        return std::nullopt;
+    }
+    return entry->second.tier;
 }
 
 std::size_t SpillableStore::size() const {

@@ -266,6 +266,45 @@ TEST(SpillableStore, ExtractWithOverbookingReadsBackPastTheHostLimit) {
     EXPECT_EQ(resource.memory_available(MemoryType::HOST), -static_cast<std::int64_t>(mebibyte));
 }
 
+TEST(SpillableStore, ExtractReadsASpilledBufferBackIntoTheReservationItIsGiven) {
+    TemporaryDirectory root;
+    BufferResource resource(test_config(root, 2 * mebibyte));
+    SpillableStore store(resource, "test");
+    auto const spilled = test_bytes(mebibyte, 1);
+    store.insert(1, make_host_buffer(resource, spilled));
+    store.spill(mebibyte);
+    auto const host = test_bytes(mebibyte - 64 * kibibyte, 2);
+    store.insert(2, make_host_buffer(resource, host));
+    EXPECT_EQ(store.tier(1), MemoryType::DISK);
+    EXPECT_EQ(store.tier(2), MemoryType::HOST);
+    EXPECT_EQ(store.tier(3), std::nullopt);
+
+    auto reservation = resource.reserve(MemoryType::HOST, mebibyte + 10, AllowOverbooking::no);
+    // The reservation and buffer 2 fill HOST but for 64 KiB: reading buffer
+    // 1 back without the reservation would spill buffer 2.
+    EXPECT_EQ(contents(*store.extract(1, reservation)), spilled);
+    EXPECT_EQ(reservation.size(), 10U);
+    EXPECT_EQ(store.tier(2), MemoryType::HOST);
+    EXPECT_EQ(contents(*store.extract(2, reservation)), host);
+    EXPECT_EQ(reservation.size(), 10U);  // a HOST buffer leaves it alone
+    EXPECT_FALSE(store.extract(2, reservation).has_value());
+}
+
+TEST(SpillableStore, ExtractWithTooSmallAReservationReservesForItself) {
+    TemporaryDirectory root;
+    BufferResource resource(test_config(root, 2 * mebibyte));
+    SpillableStore store(resource, "test");
+    auto const bytes = test_bytes(mebibyte, 1);
+    store.insert(1, make_host_buffer(resource, bytes));
+    store.spill(mebibyte);
+    MemoryReservation none;
+    auto const buffer = store.extract(1, none);
+    ASSERT_TRUE(buffer.has_value());
+    EXPECT_EQ(contents(*buffer), bytes);
+    EXPECT_EQ(resource.memory_reserved(MemoryType::HOST), 0U);
+    EXPECT_EQ(resource.memory_used(MemoryType::HOST), mebibyte);
+}
+
 TEST(SpillableStore, SpillsAndReadBacksAreTraceSpans) {
     TemporaryDirectory root;
     BufferResource resource(test_config(root));

@@ -110,6 +110,16 @@ class SpillableStore {
     /// @throws InvalidArgument if called from inside a spill function.
     std::optional<Buffer> extract(Key key, AllowOverbooking allow_overbooking = AllowOverbooking::no);
 
+    /// As `extract(key)`, but a spilled buffer is read back into
+    /// `reservation` (HOST, of this store's resource), made beforehand, for
+    /// example by a coroutine that waited for the room: the read-back takes
+    /// the buffer's size from it and leaves the rest. A buffer in HOST leaves
+    /// `reservation` alone. If `reservation` holds less than the buffer's
+    /// size (it was in HOST when the caller looked, and spilled since), the
+    /// bytes are reserved as `extract(key)` does.
+    /// @throws as `extract(key)`.
+    std::optional<Buffer> extract(Key key, MemoryReservation& reservation);
+
     /// Removes the buffer with the smallest key and returns it with its key,
     /// as `extract` does; returns nothing when the store is empty.
     /// @throws as `extract`.
@@ -134,6 +144,9 @@ class SpillableStore {
 
     /// Whether a buffer is held under `key`.
     [[nodiscard]] bool contains(Key key) const;
+    /// The tier of the buffer under `key` (a buffer being moved counts in the
+    /// tier it is leaving), or nothing if `key` is not held; a snapshot.
+    [[nodiscard]] std::optional<MemoryType> tier(Key key) const;
     /// The number of buffers held.
     [[nodiscard]] std::size_t size() const;
     /// Whether no buffer is held.
@@ -157,6 +170,10 @@ class SpillableStore {
     };
     using Entries = std::map<Key, Entry>;
 
+    /// `extract`, reading a spilled buffer back into `reservation` if it
+    /// holds enough, else into a reservation it makes with
+    /// `allow_overbooking`.
+    std::optional<Buffer> extract(Key key, MemoryReservation& reservation, AllowOverbooking allow_overbooking);
     /// Waits until the entry of `key` is not being moved; returns it, or the
     /// end if `key` is not held.
     Entries::iterator settled(MutexLock& lock, Key key) SPILLWAY_REQUIRES(mutex_);
