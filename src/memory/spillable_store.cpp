@@ -129,6 +129,19 @@ std::optional<Buffer> SpillableStore::extract(
     return host;
 }
 
+bool SpillableStore::erase(Key key) {
+    std::optional<Buffer> freed;  // freed outside the lock
+    {
+        MutexLock lock(mutex_);
+        auto const entry = settled(lock, key);
+        if (entry == entries_.end()) {
+            return false;
+        }
+        freed.emplace(remove(entry));
+    }
+    return true;
+}
+
 std::optional<std::pair<SpillableStore::Key, Buffer>> SpillableStore::extract_first() {
     while (true) {
         Key key = 0;

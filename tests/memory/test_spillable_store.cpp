@@ -305,6 +305,23 @@ TEST(SpillableStore, ExtractWithTooSmallAReservationReservesForItself) {
     EXPECT_EQ(resource.memory_used(MemoryType::HOST), mebibyte);
 }
 
+TEST(SpillableStore, EraseFreesABufferWhereItIsWithoutReadingItBack) {
+    TemporaryDirectory root;
+    BufferResource resource(test_config(root));
+    SpillableStore store(resource, "test");
+    store.insert(1, make_host_buffer(resource, test_bytes(mebibyte, 1)));
+    store.spill(mebibyte);
+    store.insert(2, make_host_buffer(resource, test_bytes(100, 2)));
+    EXPECT_TRUE(store.erase(1));
+    EXPECT_TRUE(store.erase(2));
+    EXPECT_FALSE(store.erase(2));
+    EXPECT_TRUE(store.empty());
+    EXPECT_EQ(store.bytes(MemoryType::DISK), 0U);
+    EXPECT_EQ(resource.memory_used(MemoryType::HOST), 0U);
+    EXPECT_EQ(resource.memory_used(MemoryType::DISK), 0U);
+    EXPECT_FALSE(resource.statistics().get("test.unspill.bytes").has_value());
+}
+
 TEST(SpillableStore, SpillsAndReadBacksAreTraceSpans) {
     TemporaryDirectory root;
     BufferResource resource(test_config(root));

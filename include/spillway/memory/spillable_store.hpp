@@ -120,6 +120,11 @@ class SpillableStore {
     /// @throws as `extract(key)`.
     std::optional<Buffer> extract(Key key, MemoryReservation& reservation);
 
+    /// Removes the buffer under `key` and frees it where it is, without
+    /// reading a spilled one back; returns whether `key` was held. Waits
+    /// while the buffer is being moved by another call.
+    bool erase(Key key);
+
     /// Removes the buffer with the smallest key and returns it with its key,
     /// as `extract` does; returns nothing when the store is empty.
     /// @throws as `extract`.
