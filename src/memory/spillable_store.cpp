@@ -66,16 +66,29 @@ void SpillableStore::add(Key key, Buffer buffer) {
 }
 
 std::optional<Buffer> SpillableStore::extract(Key key, AllowOverbooking allow_overbooking) {
-    MemoryReservation none;
-    return extract(key, none, allow_overbooking);
+    return extract(key, nullptr, allow_overbooking);
 }
 
 std::optional<Buffer> SpillableStore::extract(Key key, MemoryReservation& reservation) {
-    return extract(key, reservation, AllowOverbooking::no);
+    SPILLWAY_EXPECTS(
+        reservation.empty() || reservation.mem_type() == MemoryType::HOST,
+        "SpillableStore '" << name_ << "': extract needs a HOST reservation, got one in " << reservation.mem_type(),
+        ReservationError
+    );
+    return extract(key, &reservation, AllowOverbooking::no);
+}
+
+std::optional<Buffer> SpillableStore::extract_if_in_host(Key key) {
+    MutexLock lock(mutex_);
+    auto const entry = settled(lock, key);
+    if (entry == entries_.end() || entry->second.tier != MemoryType::HOST) {
+        return std::nullopt;
+    }
+    return remove(entry);
 }
 
 std::optional<Buffer> SpillableStore::extract(
-    Key key, MemoryReservation& reservation, AllowOverbooking allow_overbooking
+    Key key, MemoryReservation* reservation, AllowOverbooking allow_overbooking
 ) {
     std::size_t size = 0;
     {
@@ -92,10 +105,9 @@ std::optional<Buffer> SpillableStore::extract(
     // Reserve before taking the buffer out, so that the spilling this may
     // cause never waits on this entry.
     MemoryReservation own;
-    MemoryReservation* paying = &reservation;
-    if (reservation.size() < size) {
+    if (reservation == nullptr) {
         own = resource_.reserve_and_spill(MemoryType::HOST, size, allow_overbooking);
-        paying = &own;
+        reservation = &own;
     }
     std::optional<Buffer> spilled;
     {
@@ -114,7 +126,7 @@ std::optional<Buffer> SpillableStore::extract(
         trace::Span span("spill", "unspill");
         span.set_bytes(size);
         span.set_id(key);
-        host = resource_.move(std::move(*spilled), *paying);
+        host = resource_.move(std::move(*spilled), *reservation);
     } catch (...) {
         put_back(key, std::move(*spilled));
         throw;
@@ -263,15 +275,6 @@ std::size_t SpillableStore::spill_together(std::span<std::pair<Key, Buffer>> vic
 bool SpillableStore::contains(Key key) const {
     MutexLock lock(mutex_);
     return entries_.contains(key);
-}
-
-std::optional<MemoryType> SpillableStore::tier(Key key) const {
-    MutexLock lock(mutex_);
-    auto const entry = entries_.find(key);
-    if (entry == entries_.end()) {
-        return std::nullopt;
-    }
-    return entry->second.tier;
 }
 
 std::size_t SpillableStore::size() const {

@@ -275,34 +275,48 @@ TEST(SpillableStore, ExtractReadsASpilledBufferBackIntoTheReservationItIsGiven) 
     store.spill(mebibyte);
     auto const host = test_bytes(mebibyte - 64 * kibibyte, 2);
     store.insert(2, make_host_buffer(resource, host));
-    EXPECT_EQ(store.tier(1), MemoryType::DISK);
-    EXPECT_EQ(store.tier(2), MemoryType::HOST);
-    EXPECT_EQ(store.tier(3), std::nullopt);
 
     auto reservation = resource.reserve(MemoryType::HOST, mebibyte + 10, AllowOverbooking::no);
     // The reservation and buffer 2 fill HOST but for 64 KiB: reading buffer
     // 1 back without the reservation would spill buffer 2.
     EXPECT_EQ(contents(*store.extract(1, reservation)), spilled);
     EXPECT_EQ(reservation.size(), 10U);
-    EXPECT_EQ(store.tier(2), MemoryType::HOST);
+    EXPECT_EQ(store.bytes(MemoryType::HOST), host.size());
     EXPECT_EQ(contents(*store.extract(2, reservation)), host);
     EXPECT_EQ(reservation.size(), 10U);  // a HOST buffer leaves it alone
     EXPECT_FALSE(store.extract(2, reservation).has_value());
 }
 
-TEST(SpillableStore, ExtractWithTooSmallAReservationReservesForItself) {
+TEST(SpillableStore, ExtractWithTooSmallAReservationFailsAndKeepsTheBuffer) {
     TemporaryDirectory root;
     BufferResource resource(test_config(root, 2 * mebibyte));
     SpillableStore store(resource, "test");
     auto const bytes = test_bytes(mebibyte, 1);
     store.insert(1, make_host_buffer(resource, bytes));
     store.spill(mebibyte);
+    auto small = resource.reserve(MemoryType::HOST, 10, AllowOverbooking::no);
+    EXPECT_THROW_WITH(store.extract(1, small), ReservationError, "the reservation holds 10 B");
     MemoryReservation none;
-    auto const buffer = store.extract(1, none);
-    ASSERT_TRUE(buffer.has_value());
-    EXPECT_EQ(contents(*buffer), bytes);
-    EXPECT_EQ(resource.memory_reserved(MemoryType::HOST), 0U);
-    EXPECT_EQ(resource.memory_used(MemoryType::HOST), mebibyte);
+    EXPECT_THROW_WITH(store.extract(1, none), ReservationError, "reservation of this BufferResource");
+    auto disk = resource.reserve(MemoryType::DISK, mebibyte, AllowOverbooking::no);
+    EXPECT_THROW_WITH(store.extract(1, disk), ReservationError, "needs a HOST reservation");
+    EXPECT_EQ(store.bytes(MemoryType::DISK), mebibyte);
+    EXPECT_EQ(contents(*store.extract(1)), bytes);
+}
+
+TEST(SpillableStore, ExtractIfInHostLeavesASpilledBufferWhereItIs) {
+    TemporaryDirectory root;
+    BufferResource resource(test_config(root));
+    SpillableStore store(resource, "test");
+    store.insert(1, make_host_buffer(resource, test_bytes(100, 1)));
+    store.spill(100);
+    store.insert(2, make_host_buffer(resource, test_bytes(100, 2)));
+    EXPECT_FALSE(store.extract_if_in_host(1).has_value());
+    EXPECT_TRUE(store.contains(1));
+    EXPECT_EQ(contents(*store.extract_if_in_host(2)), test_bytes(100, 2));
+    EXPECT_FALSE(store.contains(2));
+    EXPECT_FALSE(store.extract_if_in_host(3).has_value());
+    EXPECT_EQ(store.bytes(MemoryType::DISK), 100U);
 }
 
 TEST(SpillableStore, EraseFreesABufferWhereItIsWithoutReadingItBack) {

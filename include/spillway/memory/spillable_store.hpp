@@ -114,11 +114,16 @@ class SpillableStore {
     /// `reservation` (HOST, of this store's resource), made beforehand, for
     /// example by a coroutine that waited for the room: the read-back takes
     /// the buffer's size from it and leaves the rest. A buffer in HOST leaves
-    /// `reservation` alone. If `reservation` holds less than the buffer's
-    /// size (it was in HOST when the caller looked, and spilled since), the
-    /// bytes are reserved as `extract(key)` does.
-    /// @throws as `extract(key)`.
+    /// `reservation` alone.
+    /// @throws ReservationError if the buffer is spilled and `reservation`
+    ///         holds less than its size; the buffer stays in the store.
+    /// @throws IoError / CorruptData as `extract(key)`.
     std::optional<Buffer> extract(Key key, MemoryReservation& reservation);
+
+    /// Removes the buffer under `key` and returns it if it is in HOST
+    /// memory, waiting while it is being moved; returns nothing, leaving it
+    /// in the store, if it is spilled, and nothing if `key` is not held.
+    std::optional<Buffer> extract_if_in_host(Key key);
 
     /// Removes the buffer under `key` and frees it where it is, without
     /// reading a spilled one back; returns whether `key` was held. Waits
@@ -149,9 +154,6 @@ class SpillableStore {
 
     /// Whether a buffer is held under `key`.
     [[nodiscard]] bool contains(Key key) const;
-    /// The tier of the buffer under `key` (a buffer being moved counts in the
-    /// tier it is leaving), or nothing if `key` is not held; a snapshot.
-    [[nodiscard]] std::optional<MemoryType> tier(Key key) const;
     /// The number of buffers held.
     [[nodiscard]] std::size_t size() const;
     /// Whether no buffer is held.
@@ -175,10 +177,9 @@ class SpillableStore {
     };
     using Entries = std::map<Key, Entry>;
 
-    /// `extract`, reading a spilled buffer back into `reservation` if it
-    /// holds enough, else into a reservation it makes with
-    /// `allow_overbooking`.
-    std::optional<Buffer> extract(Key key, MemoryReservation& reservation, AllowOverbooking allow_overbooking);
+    /// `extract`, reading a spilled buffer back into `*reservation`, or, if
+    /// that is null, into a reservation it makes with `allow_overbooking`.
+    std::optional<Buffer> extract(Key key, MemoryReservation* reservation, AllowOverbooking allow_overbooking);
     /// Waits until the entry of `key` is not being moved; returns it, or the
     /// end if `key` is not held.
     Entries::iterator settled(MutexLock& lock, Key key) SPILLWAY_REQUIRES(mutex_);

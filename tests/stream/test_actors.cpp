@@ -1,0 +1,448 @@
+// Actors: run_actors, CloseAtExit, linearise and fanout, each on the
+// deterministic executor over many schedules, and on a real pool.
+#include <spillway/stream/actor.hpp>
+#include <spillway/stream/fanout.hpp>
+#include <spillway/stream/lineariser.hpp>
+#include <spillway/stream/reserve_memory.hpp>
+
+#include <common/error_matchers.hpp>
+#include <common/watchdog.hpp>
+
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <vector>
+
+#include <spillway/core/error.hpp>
+#include <spillway/exec/event.hpp>
+#include <spillway/exec/sync_wait.hpp>
+#include <spillway/exec/task_group.hpp>
+#include <spillway/exec/thread_pool.hpp>
+
+#include <gtest/gtest.h>
+
+#include <exec/deterministic_executor.hpp>
+
+#include "stream_test_support.hpp"
+
+using namespace spillway;
+using namespace spillway::stream;
+using namespace spillway::test;
+
+namespace {
+
+constexpr std::size_t message_bytes = 1000;
+
+/// Sends `sequences` of `message_bytes` each into `output`, then closes it.
+Actor produce(Context& context, std::vector<std::uint64_t> sequences, Channel& output) {
+    CloseAtExit closer{&output};
+    for (auto const sequence : sequences) {
+        if (!co_await output.send(test_message(context.resource(), sequence, message_bytes))) {
+            co_return;
+        }
+    }
+}
+
+/// Receives every message of `input` into `received`, checking its bytes.
+Actor consume(Channel& input, std::vector<std::uint64_t>& received) {
+    CloseAtExit closer{&input};
+    while (std::optional<Message> message = co_await input.receive()) {
+        expect_test_message(*message, message->sequence, message_bytes);
+        received.push_back(message->sequence);
+    }
+}
+
+/// 0, 1, ..., count - 1 dealt round-robin to `producers` producers.
+std::vector<std::vector<std::uint64_t>> dealt(std::size_t count, std::size_t producers) {
+    std::vector<std::vector<std::uint64_t>> hands(producers);
+    for (std::uint64_t sequence = 0; sequence < count; ++sequence) {
+        hands[sequence % producers].push_back(sequence);
+    }
+    return hands;
+}
+
+std::vector<std::uint64_t> iota(std::size_t count) {
+    std::vector<std::uint64_t> numbers(count);
+    for (std::uint64_t i = 0; i < count; ++i) {
+        numbers[i] = i;
+    }
+    return numbers;
+}
+
+}  // namespace
+
+TEST(Linearise, MergesProducersBackIntoSequenceOrderInEverySchedule) {
+    for (std::uint64_t seed = 0; seed < 200; ++seed) {
+        StreamMemory memory;
+        RandomChooser chooser(seed);
+        DeterministicExecutor executor(chooser);
+        Context context(executor, memory.resource);
+        std::size_t const producers = 1 + seed % 4;
+        std::vector<std::unique_ptr<Channel>> inputs;
+        std::vector<Channel*> input_pointers;
+        std::vector<Actor> actors;
+        for (auto& hand : dealt(30, producers)) {
+            inputs.push_back(std::make_unique<Channel>(context, ChannelLimits{.messages = 1 + seed % 3}));
+            input_pointers.push_back(inputs.back().get());
+            actors.push_back(produce(context, hand, *inputs.back()));
+        }
+        Channel output(context, ChannelLimits{.messages = 2});
+        std::vector<std::uint64_t> received;
+        actors.push_back(linearise(input_pointers, output));
+        actors.push_back(consume(output, received));
+        run_actors(context, std::move(actors));
+        ASSERT_EQ(received, iota(30)) << "seed " << seed;
+        EXPECT_EQ(context.messages().size(), 0U);
+    }
+}
+
+TEST(Linearise, MovesSpilledMessagesWithoutReadingThemBack) {
+    StreamMemory memory;
+    RandomChooser chooser(1);
+    DeterministicExecutor executor(chooser);
+    Context context(executor, memory.resource);
+    Channel first(context, ChannelLimits::unbounded());
+    Channel second(context, ChannelLimits::unbounded());
+    Channel output(context, ChannelLimits::unbounded());
+    run_actors(context, [&] {
+        std::vector<Actor> actors;
+        actors.push_back(produce(context, {0, 2, 4}, first));
+        actors.push_back(produce(context, {1, 3}, second));
+        return actors;
+    }());
+    auto const spilled = context.resource().spill_manager().spill(5 * message_bytes);
+    ASSERT_EQ(spilled, 5 * message_bytes);
+    run_actors(context, [&] {
+        std::vector<Actor> actors;
+        actors.push_back(linearise({&first, &second}, output));
+        return actors;
+    }());
+    EXPECT_EQ(output.size(), 5U);
+    EXPECT_EQ(context.messages().bytes(memory::MemoryType::DISK), 5 * message_bytes);
+    EXPECT_FALSE(memory.resource.statistics().get("stream.messages.unspill.bytes").has_value());
+    std::vector<std::uint64_t> received;
+    run_actors(context, [&] {
+        std::vector<Actor> actors;
+        actors.push_back(consume(output, received));
+        return actors;
+    }());
+    EXPECT_EQ(received, iota(5));
+}
+
+TEST(Linearise, FailsNamingTheInputWhoseSequenceNumbersDoNotIncrease) {
+    StreamMemory memory;
+    RandomChooser chooser(2);
+    DeterministicExecutor executor(chooser);
+    Context context(executor, memory.resource);
+    {
+        Channel first(context);
+        Channel second(context);
+        Channel output(context);
+        std::vector<std::uint64_t> received;
+        std::vector<Actor> actors;
+        actors.push_back(produce(context, {0, 2, 4, 6, 8}, first));
+        actors.push_back(produce(context, {1, 5, 3, 7}, second));
+        actors.push_back(linearise({&first, &second}, output));
+        actors.push_back(consume(output, received));
+        EXPECT_THROW_WITH(
+            run_actors(context, std::move(actors)), InvalidArgument, "input 1 sent sequence number 3 after 5"
+        );
+        EXPECT_TRUE(first.closed() && second.closed() && output.closed());
+    }
+    // What the closed channels still held went with them.
+    EXPECT_EQ(context.messages().size(), 0U);
+    EXPECT_EQ(memory.resource.memory_used(memory::MemoryType::HOST), 0U);
+}
+
+TEST(Linearise, StopsAndStopsItsProducersWhenItsConsumerStops) {
+    StreamMemory memory;
+    RandomChooser chooser(3);
+    DeterministicExecutor executor(chooser);
+    Context context(executor, memory.resource);
+    {
+        Channel first(context, ChannelLimits{.messages = 1});
+        Channel second(context, ChannelLimits{.messages = 1});
+        Channel output(context, ChannelLimits{.messages = 1});
+        std::vector<Actor> actors;
+        actors.push_back(produce(context, iota(1000), first));
+        actors.push_back(produce(context, iota(1000), second));
+        actors.push_back(linearise({&first, &second}, output));
+        actors.push_back([](Channel& input) -> Actor {
+            CloseAtExit closer{&input};
+            std::optional<Message> message = co_await input.receive();
+            EXPECT_TRUE(message.has_value());
+        }(output));
+        run_actors(context, std::move(actors));  // the deterministic executor aborts on a hang
+        // At most one message waits in each channel.
+        EXPECT_LE(context.messages().size(), 3U);
+    }
+    EXPECT_EQ(context.messages().size(), 0U);
+    EXPECT_EQ(memory.resource.memory_used(memory::MemoryType::HOST), 0U);
+}
+
+TEST(RunActors, AFailedProducerAbortsItsConsumerInsteadOfEndingItsStream) {
+    // A sink that commits its output at the end of its input must not
+    // commit after its producer failed, in any schedule.
+    for (std::uint64_t seed = 0; seed < 50; ++seed) {
+        StreamMemory memory;
+        RandomChooser chooser(seed);
+        DeterministicExecutor executor(chooser);
+        Context context(executor, memory.resource);
+        Channel channel(context, ChannelLimits{.messages = 1 + seed % 3});
+        bool committed = false;
+        std::vector<Actor> actors;
+        actors.push_back([](Context& ctx, Channel& output) -> Actor {
+            CloseAtExit closer{&output};
+            for (std::uint64_t sequence = 0; sequence < 3; ++sequence) {
+                co_await output.send(test_message(ctx.resource(), sequence, message_bytes));
+            }
+            throw std::runtime_error("the producer failed after its last message");
+        }(context, channel));
+        std::vector<std::uint64_t> received;
+        actors.push_back([](Channel& input, std::vector<std::uint64_t>& into, bool& commit) -> Actor {
+            CloseAtExit closer{&input};
+            while (std::optional<Message> message = co_await input.receive()) {
+                into.push_back(message->sequence);
+            }
+            commit = true;
+        }(channel, received, committed));
+        EXPECT_THROW_WITH(
+            run_actors(context, std::move(actors)), std::runtime_error, "the producer failed after its last message"
+        );
+        EXPECT_FALSE(committed) << "seed " << seed;
+        EXPECT_TRUE(context.aborted());
+        EXPECT_EQ(context.messages().size(), 0U);
+    }
+}
+
+TEST(CloseAtExit, ClosesItsChannelsAndAbortsTheirContextOnlyIfItsActorFails) {
+    StreamMemory memory;
+    RandomChooser chooser(8);
+    DeterministicExecutor executor(chooser);
+    Context context(executor, memory.resource);
+    Channel first(context);
+    Channel second(context);
+    auto const actor = [](Channel& one, Channel& two, bool fail) -> Actor {
+        CloseAtExit closer{&one, &two};
+        if (fail) {
+            throw std::runtime_error("the actor failed");
+        }
+        co_return;
+    };
+    exec::sync_wait(executor, actor(first, second, false));
+    EXPECT_TRUE(first.closed() && second.closed());
+    EXPECT_FALSE(context.aborted());
+    Channel third(context);
+    EXPECT_THROW_WITH(exec::sync_wait(executor, actor(third, third, true)), std::runtime_error, "the actor failed");
+    EXPECT_TRUE(context.aborted());
+}
+
+TEST(RunActors, AbortsThePipelineWhenAnActorWithoutChannelsFails) {
+    StreamMemory memory;
+    RandomChooser chooser(9);
+    DeterministicExecutor executor(chooser);
+    Context context(executor, memory.resource);
+    Channel channel(context, ChannelLimits{.messages = 1});
+    exec::Event five_received(executor);
+    std::vector<std::uint64_t> received;
+    std::vector<Actor> actors;
+    actors.push_back([](exec::Event& event) -> Actor {
+        co_await event.wait();
+        throw std::runtime_error("a watcher failed");
+    }(five_received));
+    actors.push_back(produce(context, iota(1000), channel));
+    actors.push_back([](Channel& input, std::vector<std::uint64_t>& into, exec::Event& event) -> Actor {
+        CloseAtExit closer{&input};
+        while (std::optional<Message> message = co_await input.receive()) {
+            into.push_back(message->sequence);
+            if (into.size() == 5) {
+                event.set();
+            }
+        }
+    }(channel, received, five_received));
+    EXPECT_THROW_WITH(run_actors(context, std::move(actors)), std::runtime_error, "a watcher failed");
+    EXPECT_LT(received.size(), 1000U);
+}
+
+TEST(RunActors, AChannelOfAnAbortedPipelineIsClosedAndItsReceivesThrow) {
+    StreamMemory memory;
+    RandomChooser chooser(4);
+    DeterministicExecutor executor(chooser);
+    Context context(executor, memory.resource);
+    Channel before(context, ChannelLimits::unbounded());
+    exec::sync_wait(executor, before.send(test_message(memory.resource, 0, message_bytes)));
+    context.abort();
+    EXPECT_TRUE(before.closed());
+    EXPECT_EQ(before.size(), 0U);
+    EXPECT_EQ(context.messages().size(), 0U);
+    Channel after(context);
+    EXPECT_TRUE(after.closed());
+    EXPECT_FALSE(exec::sync_wait(executor, after.send(test_message(memory.resource, 1, message_bytes))));
+    EXPECT_THROW_WITH(exec::sync_wait(executor, before.receive()), PipelineAborted, "another of its actors failed");
+    EXPECT_THROW_WITH(exec::sync_wait(executor, after.receive_parked()), PipelineAborted, "aborted");
+    EXPECT_EQ(memory.resource.memory_used(memory::MemoryType::HOST), 0U);
+}
+
+TEST(RunActors, AFailingConsumerStopsItsProducerAndItsErrorComesOut) {
+    StreamMemory memory;
+    exec::ThreadPool pool(exec::ThreadPool::Config{.threads = 2});
+    Watchdog const watchdog("a pipeline whose consumer failed");
+    Context context(pool, memory.resource);
+    {
+        Channel channel(context, ChannelLimits{.messages = 2});
+        std::vector<Actor> actors;
+        actors.push_back(produce(context, iota(100000), channel));
+        actors.push_back([](Channel& input) -> Actor {
+            CloseAtExit closer{&input};
+            for (int i = 0; i < 10; ++i) {
+                co_await input.receive();
+            }
+            throw CorruptData("the consumer found bad data");
+        }(channel));
+        EXPECT_THROW_WITH(run_actors(context, std::move(actors)), CorruptData, "the consumer found bad data");
+        EXPECT_LE(channel.size(), 2U);
+    }
+    EXPECT_EQ(context.messages().size(), 0U);
+    EXPECT_EQ(memory.resource.memory_used(memory::MemoryType::HOST), 0U);
+}
+
+TEST(Fanout, GivesEveryOutputEveryMessageInOrderInEverySchedule) {
+    for (std::uint64_t seed = 0; seed < 100; ++seed) {
+        for (auto const policy : {FanoutPolicy::bounded, FanoutPolicy::unbounded}) {
+            StreamMemory memory;
+            RandomChooser chooser(seed);
+            DeterministicExecutor executor(chooser);
+            Context context(executor, memory.resource);
+            Channel input(context, ChannelLimits{.messages = 2});
+            std::vector<std::unique_ptr<Channel>> outputs;
+            std::vector<Channel*> output_pointers;
+            std::size_t const count = 1 + seed % 3;
+            std::vector<std::vector<std::uint64_t>> received(count);
+            std::vector<Actor> actors;
+            actors.push_back(produce(context, iota(20), input));
+            for (std::size_t index = 0; index < count; ++index) {
+                outputs.push_back(std::make_unique<Channel>(context, ChannelLimits{.messages = 1}));
+                output_pointers.push_back(outputs.back().get());
+                actors.push_back(consume(*outputs.back(), received[index]));
+            }
+            for (Actor& actor : fanout(input, output_pointers, policy)) {
+                actors.push_back(std::move(actor));
+            }
+            run_actors(context, std::move(actors));
+            for (auto const& sequences : received) {
+                ASSERT_EQ(sequences, iota(20)) << "seed " << seed;
+            }
+            EXPECT_EQ(context.messages().size(), 0U);
+            EXPECT_EQ(memory.resource.memory_used(memory::MemoryType::HOST), 0U);
+        }
+    }
+}
+
+TEST(Fanout, UnboundedLetsAFastConsumerFinishWhileASlowOneHasTakenNothing) {
+    for (auto const policy : {FanoutPolicy::bounded, FanoutPolicy::unbounded}) {
+        StreamMemory memory;
+        RandomChooser chooser(5);
+        DeterministicExecutor executor(chooser);
+        Context context(executor, memory.resource);
+        Channel input(context, ChannelLimits{.messages = 1});
+        Channel slow(context, ChannelLimits{.messages = 1});
+        Channel fast(context, ChannelLimits{.messages = 1});
+        std::vector<std::uint64_t> received;
+        std::vector<Actor> actors = fanout(input, {&slow, &fast}, policy);
+        actors.push_back(produce(context, iota(10), input));
+        actors.push_back(consume(fast, received));
+        exec::TaskGroup group(executor);
+        for (Actor& actor : actors) {
+            group.spawn([actor = std::move(actor)](std::stop_token const&) mutable { return std::move(actor); });
+        }
+        // Nobody reads `slow` yet.
+        for (int step = 0; step < 10000 && executor.step(); ++step) {
+        }
+        if (policy == FanoutPolicy::unbounded) {
+            EXPECT_EQ(received, iota(10));
+            EXPECT_EQ(slow.size(), 1U);
+        } else {
+            // The fanout waits for the slow output after two messages (one in
+            // the channel, one in the waiting send).
+            EXPECT_LE(received.size(), 2U);
+        }
+        std::vector<std::uint64_t> slowly;
+        group.spawn([&](std::stop_token const&) { return consume(slow, slowly); });
+        group.wait();
+        EXPECT_EQ(slowly, iota(10));
+        EXPECT_EQ(received, iota(10));
+    }
+}
+
+TEST(Fanout, GoesOnForTheOutputsStillOpenWhenOneCloses) {
+    StreamMemory memory;
+    RandomChooser chooser(6);
+    DeterministicExecutor executor(chooser);
+    Context context(executor, memory.resource);
+    for (auto const policy : {FanoutPolicy::bounded, FanoutPolicy::unbounded}) {
+        Channel input(context, ChannelLimits{.messages = 1});
+        Channel closed(context);
+        Channel open(context);
+        closed.close();
+        std::vector<std::uint64_t> received;
+        std::vector<Actor> actors = fanout(input, {&closed, &open}, policy);
+        actors.push_back(produce(context, iota(10), input));
+        actors.push_back(consume(open, received));
+        run_actors(context, std::move(actors));
+        EXPECT_EQ(received, iota(10));
+        EXPECT_EQ(context.messages().size(), 0U);
+    }
+}
+
+TEST(Fanout, RejectsNoOutputsAndAChannelNamedTwice) {
+    StreamMemory memory;
+    RandomChooser chooser(7);
+    DeterministicExecutor executor(chooser);
+    Context context(executor, memory.resource);
+    Channel input(context);
+    Channel output(context);
+    EXPECT_THROW_WITH(fanout(input, {}, FanoutPolicy::bounded), InvalidArgument, "at least one output");
+    EXPECT_THROW_WITH(fanout(input, {&output, &output}, FanoutPolicy::unbounded), InvalidArgument, "twice");
+    EXPECT_THROW_WITH(fanout(input, {&input}, FanoutPolicy::bounded), InvalidArgument, "twice");
+}
+
+TEST(Fanout, CopiesWaitForMemoryInsteadOfOverbooking) {
+    // Two outputs of 1 MiB messages under a 3 MiB limit: every copy needs
+    // room that only the consumers free.
+    StreamMemory memory(3 * mebibyte);
+    exec::ThreadPool pool(exec::ThreadPool::Config{.threads = 2});
+    Watchdog const watchdog("a fanout whose copies wait for memory");
+    Context context(pool, memory.resource);
+    Channel input(context, ChannelLimits{.messages = 1});
+    Channel first(context, ChannelLimits{.messages = 1});
+    Channel second(context, ChannelLimits{.messages = 1});
+    std::vector<Actor> actors = fanout(input, {&first, &second}, FanoutPolicy::bounded);
+    actors.push_back([](Context& ctx, Channel& output) -> Actor {
+        CloseAtExit closer{&output};
+        for (std::uint64_t sequence = 0; sequence < 8; ++sequence) {
+            auto reservation = co_await reserve_memory(ctx.resource(), ctx.executor(), mebibyte);
+            auto buffer = ctx.resource().make_buffer(mebibyte, reservation);
+            std::ranges::copy(test_bytes(mebibyte, sequence), buffer.data().begin());
+            Message message{
+                .sequence = sequence,
+                .payload = shuffle::PackedData{.metadata = metadata_of(sequence), .data = std::move(buffer)},
+            };
+            co_await output.send(std::move(message));
+        }
+    }(context, input));
+    std::vector<std::uint64_t> first_received;
+    std::vector<std::uint64_t> second_received;
+    auto const checking = [](Channel& channel, std::vector<std::uint64_t>& received) -> Actor {
+        CloseAtExit closer{&channel};
+        while (std::optional<Message> message = co_await channel.receive()) {
+            expect_test_message(*message, message->sequence, mebibyte);
+            received.push_back(message->sequence);
+        }
+    };
+    actors.push_back(checking(first, first_received));
+    actors.push_back(checking(second, second_received));
+    run_actors(context, std::move(actors));
+    EXPECT_EQ(first_received, iota(8));
+    EXPECT_EQ(second_received, iota(8));
+    EXPECT_LE(memory.resource.peak_memory_used(memory::MemoryType::HOST), 3 * mebibyte);
+}
