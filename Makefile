@@ -61,6 +61,7 @@ example: setup
 	cmake -S examples -B build/example -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH=$(CURDIR)/build/package/prefix >/dev/null
 	cmake --build build/example
 	build/example/partition_and_spill
+	build/example/streaming_pipeline
 
 clean:
 	rm -rf build
