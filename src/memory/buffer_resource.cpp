@@ -268,25 +268,40 @@ MemoryReservation BufferResource::reserve_and_spill(
 
 MemoryReservation BufferResource::reserve_or_wait(std::size_t size) {
     check_within_host_limit(size);
+    auto freed_at_progress = host_bytes_freed();
+    auto progressed = std::chrono::steady_clock::now();
     while (true) {
-        auto const released_before = host_bytes_released();
+        std::uint64_t released_before = 0;
+        {
+            MutexLock lock(accounting_mutex_);
+            released_before = host_released_;
+        }
         auto [reservation, headroom] = reserve_spilling(size);
         if (headroom.reached) {
             return std::move(reservation);
         }
-        reservation = MemoryReservation();  // waiting holds nothing: releases `size`
-        bool progressed = false;
+        return_attempt(reservation);  // waiting holds nothing
+        bool timed_out = false;
         {
             MutexLock lock(accounting_mutex_);
-            host_waiting_ += size;
-            // Progress is anything released beyond this caller's own reservation.
-            progressed = host_released_signal_.wait_for(
-                lock, config_.reserve_timeout,
-                [&]() SPILLWAY_REQUIRES(accounting_mutex_) { return host_released_ - released_before > size; }
-            );
-            host_waiting_ -= size;
+            auto const now = std::chrono::steady_clock::now();
+            if (host_released_ - host_returned_by_attempts_ != freed_at_progress) {
+                freed_at_progress = host_released_ - host_returned_by_attempts_;
+                progressed = now;
+            }
+            auto const deadline = progressed + config_.reserve_timeout;
+            timed_out = now >= deadline;
+            if (!timed_out) {
+                host_waiting_ += size;
+                // Anything released beyond this caller's own attempt wakes it
+                // to try again; only memory freed counts as progress.
+                host_released_signal_.wait_for(lock, deadline - now, [&]() SPILLWAY_REQUIRES(accounting_mutex_) {
+                    return host_released_ - released_before > size;
+                });
+                host_waiting_ -= size;
+            }
         }
-        if (!progressed) {
+        if (timed_out) {
             fail_waiting(size);
         }
     }
@@ -434,9 +449,19 @@ void BufferResource::note_host_released(std::size_t size) noexcept {
     }
 }
 
-std::uint64_t BufferResource::host_bytes_released() const {
+std::uint64_t BufferResource::host_bytes_freed() const {
     MutexLock lock(accounting_mutex_);
-    return host_released_;
+    return host_released_ - host_returned_by_attempts_;
+}
+
+void BufferResource::return_attempt(MemoryReservation& reservation) noexcept {
+    auto const size = std::exchange(reservation.size_, 0);
+    MutexLock lock(accounting_mutex_);
+    Tier& state = tier(MemoryType::HOST);
+    SPILLWAY_ASSERT(state.reserved >= size, "HOST reserved total would go negative");
+    state.reserved -= size;
+    host_returned_by_attempts_ += size;
+    note_host_released(size);
 }
 
 void BufferResource::release_reservation(MemoryType type, std::size_t size) noexcept {

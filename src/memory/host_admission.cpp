@@ -5,7 +5,7 @@ namespace spillway::memory {
 HostAdmission::HostAdmission(BufferResource& resource, std::size_t size)
     : resource_(resource),
       size_(size),
-      released_(resource.host_bytes_released()),
+      freed_(resource.host_bytes_freed()),
       progressed_(std::chrono::steady_clock::now()) {
     resource.check_within_host_limit(size);
     count_waiting(true);
@@ -21,19 +21,16 @@ MemoryReservation HostAdmission::try_reserve() {
     if (headroom.reached) {
         return std::move(reservation);
     }
-    reservation = MemoryReservation();
-    own_released_ += size_;
+    resource_.return_attempt(reservation);
     count_waiting(true);
     return {};
 }
 
 void HostAdmission::check_progress() {
-    auto const released = resource_.host_bytes_released();
+    auto const freed = resource_.host_bytes_freed();
     auto const now = std::chrono::steady_clock::now();
-    // An attempt that gives its bytes back releases them; that is not progress.
-    if (released - released_ > own_released_) {
-        released_ = released;
-        own_released_ = 0;
+    if (freed != freed_) {
+        freed_ = freed;
         progressed_ = now;
         return;
     }

@@ -177,7 +177,7 @@ SpillManager::HeadroomResult SpillManager::make_headroom(
             in_flight_ += claim.bytes;
             choosing_ = &claim;
         }
-        auto const released_before = resource_.host_bytes_released();
+        auto const released_before = resource_.host_bytes_freed();
         std::size_t spilled = 0;
         try {
             claim_of_this_thread_ = &claim;
@@ -189,8 +189,8 @@ SpillManager::HeadroomResult SpillManager::make_headroom(
             throw;
         }
         release_claim(claim);
-        if (spilled > 0 && resource_.host_bytes_released() == released_before) {
-            // Nothing of HOST was released while it spilled, by anyone: the
+        if (spilled > 0 && resource_.host_bytes_freed() == released_before) {
+            // Nothing of HOST was freed while it spilled, by anyone: the
             // reported bytes were not freed, and asking again would spin.
             note_unfreed_report(spilled);
             spilled = 0;

@@ -136,6 +136,28 @@ TEST(ReserveOrWait, FailsNamingTheTimeoutWhenNothingIsFreedForThatLong) {
     EXPECT_EQ(resource.memory_waiting(), 0U);
 }
 
+TEST(ReserveOrWait, TwoRequestsThatNothingCanSatisfyBothFailInsteadOfWakingEachOtherForEver) {
+    // Each failed attempt gives its bytes back, which wakes the other
+    // waiter; if that counted as memory freed, neither would ever time out.
+    Watchdog const watchdog("two requests that nothing can satisfy");
+    TemporaryDirectory root;
+    auto config = test_config(root, mebibyte);
+    config.reserve_timeout = std::chrono::milliseconds(100);
+    BufferResource resource(config);
+    auto const held = host_buffer(resource, mebibyte);
+    auto const request = [&] {
+        EXPECT_THROW_WITH(
+            static_cast<void>(resource.reserve_or_wait(mebibyte / 2)), OutOfMemory, "memory_reserve_timeout"
+        );
+    };
+    std::thread first(request);
+    std::thread second(request);
+    first.join();
+    second.join();
+    EXPECT_EQ(resource.memory_reserved(MemoryType::HOST), 0U);
+    EXPECT_EQ(resource.memory_waiting(), 0U);
+}
+
 TEST(HostAdmission, CountsAsWaitingBetweenAttemptsAndReservesOnceMemoryIsFreed) {
     TemporaryDirectory root;
     BufferResource resource(test_config(root, mebibyte));
@@ -177,6 +199,31 @@ TEST(HostAdmission, ItsOwnAttemptsAreNotProgressSoItFailsAfterTheTimeout) {
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
     EXPECT_TRUE(failed) << "check_progress never gave up";
+}
+
+TEST(HostAdmission, OtherRequestsAttemptsAreNotProgressEither) {
+    Watchdog const watchdog("two admissions that nothing can satisfy");
+    TemporaryDirectory root;
+    auto config = test_config(root, mebibyte);
+    config.reserve_timeout = std::chrono::milliseconds(30);
+    BufferResource resource(config);
+    auto const held = host_buffer(resource, mebibyte);
+    HostAdmission first(resource, mebibyte / 2);
+    HostAdmission second(resource, mebibyte / 4);
+    auto const give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    bool failed = false;
+    while (!failed && std::chrono::steady_clock::now() < give_up) {
+        // Each sees the other's attempt give its bytes back between its own.
+        EXPECT_EQ(first.try_reserve().size(), 0U);
+        EXPECT_EQ(second.try_reserve().size(), 0U);
+        try {
+            first.check_progress();
+        } catch (OutOfMemory const&) {
+            failed = true;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    EXPECT_TRUE(failed) << "check_progress counted the other request's attempts as memory freed";
 }
 
 TEST(HostAdmission, RefusesMoreThanTheLimitAtOnce) {

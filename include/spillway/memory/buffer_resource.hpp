@@ -322,8 +322,15 @@ class BufferResource {
     /// callers if any wait.
     void note_host_released(std::size_t size) noexcept SPILLWAY_REQUIRES(accounting_mutex_);
 
-    /// The HOST bytes released since construction; see `host_released_`.
-    std::uint64_t host_bytes_released() const;
+    /// The HOST bytes freed since construction: released, less what failed
+    /// attempts gave back (`return_attempt`). Waiting requests measure
+    /// progress by it, and the spill manager whether a spill freed anything.
+    std::uint64_t host_bytes_freed() const;
+    /// Releases `reservation`, which a request for HOST took and could not
+    /// keep (spilling did not make room), without counting it as freed:
+    /// the waiters it wakes try again, but a request that waits is not kept
+    /// from timing out by other waiters' attempts. Empties `reservation`.
+    void return_attempt(MemoryReservation& reservation) noexcept;
     /// @throws OutOfMemory if a request that waits for `size` bytes of HOST
     ///         could never be met: `size` is more than the HOST limit.
     void check_within_host_limit(std::size_t size) const;
@@ -390,9 +397,10 @@ class BufferResource {
     std::array<Tier, memory_type_count> tiers_ SPILLWAY_GUARDED_BY(accounting_mutex_);
     /// The HOST bytes released so far by buffers (freed, moved out of HOST or
     /// adopted by another resource) and by reservations; only grows (modulo
-    /// 2^64). The spill manager compares it before and after a spill to judge
-    /// whether the spill freed anything.
+    /// 2^64). Waiters wake when it grows.
     std::uint64_t host_released_ SPILLWAY_GUARDED_BY(accounting_mutex_) = 0;
+    /// Of `host_released_`, the bytes failed attempts gave back.
+    std::uint64_t host_returned_by_attempts_ SPILLWAY_GUARDED_BY(accounting_mutex_) = 0;
     /// The HOST bytes `reserve_or_wait` callers wait for.
     std::uint64_t host_waiting_ SPILLWAY_GUARDED_BY(accounting_mutex_) = 0;
     /// Notified, while anyone waits, whenever HOST bytes are released.

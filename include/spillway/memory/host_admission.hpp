@@ -44,7 +44,8 @@ class HostAdmission {
 
     /// Whether the request may wait on: returns if it may.
     /// @throws OutOfMemory, as `reserve_or_wait` does, if no HOST memory was
-    ///         freed or spilled (beyond this request's own attempts) for
+    ///         freed or spilled (failed attempts, this request's or others',
+    ///         give their bytes back, which is not progress) for
     ///         `MemoryConfig::reserve_timeout` since the object was made or
     ///         last saw memory freed.
     void check_progress();
@@ -57,8 +58,7 @@ class HostAdmission {
     BufferResource& resource_;
     std::size_t const size_;
     bool waiting_ = false;                ///< counted in `memory_waiting()`
-    std::uint64_t released_;              ///< the resource's released bytes at the last progress
-    std::uint64_t own_released_ = 0;      ///< of those since, the ones its own attempts gave back
+    std::uint64_t freed_;                 ///< the resource's freed bytes at the last progress
     std::chrono::steady_clock::time_point progressed_;  ///< when progress was last seen
 };
 
