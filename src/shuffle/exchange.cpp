@@ -311,6 +311,18 @@ std::optional<PartitionId> Exchange::wait_any() {
     return local_partitions_[index];
 }
 
+std::pair<std::optional<PartitionId>, bool> Exchange::poll_any() {
+    MutexLock lock(mutex_);
+    require_insert_finished_locked("poll_any");
+    rethrow_locked();
+    if (ready_.empty()) {
+        return {std::nullopt, returned_ == partitions_.size() && open_destinations_ == 0};
+    }
+    auto const index = *ready_.begin();
+    mark_returned_locked(index);
+    return {local_partitions_[index], false};
+}
+
 void Exchange::wait(PartitionId partition) {
     ScopedTimer timer(statistics_, statistic_names_.wait_seconds);
     auto const index = index_of(partition);

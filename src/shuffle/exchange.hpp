@@ -14,6 +14,7 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <spillway/comm/communicator.hpp>
@@ -97,6 +98,10 @@ class Exchange {
     /// finish message.
     /// @throws InvalidArgument before `insert_finished`; the exchange's error.
     std::optional<PartitionId> wait_any();
+    /// `wait_any` without waiting: the partition it would return now, if
+    /// any, and whether it would return nothing (the end).
+    /// @throws as `wait_any`.
+    std::pair<std::optional<PartitionId>, bool> poll_any();
     /// Waits until the local partition `partition` is complete.
     /// @throws as `wait_any`.
     void wait(PartitionId partition);

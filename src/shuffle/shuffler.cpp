@@ -57,6 +57,11 @@ std::optional<PartitionId> Shuffler::wait_any() {
     return exchange_->wait_any();
 }
 
+Shuffler::Poll Shuffler::poll_any() {
+    auto [partition, done] = exchange_->poll_any();
+    return Poll{.partition = partition, .done = done};
+}
+
 void Shuffler::wait(PartitionId partition) {
     check_local(partition, "wait");
     exchange_->wait(partition);

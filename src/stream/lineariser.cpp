@@ -22,9 +22,9 @@ Actor linearise(std::vector<Channel*> inputs, Channel& output) {
     auto const refill = [&](std::size_t input) -> exec::Task<void> {
         heads[input] = co_await inputs[input]->receive_parked();
         SPILLWAY_EXPECTS(
-            !previous[input] || !heads[input] || heads[input]->sequence() > *previous[input],
+            !previous[input] || !heads[input] || heads[input]->sequence() >= *previous[input],
             "linearise: input " << input << " sent sequence number " << heads[input]->sequence() << " after "
-                                << *previous[input] << "; each input must send increasing sequence numbers",
+                                << *previous[input] << "; each input must send non-decreasing sequence numbers",
             InvalidArgument
         );
     };

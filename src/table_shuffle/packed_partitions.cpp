@@ -14,14 +14,26 @@ std::unordered_map<shuffle::PartitionId, shuffle::PackedData> hash_partition_and
     memory::BufferResource& resource, memory::AllowOverbooking overbooking) {
     auto const partition_of_row = table::partition_rows(table, key_columns, partitions);
     table::PackedSplit const split(table, partition_of_row, partitions);
-    std::size_t total = 0;
-    for (shuffle::PartitionId partition = 0; partition < partitions; ++partition) {
-        total += split.rows(partition) == 0 ? 0 : split.packed_size(partition);
-    }
+    auto const total = packed_pieces_size(split);
     // The pieces are alive together, so they are reserved together.
     auto reservation = overbooking == memory::AllowOverbooking::no
                            ? resource.reserve_or_wait(total)
                            : resource.reserve_and_spill(memory::MemoryType::HOST, total, overbooking);
+    return pack_pieces(split, resource, reservation);
+}
+
+std::size_t packed_pieces_size(table::PackedSplit const& split) noexcept {
+    std::size_t total = 0;
+    for (shuffle::PartitionId partition = 0; partition < split.partitions(); ++partition) {
+        total += split.rows(partition) == 0 ? 0 : split.packed_size(partition);
+    }
+    return total;
+}
+
+std::unordered_map<shuffle::PartitionId, shuffle::PackedData> pack_pieces(
+    table::PackedSplit const& split, memory::BufferResource& resource, memory::MemoryReservation& reservation
+) {
+    auto const partitions = split.partitions();
     std::vector<std::optional<memory::Buffer>> buffers(partitions);
     std::vector<std::span<std::byte>> payloads(partitions);
     for (shuffle::PartitionId partition = 0; partition < partitions; ++partition) {

@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <memory>
 #include <map>
+#include <optional>
 #include <random>
 #include <set>
 #include <span>
@@ -157,11 +158,28 @@ void check_partition(Plan const& plan, PartitionId partition, std::vector<ChunkO
     }
 }
 
-/// Extracts every partition of this rank as `wait_any` hands them out (odd
-/// ones chunk by chunk) and checks each against `plan`.
-void extract_and_check(Shuffler& shuffler, Plan const& plan) {
+/// The next partition as `wait_any` hands it out, or, with `poll`, as
+/// `poll_any` does, polled until it has one or is done.
+std::optional<PartitionId> next_partition(Shuffler& shuffler, bool poll) {
+    if (!poll) {
+        return shuffler.wait_any();
+    }
+    while (true) {
+        auto const polled = shuffler.poll_any();
+        if (polled.partition || polled.done) {
+            EXPECT_FALSE(polled.partition && polled.done);
+            return polled.partition;
+        }
+        std::this_thread::yield();
+    }
+}
+
+/// Extracts every partition of this rank as `wait_any` (or, with `poll`,
+/// `poll_any`) hands them out (odd ones chunk by chunk) and checks each
+/// against `plan`.
+void extract_and_check(Shuffler& shuffler, Plan const& plan, bool poll = false) {
     std::set<PartitionId> seen;
-    while (auto const partition = shuffler.wait_any()) {
+    while (auto const partition = next_partition(shuffler, poll)) {
         EXPECT_TRUE(seen.insert(*partition).second) << "wait_any returned " << *partition << " twice";
         std::vector<ChunkOrigin> origins;
         if (*partition % 2 == 0) {
@@ -216,6 +234,19 @@ TEST_P(ShufflerContract, EveryChunkArrivesByteExactAtItsOwnerWhateverThePartitio
         if (comm.nranks() == 1) {
             EXPECT_EQ(sent, 0.0);
         }
+    });
+}
+
+TEST_P(ShufflerContract, PollAnyHandsOutEveryPartitionOnceWithoutBlocking) {
+    run([](Communicator& comm) {
+        auto const plan = random_plan(4242 + static_cast<std::uint64_t>(comm.nranks()), comm.nranks());
+        Shuffler shuffler(comm, 1, plan.partitions, comm.buffer_resource(), plan.owner);
+        EXPECT_THROW_WITH(static_cast<void>(shuffler.poll_any()), InvalidArgument, "before insert_finished");
+        insert_plan(shuffler, comm, plan);
+        extract_and_check(shuffler, plan, true);
+        auto const after = shuffler.poll_any();
+        EXPECT_FALSE(after.partition.has_value());
+        EXPECT_TRUE(after.done);
     });
 }
 

@@ -96,6 +96,24 @@ TEST(Linearise, MergesProducersBackIntoSequenceOrderInEverySchedule) {
     }
 }
 
+TEST(Linearise, KeepsMessagesOfEqualNumbersTogetherInTheOrderOfTheirInputs) {
+    StreamMemory memory;
+    RandomChooser chooser(10);
+    DeterministicExecutor executor(chooser);
+    Context context(executor, memory.resource);
+    Channel first(context);
+    Channel second(context);
+    Channel output(context);
+    std::vector<std::uint64_t> received;
+    std::vector<Actor> actors;
+    actors.push_back(produce(context, {0, 0, 2}, first));
+    actors.push_back(produce(context, {1, 1, 2}, second));
+    actors.push_back(linearise({&first, &second}, output));
+    actors.push_back(consume(output, received));
+    run_actors(context, std::move(actors));
+    EXPECT_EQ(received, (std::vector<std::uint64_t>{0, 0, 1, 1, 2, 2}));
+}
+
 TEST(Linearise, MovesSpilledMessagesWithoutReadingThemBack) {
     StreamMemory memory;
     RandomChooser chooser(1);

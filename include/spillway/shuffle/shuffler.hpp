@@ -160,6 +160,21 @@ class Shuffler {
     ///         partition could ever complete); the shuffle's error.
     std::optional<PartitionId> wait_any();
 
+    /// What `poll_any` found.
+    struct Poll {
+        /// A complete partition, which `wait_any` will not return again.
+        std::optional<PartitionId> partition;
+        /// Whether `wait_any` would return nothing now: every partition of
+        /// this rank has been returned and every chunk for others sent.
+        bool done = false;
+    };
+
+    /// `wait_any` without blocking, for callers that wait in their own way
+    /// (a coroutine that sleeps on its executor between polls): the
+    /// partition `wait_any` would return now, if one is complete.
+    /// @throws as `wait_any`.
+    Poll poll_any();
+
     /// Blocks until this rank's partition `partition` is complete; `wait_any`
     /// will not return it afterwards.
     /// @throws InvalidArgument if `partition` is not one of this rank's (its

@@ -11,8 +11,10 @@ namespace spillway::stream {
 /// One unit of data between two actors: a sequence number and a payload.
 ///
 /// `sequence` orders the messages of one stream: a producer numbers its
-/// messages in increasing order (not necessarily without gaps), and
-/// `linearise` merges several such streams back into one order.
+/// messages in non-decreasing order, not necessarily without gaps, giving
+/// equal numbers to messages that belong together (the chunks of one
+/// partition, say); `linearise` merges several such streams back into one
+/// order.
 ///
 /// The payload is small metadata and one buffer (`shuffle::PackedData`); the
 /// buffer must belong to the `BufferResource` of the pipeline's `Context`,

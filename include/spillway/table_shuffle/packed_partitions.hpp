@@ -8,8 +8,10 @@
 #include <unordered_map>
 
 #include <spillway/memory/buffer_resource.hpp>
+#include <spillway/memory/memory_reservation.hpp>
 #include <spillway/shuffle/packed_data.hpp>
 #include <spillway/shuffle/partition_owner.hpp>
+#include <spillway/table/packed_split.hpp>
 #include <spillway/table/table.hpp>
 
 namespace spillway::table_shuffle {
@@ -29,6 +31,20 @@ namespace spillway::table_shuffle {
 [[nodiscard]] std::unordered_map<shuffle::PartitionId, shuffle::PackedData> hash_partition_and_pack(
     table::Table const& table, std::span<std::size_t const> key_columns, shuffle::PartitionId partitions,
     memory::BufferResource& resource, memory::AllowOverbooking overbooking = memory::AllowOverbooking::no);
+
+/// The bytes the non-empty pieces of `split` take packed: what `pack_pieces`
+/// needs reserved.
+[[nodiscard]] std::size_t packed_pieces_size(table::PackedSplit const& split) noexcept;
+
+/// Each non-empty piece of `split` packed into a HOST buffer of `resource`,
+/// paid from `reservation`: the second half of `hash_partition_and_pack`,
+/// for callers that reserve the memory in their own way (a coroutine that
+/// waits for it, say). Empty partitions are left out.
+/// @throws ReservationError if `reservation` is not a HOST reservation of
+///         `resource` holding at least `packed_pieces_size(split)`.
+[[nodiscard]] std::unordered_map<shuffle::PartitionId, shuffle::PackedData> pack_pieces(
+    table::PackedSplit const& split, memory::BufferResource& resource, memory::MemoryReservation& reservation
+);
 
 /// The table that `chunk` holds, packed by `pack_into` (as
 /// `hash_partition_and_pack` packs them). Copies the data.

@@ -1,0 +1,41 @@
+#pragma once
+/// @file
+/// The collectives as actors: a hash shuffle of the tables that stream in.
+
+#include <cstddef>
+#include <vector>
+
+#include <spillway/shuffle/shuffler.hpp>
+#include <spillway/stream/actor.hpp>
+#include <spillway/stream/channel.hpp>
+
+namespace spillway::stream {
+
+/// An actor that runs one rank's part of a hash shuffle of tables. Each
+/// message of `input` holds a table (`pack_table`); its rows are split by
+/// the hash of `key_columns` into `shuffler.total_partitions()` partitions,
+/// packed (`table_shuffle::pack_pieces`, into memory waited for with
+/// `reserve_memory`) and inserted into `shuffler`. At the end of the input it
+/// calls `insert_finished`, and then sends each of this rank's partitions,
+/// as it completes, to `output`: one message per chunk, in the shuffler's
+/// order, each a table (`unpack_table`) numbered by the partition, so that
+/// the messages of one partition share a sequence number and a consumer
+/// knows a partition is whole when the number changes or the stream ends.
+/// A partition without rows sends nothing. Chunks go out one at a time
+/// (`Shuffler::extract_chunk`), without a copy, so a partition larger than
+/// memory streams through. It polls the shuffler (`Shuffler::poll_any`),
+/// sleeping on the executor between polls, so no thread waits while other
+/// ranks work.
+///
+/// Every rank of the shuffler's communicator runs one, on a shuffler made
+/// with the same op id, with the same key columns. The tables the actor
+/// makes count against its context's resource, which must be the
+/// shuffler's. It closes `input` and `output` when it ends, and aborts its
+/// pipeline if the shuffle fails.
+/// @throws (from the actor) InvalidArgument as `table::partition_rows`;
+///         the shuffle's errors; OutOfMemory as `reserve_memory`.
+[[nodiscard]] Actor shuffle_tables(
+    shuffle::Shuffler& shuffler, std::vector<std::size_t> key_columns, Channel& input, Channel& output
+);
+
+}  // namespace spillway::stream

@@ -1,0 +1,200 @@
+// shuffle_tables: one hash shuffle of streamed tables, each rank a pipeline
+// on a shared thread pool, with ranks as threads of one process.
+#include <spillway/stream/collectives.hpp>
+
+#include <common/error_matchers.hpp>
+#include <common/watchdog.hpp>
+
+#include <chrono>
+#include <map>
+#include <string>
+#include <memory>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include <spillway/comm/local_communicator.hpp>
+#include <spillway/core/error.hpp>
+#include <spillway/exec/thread_pool.hpp>
+#include <spillway/memory/host_allocator.hpp>
+#include <spillway/stream/table_message.hpp>
+#include <spillway/table/hash_partition.hpp>
+#include <spillway/table/table_checksum.hpp>
+#include <spillway/table/tpch_generator.hpp>
+
+#include <gtest/gtest.h>
+
+#include "stream_test_support.hpp"
+
+using namespace spillway;
+using namespace spillway::stream;
+using namespace spillway::test;
+
+namespace {
+
+constexpr shuffle::PartitionId partitions = 7;
+
+/// Sends the lineitem chunks rank, rank + ranks, ... of `generator`.
+Actor generate(Context& context, table::TpchGenerator const& generator, comm::Rank rank, comm::Rank ranks, Channel& output) {
+    CloseAtExit closer{&output};
+    for (auto chunk = static_cast<std::size_t>(rank); chunk < generator.num_chunks();
+         chunk += static_cast<std::size_t>(ranks)) {
+        std::optional<table::Table> table;
+        {
+            memory::ScopedHostResource const scope(&context.resource());
+            table = generator.lineitem(chunk);
+        }
+        Message message = co_await pack_table(context, chunk, *table);
+        table.reset();
+        if (!co_await output.send(std::move(message))) {
+            co_return;
+        }
+    }
+}
+
+/// What one rank received: the checksum of each partition, and the rows in
+/// a partition their key does not hash to.
+struct Received {
+    std::map<std::uint64_t, table::TableChecksum> partitions;
+    std::size_t misplaced = 0;
+};
+
+Actor collect(Context& context, Channel& input, Received& received) {
+    CloseAtExit closer{&input};
+    std::size_t const key[] = {0};
+    while (std::optional<Message> message = co_await input.receive()) {
+        memory::ScopedHostResource const scope(&context.resource());
+        auto const table = unpack_table(*message);
+        received.partitions[message->sequence] += table::TableChecksum::of(table);
+        if (table.num_rows() > 0) {
+            for (auto const partition : table::partition_rows(table, key, partitions)) {
+                received.misplaced += partition != message->sequence ? 1 : 0;
+            }
+        }
+    }
+}
+
+/// What a streaming shuffle over several ranks did: what each rank
+/// received, the error each rank's pipeline failed with, if any, and the
+/// bytes all ranks spilled.
+struct ShuffleRun {
+    std::vector<Received> received;
+    std::vector<std::optional<std::string>> errors;
+    double spilled = 0;
+};
+
+/// Runs a streaming shuffle of `generator`'s lineitem chunks by l_orderkey
+/// over `ranks` ranks as threads, each under `host_limit`.
+ShuffleRun shuffle_over_ranks(
+    table::TpchGenerator const& generator, comm::Rank ranks, std::size_t host_limit,
+    std::chrono::milliseconds reserve_timeout = std::chrono::seconds(30)
+) {
+    std::vector<std::unique_ptr<TemporaryDirectory>> roots;
+    std::vector<std::unique_ptr<memory::BufferResource>> owned;
+    std::vector<memory::BufferResource*> resources;
+    for (comm::Rank rank = 0; rank < ranks; ++rank) {
+        roots.push_back(std::make_unique<TemporaryDirectory>());
+        auto config = test_config(*roots.back(), host_limit);
+        config.reserve_timeout = reserve_timeout;
+        owned.push_back(std::make_unique<memory::BufferResource>(config));
+        resources.push_back(owned.back().get());
+    }
+    auto group = comm::LocalCommunicator::make_group(resources);
+    exec::ThreadPool pool(exec::ThreadPool::Config{.threads = 2});
+    ShuffleRun run{.received = std::vector<Received>(static_cast<std::size_t>(ranks)),
+                   .errors = std::vector<std::optional<std::string>>(static_cast<std::size_t>(ranks))};
+    std::vector<std::thread> threads;
+    for (comm::Rank rank = 0; rank < ranks; ++rank) {
+        threads.emplace_back([&, rank] {
+            auto const index = static_cast<std::size_t>(rank);
+            auto& communicator = *group[index];
+            Context context(pool, communicator.buffer_resource());
+            shuffle::Shuffler shuffler(communicator, 1, partitions, communicator.buffer_resource());
+            Channel tables(context, ChannelLimits::unbounded());
+            Channel shuffled(context, ChannelLimits{.messages = 2});
+            std::vector<Actor> actors;
+            actors.push_back(generate(context, generator, rank, ranks, tables));
+            actors.push_back(shuffle_tables(shuffler, {0}, tables, shuffled));
+            actors.push_back(collect(context, shuffled, run.received[index]));
+            try {
+                run_actors(context, std::move(actors));
+            } catch (Error const& error) {
+                run.errors[index] = error.what();
+            }
+        });
+    }
+    for (auto& thread : threads) {
+        thread.join();
+    }
+    for (auto const* resource : resources) {
+        for (auto const* name : {"stream.messages.spill.bytes", "shuffle.received.spill.bytes"}) {
+            if (auto const entry = resource->statistics().get(name)) {
+                run.spilled += entry->total;
+            }
+        }
+    }
+    return run;
+}
+
+}  // namespace
+
+TEST(ShuffleTables, EveryRowReachesItsPartitionOnceUnderALimitFarBelowTheData) {
+    Watchdog const watchdog("a streaming shuffle of 3 ranks");
+    // About 8 MB of lineitem in chunks of about 250 KB; each rank receives a
+    // third of it before any partition completes, under a limit of 2 MiB.
+    table::TpchGenerator const generator(0.01, 5, 500);
+    auto const run = shuffle_over_ranks(generator, 3, 2 * mebibyte);
+    for (auto const& error : run.errors) {
+        EXPECT_FALSE(error.has_value()) << *error;
+    }
+    table::TableChecksum generated;
+    for (std::size_t chunk = 0; chunk < generator.num_chunks(); ++chunk) {
+        generated += table::TableChecksum::of(generator.lineitem(chunk));
+    }
+    table::TableChecksum shuffled;
+    std::size_t partitions_received = 0;
+    for (auto const& rank : run.received) {
+        EXPECT_EQ(rank.misplaced, 0U);
+        for (auto const& [partition, checksum] : rank.partitions) {
+            shuffled += checksum;
+            ++partitions_received;
+        }
+    }
+    EXPECT_EQ(partitions_received, partitions);  // every partition has rows
+    EXPECT_EQ(shuffled, generated);
+    EXPECT_EQ(generator.num_chunks(), 30U);
+    EXPECT_GT(run.spilled, 2.0 * mebibyte);
+}
+
+TEST(ShuffleTables, ALimitBelowWhatTheShuffleWorksInFailsWithOutOfMemoryInsteadOfHanging) {
+    Watchdog const watchdog("a streaming shuffle under too small a limit");
+    // The tables a rank works on at once take more than 512 KiB, and none of
+    // them can spill.
+    table::TpchGenerator const generator(0.01, 5, 500);
+    auto const run = shuffle_over_ranks(generator, 3, 512 * kibibyte, std::chrono::seconds(1));
+    bool out_of_memory = false;
+    for (auto const& error : run.errors) {
+        ASSERT_TRUE(error.has_value()) << "a rank finished under a limit below its working set";
+        out_of_memory = out_of_memory || error->find("memory_limit_host") != std::string::npos;
+    }
+    EXPECT_TRUE(out_of_memory) << "no rank said which limit was too small";
+}
+
+TEST(ShuffleTables, ATableWithoutTheKeyColumnFailsThePipelineNamingIt) {
+    StreamMemory memory;
+    std::vector<memory::BufferResource*> resources{&memory.resource};
+    auto group = comm::LocalCommunicator::make_group(resources);
+    exec::ThreadPool pool(exec::ThreadPool::Config{.threads = 2});
+    Context context(pool, memory.resource);
+    shuffle::Shuffler shuffler(*group[0], 1, partitions, memory.resource);
+    Channel tables(context);
+    Channel shuffled(context);
+    table::TpchGenerator const generator(0.001);
+    Received received;
+    std::vector<Actor> actors;
+    actors.push_back(generate(context, generator, 0, 1, tables));
+    actors.push_back(shuffle_tables(shuffler, {99}, tables, shuffled));
+    actors.push_back(collect(context, shuffled, received));
+    EXPECT_THROW_WITH(run_actors(context, std::move(actors)), InvalidArgument, "99");
+    EXPECT_TRUE(received.partitions.empty());
+}
