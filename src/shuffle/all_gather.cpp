@@ -78,6 +78,20 @@ std::vector<PackedData> AllGather::wait_and_extract(Ordered ordered) {
     return exchange_->extract(gathered, ordered == Ordered::yes);
 }
 
+bool AllGather::poll() {
+    if (!complete_.load(std::memory_order_acquire)) {
+        auto const [partition, done] = exchange_->poll_any();
+        if (partition || done) {
+            complete_.store(true, std::memory_order_release);
+        }
+    }
+    return complete_.load(std::memory_order_acquire);
+}
+
+std::optional<PackedData> AllGather::extract_chunk() {
+    return exchange_->extract_chunk(gathered);
+}
+
 bool AllGather::finished() const {
     return exchange_->finished();
 }

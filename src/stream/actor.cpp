@@ -45,9 +45,10 @@ class FirstFailure {
 void run_actors(Context& context, std::vector<Actor> actors) {
     FirstFailure failure;
     {
-        // Each actor catches its own exception: a group that saw one would
-        // keep the actors not started yet from starting, and those would
-        // never close their channels.
+        // Each actor catches its own exception: to abort the pipeline at
+        // once, to keep the error that is not a consequence of the abort,
+        // and because a group that saw an exception would keep the actors
+        // not started yet from starting.
         exec::TaskGroup group(context.executor());
         for (Actor& actor : actors) {
             group.spawn([actor = std::move(actor), &context, &failure](std::stop_token const&) mutable -> exec::Task<void> {

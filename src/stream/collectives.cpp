@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <optional>
 #include <utility>
 
-#include <spillway/core/error.hpp>
 #include <spillway/memory/host_allocator.hpp>
 #include <spillway/stream/reserve_memory.hpp>
 #include <spillway/stream/table_message.hpp>
@@ -21,6 +21,13 @@ namespace {
 /// idle actor costs next to nothing.
 constexpr std::chrono::microseconds first_pause{50};
 constexpr std::chrono::microseconds longest_pause{2000};
+
+/// Sleeps on `executor` after a poll that found nothing: `pause`, which then
+/// doubles up to `longest_pause`.
+exec::Task<void> pause_after_empty_poll(exec::Executor& executor, std::chrono::microseconds& pause) {
+    co_await executor.sleep_for(pause);
+    pause = std::min(pause * 2, longest_pause);
+}
 
 }  // namespace
 
@@ -53,8 +60,7 @@ Actor shuffle_tables(
             co_return;
         }
         if (!polled.partition) {
-            co_await context.executor().sleep_for(pause);
-            pause = std::min(pause * 2, longest_pause);
+            co_await pause_after_empty_poll(context.executor(), pause);
             continue;
         }
         pause = first_pause;
@@ -63,6 +69,28 @@ Actor shuffle_tables(
             if (!co_await output.send(std::move(message))) {
                 co_return;
             }
+        }
+    }
+}
+
+Actor all_gather(shuffle::AllGather& gather, Channel& input, Channel& output) {
+    CloseAtExit closer{&input, &output};
+    while (std::optional<Message> message = co_await input.receive()) {
+        gather.insert(message->sequence, std::move(message->payload));
+    }
+    gather.insert_finished();
+    auto pause = first_pause;
+    while (!gather.poll()) {
+        co_await pause_after_empty_poll(input.context().executor(), pause);
+    }
+    for (std::uint64_t sequence = 0;; ++sequence) {
+        std::optional<shuffle::PackedData> chunk = gather.extract_chunk();
+        if (!chunk) {
+            co_return;
+        }
+        Message message{.sequence = sequence, .payload = std::move(*chunk)};
+        if (!co_await output.send(std::move(message))) {
+            co_return;
         }
     }
 }

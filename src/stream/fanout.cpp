@@ -1,7 +1,6 @@
 #include <spillway/stream/fanout.hpp>
 
 #include <algorithm>
-#include <cstring>
 #include <memory>
 #include <optional>
 #include <utility>

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstring>
 #include <set>
+#include <thread>
 #include <vector>
 
 #include <spillway/core/error.hpp>
@@ -63,6 +64,34 @@ TEST_P(AllGatherContract, EveryRankGetsEveryRanksChunksOrderedByRankThenSequence
         EXPECT_EQ(gathered, expected);
         EXPECT_TRUE(gather.finished());
         EXPECT_THROW_WITH(static_cast<void>(gather.wait_and_extract()), InvalidArgument, "extracted already");
+    });
+}
+
+TEST_P(AllGatherContract, PollAndExtractChunkHandOutTheSameChunksOneByOne) {
+    constexpr std::uint64_t count = 5;
+    run([](Communicator& comm) {
+        AllGather gather(comm, 1, comm.buffer_resource());
+        for (auto const& origin : chunks_of(comm.rank(), count)) {
+            gather.insert(origin.index, test::make_chunk(comm.buffer_resource(), origin));
+        }
+        EXPECT_THROW_WITH(static_cast<void>(gather.poll()), InvalidArgument, "before insert_finished");
+        gather.insert_finished();
+        while (!gather.poll()) {
+            std::this_thread::yield();
+        }
+        EXPECT_TRUE(gather.poll());
+        std::vector<ChunkOrigin> expected;
+        for (Rank rank = 0; rank < comm.nranks(); ++rank) {
+            auto const chunks = chunks_of(rank, count);
+            expected.insert(expected.end(), chunks.begin(), chunks.end());
+        }
+        std::vector<ChunkOrigin> gathered;
+        while (auto const chunk = gather.extract_chunk()) {
+            gathered.push_back(test::check_chunk(*chunk));
+        }
+        EXPECT_EQ(gathered, expected);
+        EXPECT_TRUE(gather.finished());
+        EXPECT_FALSE(gather.extract_chunk().has_value());
     });
 }
 

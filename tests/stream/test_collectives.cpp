@@ -14,6 +14,7 @@
 #include <vector>
 
 #include <spillway/comm/local_communicator.hpp>
+#include <spillway/shuffle/all_gather.hpp>
 #include <spillway/core/error.hpp>
 #include <spillway/exec/thread_pool.hpp>
 #include <spillway/memory/host_allocator.hpp>
@@ -197,4 +198,66 @@ TEST(ShuffleTables, ATableWithoutTheKeyColumnFailsThePipelineNamingIt) {
     actors.push_back(collect(context, shuffled, received));
     EXPECT_THROW_WITH(run_actors(context, std::move(actors)), InvalidArgument, "99");
     EXPECT_TRUE(received.partitions.empty());
+}
+
+TEST(AllGatherActor, EveryRankReceivesEveryRanksMessagesByRankThenSequence) {
+    constexpr comm::Rank ranks = 3;
+    constexpr std::uint64_t per_rank = 4;
+    Watchdog const watchdog("a streaming all-gather of 3 ranks");
+    std::vector<std::unique_ptr<StreamMemory>> memories;
+    std::vector<memory::BufferResource*> resources;
+    for (comm::Rank rank = 0; rank < ranks; ++rank) {
+        memories.push_back(std::make_unique<StreamMemory>());
+        resources.push_back(&memories.back()->resource);
+    }
+    auto group = comm::LocalCommunicator::make_group(resources);
+    exec::ThreadPool pool(exec::ThreadPool::Config{.threads = 2});
+    // Rank r sends sequence numbers 100 r + 3, ..., 100 r (out of order).
+    auto const original = [](comm::Rank rank, std::uint64_t index) { return 100 * static_cast<std::uint64_t>(rank) + index; };
+    std::vector<std::vector<Message>> received(ranks);
+    std::vector<std::thread> threads;
+    for (comm::Rank rank = 0; rank < ranks; ++rank) {
+        threads.emplace_back([&, rank] {
+            auto const index = static_cast<std::size_t>(rank);
+            auto& communicator = *group[index];
+            Context context(pool, communicator.buffer_resource());
+            shuffle::AllGather gather(communicator, 1, communicator.buffer_resource());
+            Channel input(context, ChannelLimits::unbounded());
+            Channel output(context);
+            std::vector<Actor> actors;
+            actors.push_back([](Context& ctx, Channel& out, comm::Rank r, auto number) -> Actor {
+                CloseAtExit closer{&out};
+                for (std::uint64_t i = per_rank; i-- > 0;) {
+                    co_await out.send(test_message(ctx.resource(), number(r, i), 1000 + i));
+                }
+            }(context, input, rank, original));
+            actors.push_back(all_gather(gather, input, output));
+            actors.push_back([](Channel& in, std::vector<Message>& into) -> Actor {
+                CloseAtExit closer{&in};
+                while (std::optional<Message> message = co_await in.receive()) {
+                    into.push_back(std::move(*message));
+                }
+            }(output, received[index]));
+            try {
+                run_actors(context, std::move(actors));
+            } catch (Error const& error) {
+                ADD_FAILURE() << "rank " << rank << ": " << error.what();
+            }
+        });
+    }
+    for (auto& thread : threads) {
+        thread.join();
+    }
+    for (auto const& messages : received) {
+        ASSERT_EQ(messages.size(), ranks * per_rank);
+        std::size_t position = 0;
+        for (comm::Rank rank = 0; rank < ranks; ++rank) {
+            for (std::uint64_t i = 0; i < per_rank; ++i, ++position) {
+                auto const& message = messages[position];
+                EXPECT_EQ(message.sequence, position);
+                EXPECT_EQ(message.payload.metadata, metadata_of(original(rank, i)));
+                EXPECT_EQ(contents(message.payload.data), test_bytes(1000 + i, original(rank, i)));
+            }
+        }
+    }
 }

@@ -2,8 +2,10 @@
 /// @file
 /// Every rank's chunks, gathered on every rank, spillable while they wait.
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include <spillway/comm/communicator.hpp>
@@ -89,6 +91,23 @@ class AllGather {
     /// @throws IoError / CorruptData if a spilled chunk cannot be read back.
     std::vector<PackedData> wait_and_extract(Ordered ordered = Ordered::yes);
 
+    /// The wait of `wait_and_extract` without blocking, for callers that wait
+    /// in their own way (a coroutine that sleeps between polls): whether
+    /// every rank has called `insert_finished` and every chunk has arrived.
+    /// Once it has returned true it keeps doing so.
+    /// @throws as `wait_and_extract`, except that a second call is no error.
+    bool poll();
+
+    /// Removes and returns the next gathered chunk, in HOST memory, in the
+    /// order `wait_and_extract` returns them with `Ordered::yes`; nothing once
+    /// all have been taken (by it or by `wait_and_extract`). Lets a caller
+    /// stream gathered data larger than memory. Spilled chunks are read back
+    /// here, past the HOST limit if need be (one at a time).
+    /// @throws InvalidArgument until `poll` has returned true; the
+    ///         all-gather's error; IoError / CorruptData if a spilled chunk
+    ///         cannot be read back.
+    std::optional<PackedData> extract_chunk();
+
     /// Whether `wait_and_extract` has returned.
     [[nodiscard]] bool finished() const;
 
@@ -97,6 +116,8 @@ class AllGather {
     memory::BufferResource& resource_;
     comm::Communicator& communicator_;
     std::unique_ptr<detail::Exchange> const exchange_;
+    /// Whether `poll` has seen the gather complete.
+    std::atomic<bool> complete_{false};
 };
 
 }  // namespace spillway::shuffle

@@ -1,10 +1,12 @@
 #pragma once
 /// @file
-/// The collectives as actors: a hash shuffle of the tables that stream in.
+/// The collectives as actors: a hash shuffle of the tables that stream in,
+/// and an all-gather of the messages that stream in.
 
 #include <cstddef>
 #include <vector>
 
+#include <spillway/shuffle/all_gather.hpp>
 #include <spillway/shuffle/shuffler.hpp>
 #include <spillway/stream/actor.hpp>
 #include <spillway/stream/channel.hpp>
@@ -37,5 +39,21 @@ namespace spillway::stream {
 [[nodiscard]] Actor shuffle_tables(
     shuffle::Shuffler& shuffler, std::vector<std::size_t> key_columns, Channel& input, Channel& output
 );
+
+/// An actor that runs one rank's part of an all-gather of messages: each
+/// message of `input` is inserted into `gather` as it is, under its sequence
+/// number. At the end of the input it calls `insert_finished`, and once
+/// every rank's messages have arrived it sends all of them to `output`, one
+/// message per chunk, ordered by rank, then by sequence number, and
+/// numbered 0, 1, ... in that order. Chunks go out one at a time
+/// (`AllGather::extract_chunk`), without a copy. It polls the all-gather
+/// (`AllGather::poll`), sleeping on the executor between polls.
+///
+/// Every rank of the all-gather's communicator runs one. The context's
+/// resource must be the all-gather's. It closes `input` and `output` when it
+/// ends, and aborts its pipeline if the all-gather fails.
+/// @throws (from the actor) the all-gather's errors; InvalidArgument as
+///         `AllGather::insert`.
+[[nodiscard]] Actor all_gather(shuffle::AllGather& gather, Channel& input, Channel& output);
 
 }  // namespace spillway::stream
