@@ -48,7 +48,9 @@ class Channel {
     /// A channel that buffers up to `capacity` values whose weights
     /// (`weigh(value)`, such as their bytes) add up to at most `max_weight`,
     /// and resumes waiters on `executor`, which must outlive it. `weigh`
-    /// must give a value the same weight each time it is called.
+    /// must give a value the same weight each time it is called; it runs
+    /// under the channel's lock, so it must be cheap and must not use the
+    /// channel.
     /// @throws InvalidArgument if `capacity` or `max_weight` is 0, or `weigh`
     ///         is empty.
     Channel(Executor& executor, std::size_t capacity, std::size_t max_weight, std::function<std::size_t(T const&)> weigh)
