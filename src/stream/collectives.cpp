@@ -1,7 +1,5 @@
 #include <spillway/stream/collectives.hpp>
 
-#include <algorithm>
-#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <utility>
@@ -13,23 +11,9 @@
 #include <spillway/table/packed_split.hpp>
 #include <spillway/table_shuffle/packed_partitions.hpp>
 
+#include "stream/poll_backoff.hpp"
+
 namespace spillway::stream {
-namespace {
-
-/// The pause after a poll that found nothing, and the longest: short enough
-/// that a partition goes out soon after it completes, long enough that an
-/// idle actor costs next to nothing.
-constexpr std::chrono::microseconds first_pause{50};
-constexpr std::chrono::microseconds longest_pause{2000};
-
-/// Sleeps on `executor` after a poll that found nothing: `pause`, which then
-/// doubles up to `longest_pause`.
-exec::Task<void> pause_after_empty_poll(exec::Executor& executor, std::chrono::microseconds& pause) {
-    co_await executor.sleep_for(pause);
-    pause = std::min(pause * 2, longest_pause);
-}
-
-}  // namespace
 
 Actor shuffle_tables(
     shuffle::Shuffler& shuffler, std::vector<std::size_t> key_columns, Channel& input, Channel& output
@@ -53,17 +37,17 @@ Actor shuffle_tables(
         shuffler.insert(table_shuffle::pack_pieces(split, resource, reservation));
     }
     shuffler.insert_finished();
-    auto pause = first_pause;
+    detail::PollBackoff backoff(context.executor());
     while (true) {
         auto const polled = shuffler.poll_any();
         if (polled.done) {
             co_return;
         }
         if (!polled.partition) {
-            co_await pause_after_empty_poll(context.executor(), pause);
+            co_await backoff.pause();
             continue;
         }
-        pause = first_pause;
+        backoff.reset();
         while (std::optional<shuffle::PackedData> chunk = shuffler.extract_chunk(*polled.partition)) {
             Message message{.sequence = *polled.partition, .payload = std::move(*chunk)};
             if (!co_await output.send(std::move(message))) {
@@ -79,9 +63,9 @@ Actor all_gather(shuffle::AllGather& gather, Channel& input, Channel& output) {
         gather.insert(message->sequence, std::move(message->payload));
     }
     gather.insert_finished();
-    auto pause = first_pause;
+    detail::PollBackoff backoff(input.context().executor());
     while (!gather.poll()) {
-        co_await pause_after_empty_poll(input.context().executor(), pause);
+        co_await backoff.pause();
     }
     for (std::uint64_t sequence = 0;; ++sequence) {
         std::optional<shuffle::PackedData> chunk = gather.extract_chunk();
