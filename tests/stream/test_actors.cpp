@@ -61,14 +61,6 @@ std::vector<std::vector<std::uint64_t>> dealt(std::size_t count, std::size_t pro
     return hands;
 }
 
-std::vector<std::uint64_t> iota(std::size_t count) {
-    std::vector<std::uint64_t> numbers(count);
-    for (std::uint64_t i = 0; i < count; ++i) {
-        numbers[i] = i;
-    }
-    return numbers;
-}
-
 }  // namespace
 
 TEST(Linearise, MergesProducersBackIntoSequenceOrderInEverySchedule) {

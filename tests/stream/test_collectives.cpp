@@ -35,24 +35,6 @@ namespace {
 
 constexpr shuffle::PartitionId partitions = 7;
 
-/// Sends the lineitem chunks rank, rank + ranks, ... of `generator`.
-Actor generate(Context& context, table::TpchGenerator const& generator, comm::Rank rank, comm::Rank ranks, Channel& output) {
-    CloseAtExit closer{&output};
-    for (auto chunk = static_cast<std::size_t>(rank); chunk < generator.num_chunks();
-         chunk += static_cast<std::size_t>(ranks)) {
-        std::optional<table::Table> table;
-        {
-            memory::ScopedHostResource const scope(&context.resource());
-            table = generator.lineitem(chunk);
-        }
-        Message message = co_await pack_table(context, chunk, *table);
-        table.reset();
-        if (!co_await output.send(std::move(message))) {
-            co_return;
-        }
-    }
-}
-
 /// What one rank received: the checksum of each partition, and the rows in
 /// a partition their key does not hash to.
 struct Received {
@@ -114,7 +96,9 @@ ShuffleRun shuffle_over_ranks(
             Channel tables(context, ChannelLimits::unbounded());
             Channel shuffled(context, ChannelLimits{.messages = 2});
             std::vector<Actor> actors;
-            actors.push_back(generate(context, generator, rank, ranks, tables));
+            actors.push_back(generate_lineitem(
+                context, generator, static_cast<std::size_t>(rank), static_cast<std::size_t>(ranks), tables
+            ));
             actors.push_back(shuffle_tables(shuffler, {0}, tables, shuffled));
             actors.push_back(collect(context, shuffled, run.received[index]));
             try {
@@ -193,7 +177,7 @@ TEST(ShuffleTables, ATableWithoutTheKeyColumnFailsThePipelineNamingIt) {
     table::TpchGenerator const generator(0.001);
     Received received;
     std::vector<Actor> actors;
-    actors.push_back(generate(context, generator, 0, 1, tables));
+    actors.push_back(generate_lineitem(context, generator, 0, 1, tables));
     actors.push_back(shuffle_tables(shuffler, {99}, tables, shuffled));
     actors.push_back(collect(context, shuffled, received));
     EXPECT_THROW_WITH(run_actors(context, std::move(actors)), InvalidArgument, "99");

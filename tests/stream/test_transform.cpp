@@ -28,23 +28,6 @@ using namespace spillway::test;
 
 namespace {
 
-/// Sends the lineitem chunks of `generator`, numbered by chunk.
-Actor generate(Context& context, table::TpchGenerator const& generator, Channel& output) {
-    CloseAtExit closer{&output};
-    for (std::size_t chunk = 0; chunk < generator.num_chunks(); ++chunk) {
-        std::optional<table::Table> table;
-        {
-            memory::ScopedHostResource const scope(&context.resource());
-            table = generator.lineitem(chunk);
-        }
-        Message message = co_await pack_table(context, chunk, *table);
-        table.reset();
-        if (!co_await output.send(std::move(message))) {
-            co_return;
-        }
-    }
-}
-
 /// The first half of a table's rows.
 table::Table first_half(table::Table const& table) {
     return table.slice(0, table.num_rows() / 2);
@@ -62,14 +45,6 @@ Actor check(Context& context, table::TpchGenerator const& generator, Channel& in
     }
 }
 
-std::vector<std::uint64_t> iota(std::size_t count) {
-    std::vector<std::uint64_t> numbers(count);
-    for (std::uint64_t i = 0; i < count; ++i) {
-        numbers[i] = i;
-    }
-    return numbers;
-}
-
 }  // namespace
 
 TEST(TransformTables, ResultsComeOutInTheInputsOrderWhateverTheScheduleAndWorkers) {
@@ -84,7 +59,7 @@ TEST(TransformTables, ResultsComeOutInTheInputsOrderWhateverTheScheduleAndWorker
         std::vector<std::uint64_t> received;
         bool equal = true;
         std::vector<Actor> actors = transform_tables(tables, results, first_half, 1 + seed % 4);
-        actors.push_back(generate(context, generator, tables));
+        actors.push_back(generate_lineitem(context, generator, 0, 1, tables));
         actors.push_back(check(context, generator, results, received, equal));
         run_actors(context, std::move(actors));
         ASSERT_EQ(received, iota(generator.num_chunks())) << "seed " << seed;
@@ -116,7 +91,7 @@ TEST(TransformTables, WorkersTransformTablesAtTheSameTime) {
     std::vector<std::uint64_t> received;
     bool equal = true;
     std::vector<Actor> actors = transform_tables(tables, results, meeting, 2);
-    actors.push_back(generate(context, generator, tables));
+    actors.push_back(generate_lineitem(context, generator, 0, 1, tables));
     actors.push_back(check(context, generator, results, received, equal));
     run_actors(context, std::move(actors));
     EXPECT_TRUE(met.load());
@@ -142,7 +117,7 @@ TEST(TransformTables, AFunctionThatThrowsFailsThePipelineWithItsError) {
     std::vector<std::uint64_t> received;
     bool equal = true;
     std::vector<Actor> actors = transform_tables(tables, results, failing, 2);
-    actors.push_back(generate(context, generator, tables));
+    actors.push_back(generate_lineitem(context, generator, 0, 1, tables));
     actors.push_back(check(context, generator, results, received, equal));
     EXPECT_THROW_WITH(run_actors(context, std::move(actors)), std::runtime_error, "third table");
     EXPECT_LT(received.size(), generator.num_chunks());
