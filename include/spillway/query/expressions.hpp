@@ -1,0 +1,76 @@
+#pragma once
+/// @file
+/// Row-wise expressions written as lambdas over columns, and the two
+/// operators built on them: filter (keep the rows a predicate selects) and
+/// project (compute the columns of the output).
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <spillway/core/error.hpp>
+#include <spillway/table/column_builder.hpp>
+#include <spillway/table/table.hpp>
+
+namespace spillway::query {
+
+/// One byte per row of a table: nonzero keeps the row.
+using RowMask = std::vector<std::uint8_t>;
+
+/// What `filter` evaluates: the rows of a table to keep. It may run on
+/// several threads at once, each call with a table of its own.
+using Predicate = std::function<RowMask(table::Table const&)>;
+
+/// An output column of `project`: its name, and how it is computed from the
+/// input table (a column with one row per input row).
+struct ColumnExpression {
+    std::string name;
+    std::function<table::Column(table::Table const&)> compute;
+};
+
+/// The rows of `table` whose byte in `keep` is nonzero, in their order.
+/// @throws InvalidArgument if `keep` does not have one byte per row.
+[[nodiscard]] table::Table filter(table::Table const& table, std::span<std::uint8_t const> keep);
+
+/// The rows of `table` that `predicate` keeps.
+/// @throws InvalidArgument as above, if the predicate's mask has another length.
+[[nodiscard]] table::Table filter(table::Table const& table, Predicate const& predicate);
+
+/// A table of the columns `columns` compute from `table`, in that order.
+/// @throws InvalidArgument if an expression is empty, its column does not
+///         have one row per input row, or two names repeat.
+[[nodiscard]] table::Table project(table::Table const& table, std::span<ColumnExpression const> columns);
+
+/// The expression that passes column `name` through unchanged.
+[[nodiscard]] ColumnExpression column(std::string name);
+
+/// The expression that passes column `name` through under the name `alias`.
+[[nodiscard]] ColumnExpression column(std::string name, std::string alias);
+
+/// A column of `rows` values of type `type`, row `i` holding `value(i)`
+/// (an `int32_t` for `int32` and `date32`, an `int64_t`, a `double`, or
+/// something convertible to `std::string_view` for `string`).
+/// @throws InvalidArgument if `value` returns another type than `type` stores.
+template <typename Function>
+[[nodiscard]] table::Column make_column(table::DataType type, std::size_t rows, Function&& value) {
+    table::ColumnBuilder builder(type);
+    builder.reserve(rows);
+    for (std::size_t row = 0; row < rows; ++row) {
+        builder.append(value(row));
+    }
+    return builder.finish();
+}
+
+/// A mask of `rows` bytes, row `i` kept when `keep(i)` is true.
+template <typename Function>
+[[nodiscard]] RowMask make_mask(std::size_t rows, Function&& keep) {
+    RowMask mask(rows);
+    for (std::size_t row = 0; row < rows; ++row) {
+        mask[row] = keep(row) ? 1 : 0;
+    }
+    return mask;
+}
+
+}  // namespace spillway::query

@@ -1,0 +1,61 @@
+#include <spillway/query/expressions.hpp>
+
+#include <utility>
+
+#include <spillway/table/schema.hpp>
+
+namespace spillway::query {
+
+table::Table filter(table::Table const& table, std::span<std::uint8_t const> keep) {
+    SPILLWAY_EXPECTS(keep.size() == table.num_rows(),
+                     "a filter's mask has " << keep.size() << " rows for a table of " << table.num_rows(),
+                     InvalidArgument);
+    std::vector<std::uint32_t> rows;
+    rows.reserve(table.num_rows());
+    for (std::size_t row = 0; row < keep.size(); ++row) {
+        if (keep[row] != 0) {
+            rows.push_back(static_cast<std::uint32_t>(row));
+        }
+    }
+    if (rows.size() == table.num_rows()) {
+        return table;
+    }
+    return table.take(rows);
+}
+
+table::Table filter(table::Table const& table, Predicate const& predicate) {
+    SPILLWAY_EXPECTS(static_cast<bool>(predicate), "a filter needs a predicate", InvalidArgument);
+    return filter(table, predicate(table));
+}
+
+table::Table project(table::Table const& table, std::span<ColumnExpression const> columns) {
+    std::vector<table::Field> fields;
+    std::vector<table::Column> computed;
+    fields.reserve(columns.size());
+    computed.reserve(columns.size());
+    for (auto const& expression : columns) {
+        SPILLWAY_EXPECTS(static_cast<bool>(expression.compute),
+                         "the expression of column '" << expression.name << "' is empty", InvalidArgument);
+        auto column = expression.compute(table);
+        SPILLWAY_EXPECTS(column.size() == table.num_rows(),
+                         "the expression of column '" << expression.name << "' gave " << column.size()
+                                                      << " rows for a table of " << table.num_rows(),
+                         InvalidArgument);
+        fields.push_back({.name = expression.name, .type = column.type()});
+        computed.push_back(std::move(column));
+    }
+    return {table::Schema(std::move(fields)), std::move(computed)};
+}
+
+ColumnExpression column(std::string name) {
+    auto alias = name;
+    return column(std::move(name), std::move(alias));
+}
+
+ColumnExpression column(std::string name, std::string alias) {
+    return {.name = std::move(alias), .compute = [name = std::move(name)](table::Table const& table) {
+                return table.column(name);
+            }};
+}
+
+}  // namespace spillway::query

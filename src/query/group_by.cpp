@@ -1,0 +1,231 @@
+#include <spillway/query/group_by.hpp>
+
+#include <cmath>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+
+#include <spillway/core/error.hpp>
+#include <spillway/table/column_builder.hpp>
+#include <spillway/table/row_hash.hpp>
+#include <spillway/table/schema.hpp>
+
+#include "query/key_comparison.hpp"
+
+namespace spillway::query {
+namespace {
+
+constexpr std::uint32_t no_group = UINT32_MAX;
+
+/// The group of every row, and the first row of every group.
+struct Groups {
+    std::vector<std::uint32_t> of_row;     ///< per row: its group, numbered by first appearance
+    std::vector<std::uint32_t> first_row;  ///< per group: the first row holding its key
+    std::size_t count = 0;                 ///< the number of groups
+};
+
+/// Numbers the distinct keys of `table`'s `keys` columns in the order they
+/// first appear, through an open-addressing table of group numbers.
+Groups assign_groups(table::Table const& table, std::vector<std::size_t> const& keys) {
+    auto const rows = table.num_rows();
+    Groups groups;
+    groups.of_row.assign(rows, 0);
+    if (keys.empty()) {
+        groups.count = 1;
+        return groups;
+    }
+    auto const hashes = table::hash_rows(table, keys);
+    detail::KeyColumns const key_columns(table, keys);
+    std::vector<std::uint64_t> group_hashes;
+    std::vector<std::uint32_t> slots(16, no_group);
+    auto const place = [&slots](std::uint64_t hash) {
+        auto const mask = slots.size() - 1;
+        auto slot = hash & mask;
+        while (slots[slot] != no_group) {
+            slot = (slot + 1) & mask;
+        }
+        return slot;
+    };
+    for (std::size_t row = 0; row < rows; ++row) {
+        auto const hash = hashes[row];
+        auto const mask = slots.size() - 1;
+        auto slot = hash & mask;
+        for (;; slot = (slot + 1) & mask) {
+            auto const group = slots[slot];
+            if (group == no_group) {
+                break;
+            }
+            if (group_hashes[group] == hash && key_columns.equal(row, key_columns, groups.first_row[group])) {
+                groups.of_row[row] = group;
+                goto found;
+            }
+        }
+        {
+            auto const group = static_cast<std::uint32_t>(group_hashes.size());
+            groups.of_row[row] = group;
+            groups.first_row.push_back(static_cast<std::uint32_t>(row));
+            group_hashes.push_back(hash);
+            slots[slot] = group;
+            if (2 * group_hashes.size() > slots.size()) {
+                slots.assign(2 * slots.size(), no_group);
+                for (std::uint32_t g = 0; g < group_hashes.size(); ++g) {
+                    slots[place(group_hashes[g])] = g;
+                }
+            }
+        }
+    found:;
+    }
+    groups.count = group_hashes.size();
+    return groups;
+}
+
+/// The value of row `row` of `column` as `T` stores it (a `string_view` for strings).
+template <typename T>
+T value_at(table::Column const& column, std::size_t row) {
+    if constexpr (std::is_same_v<T, std::string_view>) {
+        return column.string(row);
+    } else {
+        return column.values<T>()[row];
+    }
+}
+
+/// One `output`-typed value per group folded from the non-null values of
+/// `column` (read as `In`, accumulated as `Accumulator`): the first value
+/// of a group starts it, `combine(accumulated, value)` adds each other.
+/// Groups without a value are null.
+template <typename In, typename Accumulator, typename Combine>
+table::Column fold(table::Column const& column, Groups const& groups, table::DataType output, Combine combine) {
+    std::vector<Accumulator> accumulated(groups.count);
+    std::vector<std::uint8_t> seen(groups.count, 0);
+    for (std::size_t row = 0; row < column.size(); ++row) {
+        if (column.is_null(row)) {
+            continue;
+        }
+        auto const group = groups.of_row[row];
+        auto const value = value_at<In>(column, row);
+        if (seen[group] == 0) {
+            accumulated[group] = Accumulator(value);
+            seen[group] = 1;
+        } else {
+            accumulated[group] = combine(std::move(accumulated[group]), value);
+        }
+    }
+    table::ColumnBuilder builder(output);
+    builder.reserve(groups.count);
+    for (std::size_t group = 0; group < groups.count; ++group) {
+        if (seen[group] == 0) {
+            builder.append_null();
+        } else if constexpr (std::is_same_v<Accumulator, std::string>) {
+            builder.append(std::string_view(accumulated[group]));
+        } else {
+            builder.append(accumulated[group]);
+        }
+    }
+    return builder.finish();
+}
+
+/// Whether `a` orders before `b`: numerically, NaN above every number;
+/// strings by their bytes.
+template <typename A, typename B>
+bool before(A const& a, B const& b) {
+    if constexpr (std::is_same_v<A, double>) {
+        if (std::isnan(a) || std::isnan(b)) {
+            return !std::isnan(a) && std::isnan(b);
+        }
+    }
+    return a < b;
+}
+
+/// The minimum (`smallest`) or maximum of each group's values of `column`.
+template <typename In, typename Accumulator>
+table::Column extreme(table::Column const& column, Groups const& groups, bool smallest) {
+    return fold<In, Accumulator>(column, groups, column.type(), [smallest](Accumulator current, In value) {
+        In const held(current);
+        bool const replace = smallest ? before(value, held) : before(held, value);
+        return replace ? Accumulator(value) : current;
+    });
+}
+
+/// Column `aggregate` of the result: its kind over `table`'s column.
+table::Column aggregate_column(table::Table const& table, Aggregate const& aggregate, Groups const& groups) {
+    using table::DataType;
+    if (aggregate.kind == AggregateKind::count) {
+        std::vector<std::int64_t> counts(groups.count, 0);
+        table::Column const* column = aggregate.column.empty() ? nullptr : &table.column(aggregate.column);
+        for (std::size_t row = 0; row < table.num_rows(); ++row) {
+            counts[groups.of_row[row]] += (column == nullptr || !column->is_null(row)) ? 1 : 0;
+        }
+        table::ColumnBuilder builder(DataType::int64);
+        builder.reserve(groups.count);
+        for (auto const count : counts) {
+            builder.append(count);
+        }
+        return builder.finish();
+    }
+    auto const& column = table.column(aggregate.column);
+    auto const type = column.type();
+    if (aggregate.kind == AggregateKind::sum) {
+        auto const add_exactly = [&aggregate](std::int64_t sum, std::int64_t value) {
+            std::int64_t result = 0;
+            SPILLWAY_EXPECTS(!__builtin_add_overflow(sum, value, &result),
+                             "the sum '" << aggregate.name << "' of column '" << aggregate.column
+                                         << "' overflows int64",
+                             InvalidArgument);
+            return result;
+        };
+        switch (type) {
+            case DataType::int32: return fold<std::int32_t, std::int64_t>(column, groups, DataType::int64, add_exactly);
+            case DataType::int64: return fold<std::int64_t, std::int64_t>(column, groups, DataType::int64, add_exactly);
+            case DataType::float64:
+                return fold<double, double>(column, groups, DataType::float64,
+                                            [](double sum, double value) { return sum + value; });
+            case DataType::date32:
+            case DataType::string: break;
+        }
+        SPILLWAY_FAIL("cannot sum column '" << aggregate.column << "' of type " << table::to_string(type)
+                                            << " (for '" << aggregate.name << "')",
+                      InvalidArgument);
+    }
+    bool const smallest = aggregate.kind == AggregateKind::min;
+    switch (type) {
+        case DataType::int32:
+        case DataType::date32: return extreme<std::int32_t, std::int32_t>(column, groups, smallest);
+        case DataType::int64: return extreme<std::int64_t, std::int64_t>(column, groups, smallest);
+        case DataType::float64: return extreme<double, double>(column, groups, smallest);
+        case DataType::string: return extreme<std::string_view, std::string>(column, groups, smallest);
+    }
+    SPILLWAY_FAIL("unknown column type", InvalidArgument);
+}
+
+}  // namespace
+
+table::Table group_by(
+    table::Table const& table, std::span<std::string const> keys, std::span<Aggregate const> aggregates
+) {
+    auto const key_columns = detail::column_indices(table, keys, true);
+    auto const groups = assign_groups(table, key_columns);
+    std::vector<table::Field> fields;
+    std::vector<table::Column> columns;
+    for (auto const index : key_columns) {
+        fields.push_back(table.schema().field(index));
+        columns.push_back(table.column(index).take(groups.first_row));
+    }
+    for (auto const& aggregate : aggregates) {
+        auto column = aggregate_column(table, aggregate, groups);
+        fields.push_back({.name = aggregate.name, .type = column.type()});
+        columns.push_back(std::move(column));
+    }
+    return {table::Schema(std::move(fields)), std::move(columns)};
+}
+
+std::vector<Aggregate> merging_aggregates(std::span<Aggregate const> aggregates) {
+    std::vector<Aggregate> merging;
+    merging.reserve(aggregates.size());
+    for (auto const& aggregate : aggregates) {
+        auto const kind = aggregate.kind == AggregateKind::count ? AggregateKind::sum : aggregate.kind;
+        merging.push_back({.kind = kind, .column = aggregate.name, .name = aggregate.name});
+    }
+    return merging;
+}
+
+}  // namespace spillway::query

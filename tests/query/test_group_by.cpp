@@ -1,0 +1,137 @@
+// group_by checked against a map-based model, in one phase and in two.
+#include <spillway/query/group_by.hpp>
+
+#include <map>
+
+#include <common/error_matchers.hpp>
+#include <spillway/table/table_builder.hpp>
+
+#include <gtest/gtest.h>
+
+#include "query_test_support.hpp"
+
+using namespace spillway;
+using namespace spillway::query;
+using namespace spillway::query::test;
+
+namespace {
+
+/// Aggregates over every column kind: sum of int32 and float64, counts of
+/// rows and of values, min and max of a string, a date and a double.
+std::vector<Aggregate> every_aggregate() {
+    return {{AggregateKind::sum, "t_count", "sum_count"},   {AggregateKind::sum, "t_amount", "sum_amount"},
+            {AggregateKind::count, "", "rows"},             {AggregateKind::count, "t_amount", "amounts"},
+            {AggregateKind::min, "t_tag", "min_tag"},       {AggregateKind::max, "t_tag", "max_tag"},
+            {AggregateKind::min, "t_day", "first_day"},     {AggregateKind::max, "t_amount", "max_amount"}};
+}
+
+/// The model: groups by (t_key, t_day) in order of first appearance, each
+/// aggregate folded over the rows in order.
+std::vector<Row> model_group_by(table::Table const& table) {
+    auto const rows = rows_of(table);
+    std::vector<Row> keys;
+    std::vector<std::vector<Row const*>> members;
+    for (auto const& row : rows) {
+        Row const key{row[0], row[4]};
+        auto const group = static_cast<std::size_t>(std::find(keys.begin(), keys.end(), key) - keys.begin());
+        if (group == keys.size()) {
+            keys.push_back(key);
+            members.emplace_back();
+        }
+        members[group].push_back(&row);
+    }
+    std::vector<Row> result;
+    for (std::size_t g = 0; g < keys.size(); ++g) {
+        Value sum_count, sum_amount, min_tag, max_tag, first_day, max_amount;
+        std::int64_t values = 0;
+        for (auto const* row : members[g]) {
+            auto const& count = (*row)[2];
+            auto const& amount = (*row)[3];
+            auto const& tag = (*row)[1];
+            auto const& day = (*row)[4];
+            if (count) {
+                sum_count = std::get<std::int64_t>(sum_count.value_or(std::int64_t{0})) + std::get<std::int64_t>(*count);
+            }
+            if (amount) {
+                ++values;
+                sum_amount = std::get<double>(sum_amount.value_or(0.0)) + std::get<double>(*amount);
+                if (!max_amount || std::get<double>(*amount) > std::get<double>(*max_amount)) {
+                    max_amount = amount;
+                }
+            }
+            if (tag && (!min_tag || std::get<std::string>(*tag) < std::get<std::string>(*min_tag))) {
+                min_tag = tag;
+            }
+            if (tag && (!max_tag || std::get<std::string>(*tag) > std::get<std::string>(*max_tag))) {
+                max_tag = tag;
+            }
+            if (day && (!first_day || std::get<std::int64_t>(*day) < std::get<std::int64_t>(*first_day))) {
+                first_day = day;
+            }
+        }
+        result.push_back({keys[g][0], keys[g][1], sum_count, sum_amount,
+                          std::int64_t(members[g].size()), values, min_tag, max_tag, first_day, max_amount});
+    }
+    return result;
+}
+
+std::string const group_keys[] = {"t_key", "t_day"};
+
+}  // namespace
+
+TEST(GroupBy, GivesWhatAMapOfGroupsGivesInTheOrderKeysFirstAppearNullKeysAGroupOfTheirOwn) {
+    for (std::uint64_t seed = 0; seed < 5; ++seed) {
+        auto const table = keyed_table(2000, seed, "t_", 0.15);
+        auto const aggregates = every_aggregate();
+        auto const grouped = group_by(table, group_keys, aggregates);
+        EXPECT_EQ(grouped.schema().to_string(),
+                  "t_key:int64, t_day:date32, sum_count:int64, sum_amount:float64, rows:int64, amounts:int64, "
+                  "min_tag:string, max_tag:string, first_day:date32, max_amount:float64");
+        auto const expected = model_group_by(table);
+        ASSERT_GT(expected.size(), 100U);
+        EXPECT_EQ(rows_of(grouped), expected) << "seed " << seed;
+    }
+}
+
+TEST(GroupBy, PartialResultsOfChunksMergeIntoTheResultOfTheWholeTable) {
+    auto const table = keyed_table(3000, 11, "t_", 0.15);
+    auto const aggregates = every_aggregate();
+    std::vector<table::Table> partials;
+    for (std::size_t begin = 0; begin < table.num_rows(); begin += 700) {
+        auto const chunk = table.slice(begin, std::min<std::size_t>(700, table.num_rows() - begin));
+        partials.push_back(group_by(chunk, group_keys, aggregates));
+    }
+    auto const merged = group_by(table::Table::concatenate(partials), group_keys, merging_aggregates(aggregates));
+    // The merged groups come in the order their keys first appear too.
+    expect_rows_near(rows_of(merged), model_group_by(table), 1e-12);
+}
+
+TEST(GroupBy, WithoutKeysTheWholeTableIsOneGroupEvenWhenItHasNoRows) {
+    std::vector<Aggregate> const aggregates = {{AggregateKind::count, "", "rows"},
+                                               {AggregateKind::sum, "t_count", "total"},
+                                               {AggregateKind::max, "t_tag", "last"}};
+    auto const empty = group_by(keyed_table(0, 1, "t_"), {}, aggregates);
+    EXPECT_EQ(rows_of(empty), (std::vector<Row>{{std::int64_t{0}, std::nullopt, std::nullopt}}));
+    auto const table = keyed_table(100, 2, "t_", 0);
+    auto const whole = rows_of(group_by(table, {}, aggregates));
+    ASSERT_EQ(whole.size(), 1U);
+    EXPECT_EQ(whole[0][0], Value(std::int64_t{100}));
+    EXPECT_EQ(whole[0][2], Value(std::string("red")));
+}
+
+TEST(GroupBy, AggregatesThatDoNotApplyAndSumsThatOverflowAreRejected) {
+    auto const table = keyed_table(10, 3, "t_", 0);
+    std::vector<Aggregate> const sum_of_strings = {{AggregateKind::sum, "t_tag", "s"}};
+    EXPECT_THROW_WITH((void)group_by(table, group_keys, sum_of_strings), InvalidArgument,
+                      "cannot sum column 't_tag' of type string");
+    std::vector<Aggregate> const missing = {{AggregateKind::min, "t_nope", "m"}};
+    EXPECT_THROW_WITH((void)group_by(table, group_keys, missing), InvalidArgument, "t_nope");
+    std::vector<Aggregate> const repeated = {{AggregateKind::min, "t_count", "t_key"}};
+    EXPECT_THROW((void)group_by(table, group_keys, repeated), InvalidArgument);
+
+    table::TableBuilder builder(table::Schema({{"v", table::DataType::int64}}));
+    builder.column(0).append(std::numeric_limits<std::int64_t>::max());
+    builder.column(0).append(std::int64_t{1});
+    std::vector<Aggregate> const sum = {{AggregateKind::sum, "v", "total"}};
+    EXPECT_THROW_WITH((void)group_by(builder.finish(), {}, sum), InvalidArgument, "overflows int64");
+}
