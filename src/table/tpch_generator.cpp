@@ -85,6 +85,32 @@ constexpr std::array<std::string_view, 5> priorities{"1-URGENT", "2-HIGH", "3-ME
 constexpr std::array<std::string_view, 4> instructions{"DELIVER IN PERSON", "COLLECT COD", "NONE", "TAKE BACK RETURN"};
 constexpr std::array<std::string_view, 7> modes{"REG AIR", "AIR", "RAIL", "SHIP", "TRUCK", "MAIL", "FOB"};
 
+// The colours of part names (clause 4.2.3, P_NAME).
+constexpr std::array<std::string_view, 92> colours{
+    "almond", "antique", "aquamarine", "azure", "beige", "bisque", "black", "blanched", "blue", "blush", "brown",
+    "burlywood", "burnished", "chartreuse", "chiffon", "chocolate", "coral", "cornflower", "cornsilk", "cream",
+    "cyan", "dark", "deep", "dim", "dodger", "drab", "firebrick", "floral", "forest", "frosted", "gainsboro",
+    "ghost", "goldenrod", "green", "grey", "honeydew", "hot", "indian", "ivory", "khaki", "lace", "lavender",
+    "lawn", "lemon", "light", "lime", "linen", "magenta", "maroon", "medium", "metallic", "midnight", "mint",
+    "misty", "moccasin", "navajo", "navy", "olive", "orange", "orchid", "pale", "papaya", "peach", "peru", "pink",
+    "plum", "powder", "puff", "purple", "red", "rose", "rosy", "royal", "saddle", "salmon", "sandy", "seashell",
+    "sienna", "sky", "slate", "smoke", "snow", "spring", "steel", "tan", "thistle", "tomato", "turquoise",
+    "violet", "wheat", "white", "yellow"};
+constexpr std::array<std::string_view, 6> type_sizes{"STANDARD", "SMALL", "MEDIUM", "LARGE", "ECONOMY", "PROMO"};
+constexpr std::array<std::string_view, 5> type_finishes{"ANODIZED", "BURNISHED", "PLATED", "POLISHED", "BRUSHED"};
+constexpr std::array<std::string_view, 5> type_metals{"TIN", "NICKEL", "BRASS", "STEEL", "COPPER"};
+constexpr std::array<std::string_view, 5> container_sizes{"SM", "LG", "MED", "JUMBO", "WRAP"};
+constexpr std::array<std::string_view, 8> container_kinds{"CASE", "BOX", "BAG", "JAR", "PKG", "PACK", "CAN", "DRUM"};
+constexpr std::array<std::string_view, 5> segments{"AUTOMOBILE", "BUILDING", "FURNITURE", "MACHINERY", "HOUSEHOLD"};
+
+/// The nations of clause 4.2.3: name and region, by nation key.
+constexpr std::array<std::pair<std::string_view, std::int64_t>, 25> nations{{
+    {"ALGERIA", 0}, {"ARGENTINA", 1}, {"BRAZIL", 1}, {"CANADA", 1}, {"EGYPT", 4}, {"ETHIOPIA", 0}, {"FRANCE", 3},
+    {"GERMANY", 3}, {"INDIA", 2}, {"INDONESIA", 2}, {"IRAN", 4}, {"IRAQ", 4}, {"JAPAN", 2}, {"JORDAN", 4},
+    {"KENYA", 0}, {"MOROCCO", 0}, {"MOZAMBIQUE", 0}, {"PERU", 1}, {"CHINA", 2}, {"ROMANIA", 3},
+    {"SAUDI ARABIA", 4}, {"VIETNAM", 2}, {"RUSSIA", 3}, {"UNITED KINGDOM", 3}, {"UNITED STATES", 1}}};
+constexpr std::array<std::string_view, 5> regions{"AFRICA", "AMERICA", "ASIA", "EUROPE", "MIDDLE EAST"};
+
 void append_words(std::string& out, std::initializer_list<std::string_view> words) {
     for (auto const word : words) {
         if (!out.empty() && out.back() != ' ') {
@@ -162,6 +188,42 @@ std::string_view comment(Random& random, std::string_view pool, std::int64_t low
 
 std::int64_t at_least_one(double count) { return std::max<std::int64_t>(1, std::llround(count)); }
 
+/// `prefix` and `key` in nine digits: `Supplier#000000042`.
+std::string_view numbered(char (&out)[32], char const* prefix, std::int64_t key) {
+    auto const length = std::snprintf(out, sizeof(out), "%s%09lld", prefix, static_cast<long long>(key));
+    return {out, static_cast<std::size_t>(length)};
+}
+
+/// A phone number of nation `nation`: `CC-LLL-LLL-LLLL`, CC the nation key plus 10.
+std::string_view phone(char (&out)[32], Random& random, std::int64_t nation) {
+    auto const length = std::snprintf(out, sizeof(out), "%02lld-%03lld-%03lld-%04lld", static_cast<long long>(nation + 10),
+                                      static_cast<long long>(random.uniform(100, 999)),
+                                      static_cast<long long>(random.uniform(100, 999)),
+                                      static_cast<long long>(random.uniform(1000, 9999)));
+    return {out, static_cast<std::size_t>(length)};
+}
+
+/// An address: 10 to 40 random letters, digits, commas and spaces.
+std::string address(Random& random) {
+    static constexpr std::string_view letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789, ";
+    std::string text(static_cast<std::size_t>(random.uniform(10, 40)), ' ');
+    for (auto& c : text) {
+        c = letters[static_cast<std::size_t>(random.uniform(0, letters.size() - 1))];
+    }
+    return text;
+}
+
+/// An account balance: -999.99 to 9999.99.
+double account_balance(Random& random) { return static_cast<double>(random.uniform(-99999, 999999)) / 100; }
+
+/// The retail price of part `part`, in cents (clause 4.2.3, P_RETAILPRICE).
+std::int64_t retail_cents(std::int64_t part) noexcept { return 90000 + (part / 10) % 20001 + 100 * (part % 1000); }
+
+/// Supplier `choice` (0 to 3) of part `part` among `suppliers` (clause 4.2.3, PS_SUPPKEY).
+std::int64_t supplier_of(std::int64_t part, std::int64_t choice, std::int64_t suppliers) noexcept {
+    return (part + choice * (suppliers / 4 + (part - 1) / suppliers)) % suppliers + 1;
+}
+
 }  // namespace
 
 TpchGenerator::TpchGenerator(double scale, std::uint64_t seed, std::size_t orders_per_chunk)
@@ -208,6 +270,207 @@ Schema TpchGenerator::lineitem_schema() {
                    {"l_comment", DataType::string}});
 }
 
+std::string_view to_string(TpchTable table) noexcept {
+    switch (table) {
+        case TpchTable::part: return "part";
+        case TpchTable::supplier: return "supplier";
+        case TpchTable::partsupp: return "partsupp";
+        case TpchTable::customer: return "customer";
+        case TpchTable::orders: return "orders";
+        case TpchTable::lineitem: return "lineitem";
+        case TpchTable::nation: return "nation";
+        case TpchTable::region: return "region";
+    }
+    return "?";
+}
+
+TpchTable parse_tpch_table(std::string_view name) {
+    for (auto const table : all_tpch_tables) {
+        if (to_string(table) == name) {
+            return table;
+        }
+    }
+    SPILLWAY_FAIL("'" << name
+                      << "' is not a TPC-H table; the tables are part, supplier, partsupp, customer, orders, "
+                         "lineitem, nation and region",
+                  InvalidArgument);
+}
+
+Schema TpchGenerator::schema(TpchTable table) {
+    switch (table) {
+        case TpchTable::part:
+            return Schema({{"p_partkey", DataType::int64},
+                           {"p_name", DataType::string},
+                           {"p_mfgr", DataType::string},
+                           {"p_brand", DataType::string},
+                           {"p_type", DataType::string},
+                           {"p_size", DataType::int32},
+                           {"p_container", DataType::string},
+                           {"p_retailprice", DataType::float64},
+                           {"p_comment", DataType::string}});
+        case TpchTable::supplier:
+            return Schema({{"s_suppkey", DataType::int64},
+                           {"s_name", DataType::string},
+                           {"s_address", DataType::string},
+                           {"s_nationkey", DataType::int64},
+                           {"s_phone", DataType::string},
+                           {"s_acctbal", DataType::float64},
+                           {"s_comment", DataType::string}});
+        case TpchTable::partsupp:
+            return Schema({{"ps_partkey", DataType::int64},
+                           {"ps_suppkey", DataType::int64},
+                           {"ps_availqty", DataType::int32},
+                           {"ps_supplycost", DataType::float64},
+                           {"ps_comment", DataType::string}});
+        case TpchTable::customer:
+            return Schema({{"c_custkey", DataType::int64},
+                           {"c_name", DataType::string},
+                           {"c_address", DataType::string},
+                           {"c_nationkey", DataType::int64},
+                           {"c_phone", DataType::string},
+                           {"c_acctbal", DataType::float64},
+                           {"c_mktsegment", DataType::string},
+                           {"c_comment", DataType::string}});
+        case TpchTable::orders: return orders_schema();
+        case TpchTable::lineitem: return lineitem_schema();
+        case TpchTable::nation:
+            return Schema({{"n_nationkey", DataType::int64},
+                           {"n_name", DataType::string},
+                           {"n_regionkey", DataType::int64},
+                           {"n_comment", DataType::string}});
+        case TpchTable::region:
+            return Schema({{"r_regionkey", DataType::int64}, {"r_name", DataType::string}, {"r_comment", DataType::string}});
+    }
+    SPILLWAY_FAIL("unknown TPC-H table", InvalidArgument);
+}
+
+std::int64_t TpchGenerator::rows_of(TpchTable table) const noexcept {
+    switch (table) {
+        case TpchTable::part:
+        case TpchTable::partsupp: return parts_;
+        case TpchTable::supplier: return suppliers_;
+        case TpchTable::customer: return customers_;
+        case TpchTable::orders:
+        case TpchTable::lineitem: return static_cast<std::int64_t>(num_orders_);
+        case TpchTable::nation: return static_cast<std::int64_t>(nations.size());
+        case TpchTable::region: return static_cast<std::int64_t>(regions.size());
+    }
+    return 0;
+}
+
+std::size_t TpchGenerator::num_chunks(TpchTable table) const noexcept {
+    if (table == TpchTable::nation || table == TpchTable::region) {
+        return 1;
+    }
+    auto const per_chunk = static_cast<std::int64_t>(orders_per_chunk_);
+    return static_cast<std::size_t>((rows_of(table) + per_chunk - 1) / per_chunk);
+}
+
+Table TpchGenerator::table(TpchTable table, std::size_t chunk) const {
+    if (table == TpchTable::orders) {
+        return orders(chunk);
+    }
+    if (table == TpchTable::lineitem) {
+        return lineitem(chunk);
+    }
+    SPILLWAY_EXPECTS(chunk < num_chunks(table),
+                     "chunk " << chunk << " of TPC-H table " << to_string(table) << ", which has "
+                              << num_chunks(table) << " chunks",
+                     InvalidArgument);
+    auto const per_chunk = static_cast<std::int64_t>(table == TpchTable::nation || table == TpchTable::region
+                                                         ? rows_of(table)
+                                                         : static_cast<std::int64_t>(orders_per_chunk_));
+    auto const first = static_cast<std::int64_t>(chunk) * per_chunk;
+    auto const last = std::min(first + per_chunk, rows_of(table));
+    TableBuilder builder(schema(table), static_cast<std::size_t>((last - first) * (table == TpchTable::partsupp ? 4 : 1)));
+    generate_rows(table, first, last, builder);
+    return builder.finish();
+}
+
+void TpchGenerator::generate_rows(TpchTable table, std::int64_t first, std::int64_t last, TableBuilder& out) const {
+    auto const pool = text_pool();
+    auto const columns = out.columns();
+    char text[32];
+    // Each row draws from its own stream, as orders do, seeded apart per table.
+    auto const table_seed = seed_ + 0x9e3779b97f4a7c15 * (static_cast<std::uint64_t>(table) + 1);
+    for (auto index = first; index < last; ++index) {
+        Random random(XXH3_64bits_withSeed(&index, sizeof(index), table_seed));
+        auto const key = index + 1;
+        switch (table) {
+            case TpchTable::part: {
+                std::array<std::size_t, colours.size()> order{};
+                for (std::size_t i = 0; i < order.size(); ++i) {
+                    order[i] = i;
+                }
+                std::string name;
+                for (std::size_t word = 0; word < 5; ++word) {  // five distinct colours
+                    auto const pick = static_cast<std::size_t>(random.uniform(static_cast<std::int64_t>(word), order.size() - 1));
+                    std::swap(order[word], order[pick]);
+                    append_words(name, {colours[order[word]]});
+                }
+                auto const manufacturer = random.uniform(1, 5);
+                auto const brand = manufacturer * 10 + random.uniform(1, 5);
+                std::string type;
+                append_words(type, {random.pick(type_sizes), random.pick(type_finishes), random.pick(type_metals)});
+                std::string container;
+                append_words(container, {random.pick(container_sizes), random.pick(container_kinds)});
+                columns[0].append(key);
+                columns[1].append(std::string_view(name));
+                columns[2].append(std::string_view("Manufacturer#" + std::to_string(manufacturer)));
+                columns[3].append(std::string_view("Brand#" + std::to_string(brand)));
+                columns[4].append(std::string_view(type));
+                columns[5].append(static_cast<std::int32_t>(random.uniform(1, 50)));
+                columns[6].append(std::string_view(container));
+                columns[7].append(static_cast<double>(retail_cents(key)) / 100);
+                columns[8].append(comment(random, pool, 5, 22));
+                break;
+            }
+            case TpchTable::partsupp:
+                for (std::int64_t choice = 0; choice < 4; ++choice) {
+                    columns[0].append(key);
+                    columns[1].append(supplier_of(key, choice, suppliers_));
+                    columns[2].append(static_cast<std::int32_t>(random.uniform(1, 9999)));
+                    columns[3].append(static_cast<double>(random.uniform(100, 100000)) / 100);
+                    columns[4].append(comment(random, pool, 49, 198));
+                }
+                break;
+            case TpchTable::supplier:
+            case TpchTable::customer: {
+                bool const customer = table == TpchTable::customer;
+                auto const nation = random.uniform(0, static_cast<std::int64_t>(nations.size()) - 1);
+                columns[0].append(key);
+                columns[1].append(numbered(text, customer ? "Customer#" : "Supplier#", key));
+                columns[2].append(std::string_view(address(random)));
+                columns[3].append(nation);
+                columns[4].append(phone(text, random, nation));
+                columns[5].append(account_balance(random));
+                if (customer) {
+                    columns[6].append(random.pick(segments));
+                    columns[7].append(comment(random, pool, 29, 116));
+                } else {
+                    columns[6].append(comment(random, pool, 25, 100));
+                }
+                break;
+            }
+            case TpchTable::nation: {
+                auto const& [name, region] = nations[static_cast<std::size_t>(index)];
+                columns[0].append(index);
+                columns[1].append(name);
+                columns[2].append(region);
+                columns[3].append(comment(random, pool, 31, 114));
+                break;
+            }
+            case TpchTable::region:
+                columns[0].append(index);
+                columns[1].append(regions[static_cast<std::size_t>(index)]);
+                columns[2].append(comment(random, pool, 31, 115));
+                break;
+            case TpchTable::orders:
+            case TpchTable::lineitem: SPILLWAY_FAIL("orders and lineitem are generated by chunk", InvalidArgument);
+        }
+    }
+}
+
 std::size_t TpchGenerator::num_chunks() const noexcept {
     return static_cast<std::size_t>((num_orders_ + orders_per_chunk_ - 1) / orders_per_chunk_);
 }
@@ -251,11 +514,9 @@ void TpchGenerator::generate(std::size_t chunk, TableBuilder* orders, TableBuild
         std::int64_t shipped_lines = 0;
         for (std::int32_t line = 1; line <= lines; ++line) {
             auto const part = random.uniform(1, parts_);
-            auto const supplier_choice = random.uniform(0, 3);
-            auto const supplier = (part + supplier_choice * (suppliers_ / 4 + (part - 1) / suppliers_)) % suppliers_ + 1;
+            auto const supplier = supplier_of(part, random.uniform(0, 3), suppliers_);
             auto const quantity = random.uniform(1, 50);
-            auto const retail_cents = 90000 + (part / 10) % 20001 + 100 * (part % 1000);
-            auto const extended_cents = quantity * retail_cents;
+            auto const extended_cents = quantity * retail_cents(part);
             auto const discount_percent = random.uniform(0, 10);
             auto const tax_percent = random.uniform(0, 8);
             auto const ship_date = order_date + static_cast<std::int32_t>(random.uniform(1, 121));

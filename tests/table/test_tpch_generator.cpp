@@ -1,6 +1,8 @@
 #include <spillway/table/tpch_generator.hpp>
 
+#include <algorithm>
 #include <map>
+#include <set>
 #include <thread>
 #include <vector>
 
@@ -165,4 +167,96 @@ TEST(TpchGenerator, RejectsBadArguments) {
     EXPECT_THROW_WITH(TpchGenerator(1, 0, 0), InvalidArgument, "at least one order");
     EXPECT_THROW_WITH(static_cast<void>(TpchGenerator(0.001).lineitem(1)), InvalidArgument,
                       "TPC-H chunk 1 of a generator with 1 chunks");
+}
+
+namespace {
+
+Table whole(TpchGenerator const& generator, TpchTable table) {
+    std::vector<Table> chunks;
+    for (std::size_t chunk = 0; chunk < generator.num_chunks(table); ++chunk) {
+        chunks.push_back(generator.table(table, chunk));
+    }
+    return Table::concatenate(chunks);
+}
+
+/// The fraction of the rows of `column` for which `holds` is true.
+template <typename Predicate>
+double fraction(Column const& column, Predicate holds) {
+    std::size_t count = 0;
+    for (std::size_t row = 0; row < column.size(); ++row) {
+        count += holds(column.string(row)) ? 1 : 0;
+    }
+    return static_cast<double>(count) / static_cast<double>(column.size());
+}
+
+}  // namespace
+
+TEST(TpchGenerator, EveryTableHasTheSpecificationsColumnsAndScaledRowCounts) {
+    TpchGenerator const generator(0.01, 3, 700);
+    std::map<TpchTable, std::size_t> const rows = {
+        {TpchTable::part, 2'000},    {TpchTable::supplier, 100}, {TpchTable::partsupp, 8'000},
+        {TpchTable::customer, 1'500}, {TpchTable::orders, 15'000}, {TpchTable::nation, 25},
+        {TpchTable::region, 5}};
+    for (auto const& [table, count] : rows) {
+        auto const generated = whole(generator, table);
+        EXPECT_EQ(generated.num_rows(), count) << to_string(table);
+        EXPECT_EQ(generated.schema(), TpchGenerator::schema(table)) << to_string(table);
+        EXPECT_EQ(parse_tpch_table(to_string(table)), table);
+    }
+    EXPECT_EQ(TpchGenerator::schema(TpchTable::part).to_string(),
+              "p_partkey:int64, p_name:string, p_mfgr:string, p_brand:string, p_type:string, p_size:int32, "
+              "p_container:string, p_retailprice:float64, p_comment:string");
+    EXPECT_EQ(generator.num_chunks(TpchTable::part), 3U);
+    EXPECT_EQ(generator.num_chunks(TpchTable::lineitem), generator.num_chunks());
+    EXPECT_EQ(whole(generator, TpchTable::lineitem), all_chunks(generator, true));
+    EXPECT_THROW_WITH((void)parse_tpch_table("parts"), InvalidArgument, "the tables are part, supplier");
+    EXPECT_THROW_WITH((void)generator.table(TpchTable::nation, 1), InvalidArgument, "nation");
+}
+
+TEST(TpchGenerator, TheQueriesPredicatesSelectWhatTheSpecificationIntends) {
+    TpchGenerator const generator(0.1, 0);
+    // p_name LIKE '%green%' (Q9): five of 92 colours, about 5.4% of parts.
+    auto const part = whole(generator, TpchTable::part);
+    EXPECT_NEAR(fraction(part.column("p_name"), [](std::string_view name) {
+                    return name.find("green") != std::string_view::npos;
+                }),
+                5.0 / 92, 0.005);
+    // c_mktsegment = 'BUILDING' (Q3): one of five segments.
+    auto const customer = whole(generator, TpchTable::customer);
+    EXPECT_NEAR(fraction(customer.column("c_mktsegment"), [](std::string_view s) { return s == "BUILDING"; }), 0.2,
+                0.01);
+    // Suppliers of one nation (Q21's SAUDI ARABIA, Q7's FRANCE): 1 in 25.
+    auto const supplier = whole(generator, TpchTable::supplier);
+    auto const nations = supplier.column("s_nationkey").values<std::int64_t>();
+    EXPECT_NEAR(static_cast<double>(std::count(nations.begin(), nations.end(), 20)) / 1000, 0.04, 0.02);
+    auto const nation = whole(generator, TpchTable::nation);
+    EXPECT_EQ(nation.column("n_name").string(20), "SAUDI ARABIA");
+    EXPECT_EQ(nation.column("n_regionkey").values<std::int64_t>()[6], 3);  // FRANCE is in EUROPE
+    EXPECT_EQ(whole(generator, TpchTable::region).column("r_name").string(3), "EUROPE");
+}
+
+TEST(TpchGenerator, EveryLineItemsPartAndSupplierIsARowOfPartsuppAndPricesFollowThePart) {
+    TpchGenerator const generator(0.01, 9, 500);
+    auto const partsupp = whole(generator, TpchTable::partsupp);
+    std::set<std::pair<std::int64_t, std::int64_t>> pairs;
+    for (std::size_t row = 0; row < partsupp.num_rows(); ++row) {
+        pairs.emplace(partsupp.column(0).values<std::int64_t>()[row], partsupp.column(1).values<std::int64_t>()[row]);
+    }
+    EXPECT_EQ(pairs.size(), partsupp.num_rows());  // four distinct suppliers per part
+    auto const part = whole(generator, TpchTable::part);
+    auto const prices = part.column("p_retailprice").values<double>();
+    auto const lineitem = whole(generator, TpchTable::lineitem);
+    auto const parts = lineitem.column("l_partkey").values<std::int64_t>();
+    auto const suppliers = lineitem.column("l_suppkey").values<std::int64_t>();
+    auto const quantities = lineitem.column("l_quantity").values<double>();
+    auto const extended = lineitem.column("l_extendedprice").values<double>();
+    for (std::size_t row = 0; row < lineitem.num_rows(); ++row) {
+        ASSERT_TRUE(pairs.contains({parts[row], suppliers[row]})) << "line item " << row;
+        ASSERT_NEAR(extended[row], quantities[row] * prices[static_cast<std::size_t>(parts[row] - 1)], 1e-6);
+    }
+    auto const customers = whole(generator, TpchTable::customer).num_rows();
+    auto const orders = whole(generator, TpchTable::orders);
+    for (auto const key : orders.column("o_custkey").values<std::int64_t>()) {
+        ASSERT_TRUE(key >= 1 && key <= static_cast<std::int64_t>(customers) && key % 3 != 0);
+    }
 }

@@ -11,15 +11,38 @@ namespace spillway::table {
 
 class TableBuilder;
 
-/// Generates the TPC-H `orders` and `lineitem` tables chunk by chunk, with
-/// the columns and value distributions of the TPC-H specification (clause
-/// 4.2.3): sparse order keys, customer keys that skip every third customer,
+/// The tables of TPC-H, in the order its specification lists them.
+enum class TpchTable : std::uint8_t { part, supplier, partsupp, customer, orders, lineitem, nation, region };
+
+/// Every `TpchTable`, in order.
+inline constexpr TpchTable all_tpch_tables[] = {TpchTable::part,   TpchTable::supplier, TpchTable::partsupp,
+                                                TpchTable::customer, TpchTable::orders, TpchTable::lineitem,
+                                                TpchTable::nation, TpchTable::region};
+
+/// The lower-case name of `table`, as TPC-H spells it (`partsupp`, `lineitem`, ...).
+std::string_view to_string(TpchTable table) noexcept;
+
+/// The table named `name` (as `to_string` spells it).
+/// @throws InvalidArgument naming the tables if `name` is none of them.
+TpchTable parse_tpch_table(std::string_view name);
+
+/// Generates the eight TPC-H tables chunk by chunk, with the columns, key
+/// relations and value distributions of the TPC-H specification (clause
+/// 4.2.3), so that its queries select what they are meant to. For `orders`
+/// and `lineitem`: sparse order keys, customer keys that skip every third customer,
 /// order dates between 1992-01-01 and 1998-08-02, one to seven line items per
 /// order with part and supplier keys, quantities, prices, discounts, taxes,
 /// ship, commit and receipt dates, flags and statuses derived as the
 /// specification says, and comments cut from a text pool built from the
-/// specification's grammar and words. Decimal columns are `float64` rounded
-/// to cents.
+/// specification's grammar and words. For the others: part names of five
+/// distinct colour words (so `p_name LIKE '%green%'` holds for about 5% of
+/// parts), types, brands, containers and retail prices as specified; four
+/// suppliers per part in `partsupp`, chosen by the formula `lineitem` uses;
+/// five market segments of customers, uniform; the 25 nations and 5
+/// regions of the specification. Differences from dbgen: addresses are
+/// random letters and digits, and no supplier comment mentions "Customer
+/// Complaints" or "Recommends". Decimal columns are `float64` rounded to
+/// cents.
 ///
 /// Every order draws its values from its own random stream, seeded by the
 /// generator's seed and the order's index. So a chunk depends only on
@@ -51,6 +74,9 @@ class TpchGenerator {
     /// l_shipinstruct, l_shipmode, l_comment.
     [[nodiscard]] static Schema lineitem_schema();
 
+    /// The columns of `table`, with the TPC-H specification's names in its
+    /// order (`orders_schema()` and `lineitem_schema()` for those two).
+    [[nodiscard]] static Schema schema(TpchTable table);
     /// The scale factor.
     [[nodiscard]] double scale() const noexcept { return scale_; }
     /// The number of orders: 1,500,000 times the scale, at least 1.
@@ -64,10 +90,26 @@ class TpchGenerator {
     /// The line items of the orders of chunk `chunk`.
     /// @throws InvalidArgument if `chunk >= num_chunks()`.
     [[nodiscard]] Table lineitem(std::size_t chunk) const;
+    /// The number of chunks of `table`: `num_chunks()` for `orders` and
+    /// `lineitem`; for `part` (with `partsupp`), `supplier` and `customer`,
+    /// as many as hold `orders_per_chunk` of their rows each; one for
+    /// `nation` and `region`.
+    [[nodiscard]] std::size_t num_chunks(TpchTable table) const noexcept;
+    /// Chunk `chunk` of `table`. Chunk `k` of `partsupp` holds the four rows
+    /// of each part of chunk `k` of `part`. The rows of a table depend only
+    /// on the seed and the scale, not on the chunking.
+    /// @throws InvalidArgument if `chunk >= num_chunks(table)`.
+    [[nodiscard]] Table table(TpchTable table, std::size_t chunk) const;
 
   private:
     /// Fills the builders of chunk `chunk`; either may be null to skip that table.
     void generate(std::size_t chunk, TableBuilder* orders, TableBuilder* lineitem) const;
+    /// The rows [first, last) of `table`, one of part, partsupp (by part),
+    /// supplier, customer, nation or region.
+    void generate_rows(TpchTable table, std::int64_t first, std::int64_t last, TableBuilder& out) const;
+    /// The rows of `table` (parts for `partsupp`): one `count` for `nation`
+    /// and `region` and the scaled counts for the others.
+    [[nodiscard]] std::int64_t rows_of(TpchTable table) const noexcept;
 
     double scale_;
     std::uint64_t seed_;
