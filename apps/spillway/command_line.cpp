@@ -111,16 +111,55 @@ CommandLine::CommandLine() : app_(description, "spillway") {
     add_output_flags(*shuffle_command_);
 
     generate_command_ = app_.add_subcommand(
-        "generate", "Write a TPC-H-like table as CSV (.tbl files: TPC-H's '|' format), in parallel, deterministic.");
-    generate_command_->add_option("--table", generate_.table, "lineitem or orders (default lineitem)")
-        ->type_name("NAME")
-        ->check(CLI::IsMember({"lineitem", "orders"}));
+        "generate",
+        "Write TPC-H tables as CSV (.tbl files: TPC-H's '|' format), in parallel, deterministic: the rows `spillway "
+        "tpch` queries.");
+    auto* table_option =
+        generate_command_
+            ->add_option("--table", generate_.table,
+                         "one table, written to the file -o: part, supplier, partsupp, customer, orders, lineitem, "
+                         "nation or region (default lineitem)")
+            ->type_name("NAME")
+            ->check(CLI::IsMember({"part", "supplier", "partsupp", "customer", "orders", "lineitem", "nation",
+                                   "region"}));
     generate_.table = "lineitem";
-    generate_command_->add_option("--output,-o", generate_.output, "the file to write")->type_name("FILE")->required();
+    generate_command_
+        ->add_option("--tables", generate_.tables,
+                     "tables (comma-separated), or all, each written as DIR/<table>.tbl into the directory -o, "
+                     "which must be new or empty")
+        ->type_name("NAMES")
+        ->delimiter(',')
+        ->excludes(table_option);
+    generate_command_->add_option("--output,-o", generate_.output, "the file (--table) or directory (--tables) to write")
+        ->type_name("PATH")
+        ->required();
     add_generator_flags(*generate_command_, flags_, "1");
     add_execution_flags(*generate_command_, flags_, "chunks of about 4 MiB in flight (default 4 per thread)");
     add_csv_flags(*generate_command_, flags_);
     add_output_flags(*generate_command_);
+
+    tpch_command_ = app_.add_subcommand(
+        "tpch",
+        "Run a TPC-H query over generated tables on one or more ranks under a memory limit (spilling to disk), and "
+        "print its answer and a summary. Queries: 1, 3.");
+    tpch_command_->add_option("--query", tpch_.query, "the TPC-H query's number")->type_name("N")->required();
+    flags_.add(*tpch_command_, "--ranks", "ranks", "N",
+               "in-process ranks (default 1); with --comm mpi, the number of MPI processes, which is the default",
+               integer_value(1, 4096));
+    flags_.add(*tpch_command_, "--comm", "comm", "NAME",
+               "local: ranks are threads of this process; mpi: ranks are the processes of `mpirun -np N spillway "
+               "tpch --comm mpi` (default local)",
+               choice_value({"local", "mpi"}));
+    flags_.add(*tpch_command_, "--partitions", "partitions", "P",
+               "partitions of each hash shuffle, across the ranks (default 32); a join holds one build partition "
+               "in memory at a time",
+               integer_value(1, std::int64_t{1} << 24));
+    add_generator_flags(*tpch_command_, flags_, "1");
+    add_memory_limit_flag(*tpch_command_, flags_, "80% of RAM");
+    add_spill_flags(*tpch_command_, flags_);
+    flags_.add(*tpch_command_, "--threads", "threads", "N", "worker threads; 0 = one per hardware thread (default 0)",
+               integer_value(0, 4096));
+    add_output_flags(*tpch_command_);
 
     partition_command_ = app_.add_subcommand(
         "partition",
@@ -218,7 +257,7 @@ std::optional<ExitCode> CommandLine::parse(int argc, char const* const* argv, st
 }
 
 std::string CommandLine::command() const {
-    for (auto const* command : {shuffle_command_, partition_command_, generate_command_}) {
+    for (auto const* command : {shuffle_command_, partition_command_, generate_command_, tpch_command_}) {
         if (command->parsed()) {
             return command->get_name();
         }
@@ -243,6 +282,9 @@ std::unique_ptr<Job> CommandLine::make_job(Options const& options) const {
             return std::make_unique<PartitionJob>(std::move(arguments), options);
         }
         return std::make_unique<TablePartitionJob>(std::move(arguments), options);
+    }
+    if (tpch_command_->parsed()) {
+        return std::make_unique<TpchJob>(tpch_, options);
     }
     SPILLWAY_ASSERT(generate_command_->parsed(), "CLI11 requires one command");
     return std::make_unique<GenerateJob>(generate_, options);

@@ -19,6 +19,7 @@
 #include "partition_job.hpp"
 #include "shuffle_job.hpp"
 #include "table_partition_job.hpp"
+#include "tpch_job.hpp"
 
 namespace spillway::cli {
 
@@ -57,7 +58,7 @@ class CommandLine {
     /// `message` with options named by their flags (`OptionFlags::name_flags`).
     [[nodiscard]] std::string name_flags(std::string message) const { return flags_.name_flags(std::move(message)); }
 
-    /// The name of the command given (`shuffle`, `partition` or `generate`),
+    /// The name of the command given (`shuffle`, `partition`, `generate` or `tpch`),
     /// or an empty string if parsing did not get to one.
     [[nodiscard]] std::string command() const;
 
@@ -74,9 +75,11 @@ class CommandLine {
     OutputFlags output_;
     PartitionArguments partition_;
     GenerateArguments generate_;
+    TpchArguments tpch_;
     CLI::App* partition_command_ = nullptr;  ///< owned by app_
     CLI::App* generate_command_ = nullptr;   ///< owned by app_
     CLI::App* shuffle_command_ = nullptr;    ///< owned by app_
+    CLI::App* tpch_command_ = nullptr;       ///< owned by app_
 };
 
 }  // namespace spillway::cli

@@ -1,12 +1,15 @@
 #pragma once
 /// @file
-/// `spillway generate`: writes a TPC-H-like table as a CSV file, to try
-/// `spillway partition` on (and to benchmark it).
+/// `spillway generate`: writes TPC-H tables as CSV files, to try `spillway
+/// partition` on, to check `spillway tpch` against other engines, and to
+/// benchmark both.
 
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include <spillway/core/options.hpp>
 #include <spillway/exec/thread_pool.hpp>
@@ -21,16 +24,23 @@ namespace spillway::cli {
 
 /// What `spillway generate` is asked to do.
 struct GenerateArguments {
-    std::string table;              ///< `lineitem` or `orders`
-    std::filesystem::path output;   ///< the file to write
+    std::string table;                ///< one table (`--table`), written to the file `output`
+    std::vector<std::string> tables;  ///< tables, or `all` (`--tables`), written into the directory `output`
+    std::filesystem::path output;     ///< the file or directory to write
 };
 
-/// Generates table `lineitem` or `orders` of `table::TpchGenerator` at scale
-/// `scale` from seed `seed`, chunk by chunk on a thread pool with `window`
-/// chunks in flight, and writes it to one file in chunk order: TPC-H `.tbl`
-/// when the file name ends in `.tbl`, else CSV with a header (the `csv_*`
-/// options apply on top). The same scale and seed give the same file
-/// whatever the threads and window. There is nothing to verify.
+/// Generates tables of `table::TpchGenerator` at scale `scale` from seed
+/// `seed`, chunk by chunk on a thread pool with `window` chunks in flight,
+/// and writes each to one file in chunk order.
+///
+/// With `table`, it writes that table to the file `output`: TPC-H `.tbl`
+/// when the file name ends in `.tbl`, else CSV with a header. With
+/// `tables`, it writes each (`all`: the eight) as `<output>/<table>.tbl`;
+/// the directory must be new or empty, and the files appear together when
+/// all are written (`StagedOutput`). The `csv_*` options apply on top. The
+/// same scale and seed give the same files whatever the threads and
+/// window, and the rows `spillway tpch` queries. There is nothing to
+/// verify.
 ///
 /// Options read: `scale` (default 1), `seed` (default 0), `threads`, `window`
 /// (default 4 per thread), the `csv_*` options.
@@ -39,20 +49,29 @@ class GenerateJob final : public Job {
     /// Checks the arguments and options and creates the output file's
     /// partial file beside it (`StagedFile`): the output appears only when
     /// the run succeeds.
-    /// @throws InvalidArgument if the table is unknown or an option is
-    ///         malformed; IoError naming the file if it cannot be created.
+    /// @throws InvalidArgument if a table is unknown or an option is
+    ///         malformed, or if the output directory is not empty; IoError
+    ///         naming the file if it cannot be created.
     GenerateJob(GenerateArguments arguments, Options const& options);
 
     [[nodiscard]] RunSummary run(Progress& progress) override;
 
   private:
+    /// One table to write, and its file's writer.
+    struct TableOutput {
+        table::TpchTable table;
+        std::unique_ptr<table::CsvWriter> writer;
+    };
+
     GenerateArguments arguments_;
     table::TpchGenerator generator_;
     table::CsvOptions csv_;
     exec::ThreadPool pool_;
     std::size_t window_;
-    StagedFile output_;  ///< the file appears when the run has written all of it
-    std::unique_ptr<table::CsvWriter> writer_;
+    /// Where the files appear when the run has written all of them: one of the two.
+    std::optional<StagedFile> file_;
+    std::optional<StagedOutput> directory_;
+    std::vector<TableOutput> outputs_;  ///< in the order they are written
 };
 
 }  // namespace spillway::cli

@@ -62,6 +62,22 @@ double RunSummary::throughput() const noexcept {
 
 std::string RunSummary::to_text() const {
     std::ostringstream out;
+    if (answer) {
+        char const* separator = "";
+        for (auto const& column : answer->columns) {
+            out << separator << column;
+            separator = " | ";
+        }
+        out << "\n";
+        for (auto const& row : answer->rows) {
+            separator = "";
+            for (auto const& value : row) {
+                out << separator << (value.is_string() ? value.get<std::string>() : value.dump());
+                separator = " | ";
+            }
+            out << "\n";
+        }
+    }
     out << "spillway " << command;
     if (verified) {
         out << ": " << (*verified ? "verified" : "VERIFICATION FAILED");
@@ -125,8 +141,11 @@ std::string RunSummary::to_json(ExitCode code, std::string const& error) const {
     if (!error.empty()) {
         json["error"] = error;
     }
+    if (answer) {
+        json["columns"] = answer->columns;
+    }
     json["settings"] = settings;
-    json["rows"] = rows;
+    json["rows"] = answer ? answer->rows : nlohmann::ordered_json(rows);
     if (skipped_rows) {
         json["skipped_rows"] = *skipped_rows;
     }

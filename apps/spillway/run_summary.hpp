@@ -27,6 +27,13 @@ struct TierPeak {
     std::vector<std::uint64_t> ranks;   ///< the peak of each rank, by rank
 };
 
+/// A query's answer: the names of its columns, and its rows in order, each
+/// an array of JSON values (numbers, strings, dates as `YYYY-MM-DD`, null).
+struct QueryAnswer {
+    std::vector<std::string> columns;
+    nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+};
+
 /// The figures of one run of a job. Plain data, filled by the job; the
 /// renderings are stable formats that tests and scripts read.
 struct RunSummary {
@@ -36,7 +43,7 @@ struct RunSummary {
     /// `memory_limit 256.00 MiB`).
     static constexpr char const* bytes_suffix = "_bytes";
 
-    std::string command;              ///< `shuffle`, `partition` or `generate`
+    std::string command;              ///< `shuffle`, `partition`, `generate` or `tpch`
     /// What ran: ranks, partitions, ...; sizes are byte counts named with
     /// `bytes_suffix`.
     nlohmann::ordered_json settings = nlohmann::ordered_json::object();
@@ -60,10 +67,14 @@ struct RunSummary {
     /// What verification checked, or the first things it found wrong.
     std::vector<std::string> verification;
 
+    /// The answer of a query (`tpch`); nothing for the other jobs.
+    std::optional<QueryAnswer> answer;
     /// `bytes / seconds`, 0 if no time passed.
     [[nodiscard]] double throughput() const noexcept;
 
-    /// A block of lines for people, ending with a newline.
+    /// A block of lines for people, ending with a newline: the answer
+    /// first, if there is one, as a header of column names and one line per
+    /// row, values separated by ` | `.
     [[nodiscard]] std::string to_text() const;
 
     /// One JSON object, on one line: `command`, `verified` (true, false or
@@ -73,7 +84,9 @@ struct RunSummary {
     /// (`{name: seconds}`), `spilled_bytes`, `read_back_bytes`, `sent_bytes`
     /// (if set), `peak_memory`
     /// (`{tier: {limit, ranks}}`), `peak_resident_bytes` and `verification`
-    /// (an array of lines).
+    /// (an array of lines). With an answer, `columns` (its column names)
+    /// follows `exit_code`/`error`, and `rows` is its rows (an array of
+    /// arrays) instead of the count of input rows.
     [[nodiscard]] std::string to_json(ExitCode code, std::string const& error = {}) const;
 };
 

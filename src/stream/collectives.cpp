@@ -1,6 +1,7 @@
 #include <spillway/stream/collectives.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <utility>
 
@@ -14,10 +15,13 @@
 #include "stream/poll_backoff.hpp"
 
 namespace spillway::stream {
+namespace {
 
-Actor shuffle_tables(
-    shuffle::Shuffler& shuffler, std::vector<std::size_t> key_columns, Channel& input, Channel& output
-) {
+/// The key columns of a table of schema `schema`.
+using KeyColumns = std::function<std::vector<std::size_t>(table::Schema const& schema)>;
+
+/// The actor of `shuffle_tables` and `shuffle_tables_by_name`.
+Actor shuffle_tables_by(shuffle::Shuffler& shuffler, KeyColumns key_columns_of, Channel& input, Channel& output) {
     CloseAtExit closer{&input, &output};
     Context& context = input.context();
     memory::BufferResource& resource = context.resource();
@@ -30,7 +34,7 @@ Actor shuffle_tables(
             table = unpack_table(*message);
         }
         message.reset();
-        auto const partition_of_row = table::partition_rows(*table, key_columns, partitions);
+        auto const partition_of_row = table::partition_rows(*table, key_columns_of(table->schema()), partitions);
         table::PackedSplit const split(*table, partition_of_row, partitions);
         // The pieces' memory is waited for without holding a thread.
         auto reservation = co_await reserve_memory(resource, context.executor(), table_shuffle::packed_pieces_size(split));
@@ -55,6 +59,32 @@ Actor shuffle_tables(
             }
         }
     }
+}
+
+}  // namespace
+
+Actor shuffle_tables(
+    shuffle::Shuffler& shuffler, std::vector<std::size_t> key_columns, Channel& input, Channel& output
+) {
+    return shuffle_tables_by(
+        shuffler, [key_columns = std::move(key_columns)](table::Schema const&) { return key_columns; }, input, output
+    );
+}
+
+Actor shuffle_tables_by_name(
+    shuffle::Shuffler& shuffler, std::vector<std::string> key_names, Channel& input, Channel& output
+) {
+    return shuffle_tables_by(
+        shuffler,
+        [key_names = std::move(key_names)](table::Schema const& schema) {
+            std::vector<std::size_t> columns;
+            for (auto const& name : key_names) {
+                columns.push_back(schema.index_of(name));
+            }
+            return columns;
+        },
+        input, output
+    );
 }
 
 Actor all_gather(shuffle::AllGather& gather, Channel& input, Channel& output) {

@@ -68,9 +68,10 @@ struct ShuffleRun {
 
 /// Runs a streaming shuffle of `generator`'s lineitem chunks by l_orderkey
 /// over `ranks` ranks as threads, each under `host_limit`.
+/// With `by_name`, the key is named (`shuffle_tables_by_name`).
 ShuffleRun shuffle_over_ranks(
     table::TpchGenerator const& generator, comm::Rank ranks, std::size_t host_limit,
-    std::chrono::milliseconds reserve_timeout = std::chrono::seconds(30)
+    std::chrono::milliseconds reserve_timeout = std::chrono::seconds(30), bool by_name = false
 ) {
     std::vector<std::unique_ptr<TemporaryDirectory>> roots;
     std::vector<std::unique_ptr<memory::BufferResource>> owned;
@@ -99,7 +100,8 @@ ShuffleRun shuffle_over_ranks(
             actors.push_back(generate_lineitem(
                 context, generator, static_cast<std::size_t>(rank), static_cast<std::size_t>(ranks), tables
             ));
-            actors.push_back(shuffle_tables(shuffler, {0}, tables, shuffled));
+            actors.push_back(by_name ? shuffle_tables_by_name(shuffler, {"l_orderkey"}, tables, shuffled)
+                                     : shuffle_tables(shuffler, std::vector<std::size_t>{0}, tables, shuffled));
             actors.push_back(collect(context, shuffled, run.received[index]));
             try {
                 run_actors(context, std::move(actors));
@@ -121,14 +123,8 @@ ShuffleRun shuffle_over_ranks(
     return run;
 }
 
-}  // namespace
-
-TEST(ShuffleTables, EveryRowReachesItsPartitionOnceUnderALimitFarBelowTheData) {
-    Watchdog const watchdog("a streaming shuffle of 3 ranks");
-    // About 8 MB of lineitem in chunks of about 250 KB; each rank receives a
-    // third of it before any partition completes, under a limit of 2 MiB.
-    table::TpchGenerator const generator(0.01, 5, 500);
-    auto const run = shuffle_over_ranks(generator, 3, 2 * mebibyte);
+/// Expects every generated row in the partition its key hashes to, once.
+void expect_shuffled(table::TpchGenerator const& generator, ShuffleRun const& run) {
     for (auto const& error : run.errors) {
         EXPECT_FALSE(error.has_value()) << *error;
     }
@@ -147,8 +143,25 @@ TEST(ShuffleTables, EveryRowReachesItsPartitionOnceUnderALimitFarBelowTheData) {
     }
     EXPECT_EQ(partitions_received, partitions);  // every partition has rows
     EXPECT_EQ(shuffled, generated);
+}
+
+}  // namespace
+
+TEST(ShuffleTables, EveryRowReachesItsPartitionOnceUnderALimitFarBelowTheData) {
+    Watchdog const watchdog("a streaming shuffle of 3 ranks");
+    // About 8 MB of lineitem in chunks of about 250 KB; each rank receives a
+    // third of it before any partition completes, under a limit of 2 MiB.
+    table::TpchGenerator const generator(0.01, 5, 500);
+    auto const run = shuffle_over_ranks(generator, 3, 2 * mebibyte);
+    expect_shuffled(generator, run);
     EXPECT_EQ(generator.num_chunks(), 30U);
     EXPECT_GT(run.spilled, 2.0 * mebibyte);
+}
+
+TEST(ShuffleTablesByName, ShufflesByTheColumnsOfTheGivenNames) {
+    Watchdog const watchdog("a streaming shuffle of 3 ranks by a named key");
+    table::TpchGenerator const generator(0.005, 6, 500);
+    expect_shuffled(generator, shuffle_over_ranks(generator, 3, 8 * mebibyte, std::chrono::seconds(30), true));
 }
 
 TEST(ShuffleTables, ALimitBelowWhatTheShuffleWorksInFailsWithOutOfMemoryInsteadOfHanging) {
@@ -181,6 +194,25 @@ TEST(ShuffleTables, ATableWithoutTheKeyColumnFailsThePipelineNamingIt) {
     actors.push_back(shuffle_tables(shuffler, {99}, tables, shuffled));
     actors.push_back(collect(context, shuffled, received));
     EXPECT_THROW_WITH(run_actors(context, std::move(actors)), InvalidArgument, "99");
+    EXPECT_TRUE(received.partitions.empty());
+}
+
+TEST(ShuffleTablesByName, ATableWithoutAKeyOfTheGivenNameFailsThePipelineNamingTheColumns) {
+    StreamMemory memory;
+    std::vector<memory::BufferResource*> resources{&memory.resource};
+    auto group = comm::LocalCommunicator::make_group(resources);
+    exec::ThreadPool pool(exec::ThreadPool::Config{.threads = 2});
+    Context context(pool, memory.resource);
+    shuffle::Shuffler shuffler(*group[0], 1, partitions, memory.resource);
+    Channel tables(context);
+    Channel shuffled(context);
+    table::TpchGenerator const generator(0.001);
+    Received received;
+    std::vector<Actor> actors;
+    actors.push_back(generate_lineitem(context, generator, 0, 1, tables));
+    actors.push_back(shuffle_tables_by_name(shuffler, {"o_orderkey"}, tables, shuffled));
+    actors.push_back(collect(context, shuffled, received));
+    EXPECT_THROW_WITH(run_actors(context, std::move(actors)), InvalidArgument, "l_orderkey");
     EXPECT_TRUE(received.partitions.empty());
 }
 

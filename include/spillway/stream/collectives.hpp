@@ -4,6 +4,7 @@
 /// and an all-gather of the messages that stream in.
 
 #include <cstddef>
+#include <string>
 #include <vector>
 
 #include <spillway/shuffle/all_gather.hpp>
@@ -38,6 +39,14 @@ namespace spillway::stream {
 ///         the shuffle's errors; OutOfMemory as `reserve_memory`.
 [[nodiscard]] Actor shuffle_tables(
     shuffle::Shuffler& shuffler, std::vector<std::size_t> key_columns, Channel& input, Channel& output
+);
+
+/// As `shuffle_tables`, with the key columns named: each table's are looked
+/// up in its schema.
+/// @throws (from the actor) InvalidArgument naming the columns there are if
+///         a table has no column of a key's name; as `shuffle_tables`.
+[[nodiscard]] Actor shuffle_tables_by_name(
+    shuffle::Shuffler& shuffler, std::vector<std::string> key_names, Channel& input, Channel& output
 );
 
 /// An actor that runs one rank's part of an all-gather of messages: each

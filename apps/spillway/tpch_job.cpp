@@ -1,0 +1,135 @@
+#include "tpch_job.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <vector>
+
+#include <spillway/core/error.hpp>
+#include <spillway/memory/memory_config.hpp>
+#include <spillway/shuffle/shuffle_config.hpp>
+#include <spillway/table/date32.hpp>
+
+namespace spillway::cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds(Clock::duration duration) { return std::chrono::duration<double>(duration).count(); }
+
+/// Row `row` of `table` as JSON values: numbers, strings, dates as
+/// `YYYY-MM-DD`, nulls.
+nlohmann::ordered_json json_row(table::Table const& table, std::size_t row) {
+    auto values = nlohmann::ordered_json::array();
+    for (auto const& column : table.columns()) {
+        if (column.is_null(row)) {
+            values.push_back(nullptr);
+            continue;
+        }
+        switch (column.type()) {
+            case table::DataType::int32: values.push_back(column.values<std::int32_t>()[row]); break;
+            case table::DataType::int64: values.push_back(column.values<std::int64_t>()[row]); break;
+            case table::DataType::float64: values.push_back(column.values<double>()[row]); break;
+            case table::DataType::string: values.push_back(std::string(column.string(row))); break;
+            case table::DataType::date32: {
+                char text[table::max_date32_chars];
+                auto const length = table::format_date32(column.values<std::int32_t>()[row], text);
+                values.push_back(std::string(text, length));
+                break;
+            }
+        }
+    }
+    return values;
+}
+
+/// A summary statistic of `resource`, 0 if it was never recorded.
+std::uint64_t total(memory::BufferResource const& resource, char const* name) {
+    return static_cast<std::uint64_t>(resource.statistics().get(name).value_or(Statistics::Entry{}).total);
+}
+
+}  // namespace
+
+TpchJob::TpchJob(TpchArguments arguments, Options const& options)
+    : arguments_(arguments),
+      generator_(options.get_double("scale", 1, 0, std::numeric_limits<double>::max()),
+                 static_cast<std::uint64_t>(options.get_int("seed", 0, 0, INT64_MAX))),
+      ranks_(options, memory::MemoryConfig::from_options(options), 1),
+      pool_(exec::ThreadPool::Config::from_options(options)) {
+    auto const implemented = tpch::implemented_queries();
+    if (std::find(implemented.begin(), implemented.end(), arguments_.query) == implemented.end()) {
+        std::string list;
+        for (auto const number : implemented) {
+            list += (list.empty() ? "" : ", ") + std::to_string(number);
+        }
+        SPILLWAY_FAIL("TPC-H query " << arguments_.query << " is not implemented; the queries are " << list,
+                      InvalidArgument);
+    }
+    config_.workers = std::max<std::size_t>(1, pool_.concurrency() / ranks_.resources().size());
+    config_.partitions =
+        static_cast<shuffle::PartitionId>(options.get_int("partitions", 32, 1, std::int64_t{1} << 24));
+    config_.shuffle = shuffle::ShuffleConfig::from_options(options);
+}
+
+RunSummary TpchJob::run(Progress& progress) {
+    auto const started = Clock::now();
+    std::atomic<std::uint64_t> rows{0};
+    std::atomic<std::uint64_t> bytes{0};
+    auto const generated = tpch::generated_tables(generator_);
+    tpch::TableSource const counted{
+        .num_chunks = generated.num_chunks,
+        .chunk = [&](table::TpchTable table, std::size_t chunk) {
+            auto result = generated.chunk(table, chunk);
+            rows.fetch_add(result.num_rows(), std::memory_order_relaxed);  // a total; no ordering needed
+            bytes.fetch_add(result.byte_size(), std::memory_order_relaxed);
+            return result;
+        }};
+    auto const local_ranks = ranks_.resources().size();
+    std::vector<table::Table> answers(local_ranks);  // each rank's copy of the whole answer
+    progress.start("query " + std::to_string(arguments_.query), 0, Progress::Unit::items);
+    ranks_.run([&](comm::Communicator& communicator) {
+        answers[static_cast<std::size_t>(communicator.rank() - ranks_.first_rank())] =
+            tpch::run_query(arguments_.query, communicator, pool_, counted, config_);
+    });
+    progress.finish();
+    auto const answered = Clock::now();
+
+    RunSummary summary;
+    summary.command = "tpch";
+    summary.settings["query"] = arguments_.query;
+    summary.settings["ranks"] = ranks_.size();
+    summary.settings["comm"] = ranks_.uses_mpi() ? "mpi" : "local";
+    summary.settings["threads"] = pool_.concurrency();
+    summary.settings["partitions"] = config_.partitions;
+    summary.settings["scale"] = generator_.scale();
+    QueryAnswer answer;
+    auto const& table = answers.front();
+    for (auto const& field : table.schema().fields()) {
+        answer.columns.push_back(field.name);
+    }
+    for (std::size_t row = 0; row < table.num_rows(); ++row) {
+        answer.rows.push_back(json_row(table, row));
+    }
+    summary.answer = std::move(answer);
+    answers.clear();  // their storage is the ranks' resources', released below
+    summary.rows = rows.load(std::memory_order_relaxed);
+    summary.bytes = bytes.load(std::memory_order_relaxed);
+    TierPeak host{"HOST", ranks_.host_limit_per_rank(), {}};
+    TierPeak disk{"DISK", ranks_.resources().front()->memory_limit(memory::MemoryType::DISK), {}};
+    for (auto const& resource : ranks_.resources()) {
+        summary.spilled_bytes += total(*resource, "memory.copy.host_to_disk.bytes");
+        summary.read_back_bytes += total(*resource, "memory.copy.disk_to_host.bytes");
+        summary.sent_bytes = summary.sent_bytes.value_or(0) + total(*resource, "shuffle.send.bytes");
+        host.ranks.push_back(resource->peak_memory_used(memory::MemoryType::HOST));
+        disk.ranks.push_back(resource->peak_memory_used(memory::MemoryType::DISK));
+    }
+    summary.peak_memory = {host, disk};
+    progress.start("clean up", local_ranks, Progress::Unit::items);
+    ranks_.release_resources([&] { progress.advance(1); });
+    progress.finish();
+    auto const finished = Clock::now();
+    summary.seconds = seconds(finished - started);
+    summary.phases = {{"query", seconds(answered - started)}, {"clean up", seconds(finished - answered)}};
+    summary.peak_resident_bytes = peak_resident_bytes();
+    return summary;
+}
+
+}  // namespace spillway::cli

@@ -1,0 +1,51 @@
+#pragma once
+/// @file
+/// `spillway tpch`: runs a TPC-H query over generated tables on the ranks of
+/// a job, under a memory limit, and prints its answer.
+#include <atomic>
+#include <cstdint>
+
+#include <spillway/core/options.hpp>
+#include <spillway/exec/thread_pool.hpp>
+#include <spillway/table/tpch_generator.hpp>
+#include <spillway/tpch/queries.hpp>
+
+#include "job.hpp"
+#include "rank_group.hpp"
+
+namespace spillway::cli {
+
+/// What `spillway tpch` is asked to do.
+struct TpchArguments {
+    int query = 0;  ///< the TPC-H query's number
+};
+
+/// Runs TPC-H query `query` (`tpch::run_query`) on every rank of a
+/// `RankGroup`, over the tables of `table::TpchGenerator(scale, seed)`,
+/// which each rank generates its chunks of as the query reads them. The
+/// summary holds the answer (`RunSummary::answer`), the rows and bytes of
+/// the tables read, the time, the bytes spilled and the peak memory. There
+/// is nothing to verify: `tests/apps/check_tpch_with_duckdb.py` checks
+/// answers against DuckDB.
+///
+/// Defaults: 1 in-process rank, scale 1, 32 partitions per shuffle, the
+/// memory options' defaults.
+///
+/// Options read: `ranks`, `comm`, `scale`, `seed`, `partitions`, `threads`,
+/// the memory options, the shuffle options and `comm_mpi_*`.
+class TpchJob final : public Job {
+  public:
+    /// @throws InvalidArgument if the query is not implemented or an option
+    ///         is malformed; IoError if a spill directory cannot be made.
+    TpchJob(TpchArguments arguments, Options const& options);
+    [[nodiscard]] RunSummary run(Progress& progress) override;
+
+  private:
+    TpchArguments arguments_;
+    table::TpchGenerator generator_;
+    RankGroup ranks_;
+    exec::ThreadPool pool_;
+    tpch::QueryConfig config_;
+};
+
+}  // namespace spillway::cli

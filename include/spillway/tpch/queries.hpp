@@ -1,0 +1,70 @@
+#pragma once
+/// @file
+/// TPC-H queries as streaming pipelines of spillway's operators, run by
+/// every rank of a communicator over the tables it reads.
+#include <cstddef>
+#include <functional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <spillway/comm/communicator.hpp>
+#include <spillway/exec/executor.hpp>
+#include <spillway/shuffle/shuffle_config.hpp>
+#include <spillway/shuffle/shuffler.hpp>
+#include <spillway/table/table.hpp>
+#include <spillway/table/tpch_generator.hpp>
+
+namespace spillway::tpch {
+
+/// Where a query reads the TPC-H tables: each table in chunks, of which
+/// rank r of n reads chunks r, r + n, ... Both functions may be called from
+/// several threads at once.
+struct TableSource {
+    /// The number of chunks of a table.
+    std::function<std::size_t(table::TpchTable)> num_chunks;
+    /// Chunk `chunk` of a table, with the columns `TpchGenerator::schema`
+    /// names (more columns, or others in between, are allowed).
+    std::function<table::Table(table::TpchTable, std::size_t chunk)> chunk;
+};
+
+/// The tables `generator` makes. Lifetime: the generator must outlive the
+/// source.
+[[nodiscard]] TableSource generated_tables(table::TpchGenerator const& generator);
+
+/// How a rank runs a query.
+struct QueryConfig {
+    /// Actors that filter and project tables at once, per scan.
+    std::size_t workers = 2;
+    /// Partitions of each hash shuffle, across all ranks. A partitioned
+    /// join holds one build partition in memory at a time, so more
+    /// partitions fit a larger build side into a small limit.
+    shuffle::PartitionId partitions = 32;
+    /// Settings of the shuffles and all-gathers.
+    shuffle::ShuffleConfig shuffle;
+};
+
+/// The numbers of the TPC-H queries spillway implements, in increasing order.
+[[nodiscard]] std::span<int const> implemented_queries() noexcept;
+
+/// Runs TPC-H query `number` (with the specification's validation
+/// parameters) as this rank's part of a pipeline over `communicator`'s
+/// ranks; every rank calls it with the same arguments, and every rank gets
+/// the whole answer. Its columns are named as the query's select list, its
+/// rows ordered as its ORDER BY (and cut by its LIMIT). Decimals are
+/// `float64`; dates `date32`.
+///
+/// The pipeline's actors run on `executor` (shared by ranks of one process
+/// if need be) and its data lives in the communicator's buffer resource:
+/// messages between operators and everything a shuffle, an all-gather or a
+/// join waits for can spill; the tables an operator works on at once must
+/// fit. The collectives use op ids from `first_op_id` up, at most 16.
+/// @throws InvalidArgument if `number` is not one of `implemented_queries()`.
+/// @throws OutOfMemory if the tables the query works on at once do not fit
+///         in the resource's HOST limit within its reserve timeout.
+/// @throws the errors of the collectives and of reading the source.
+[[nodiscard]] table::Table run_query(int number, comm::Communicator& communicator, exec::Executor& executor,
+                                     TableSource const& source, QueryConfig const& config,
+                                     shuffle::OpId first_op_id = 0);
+
+}  // namespace spillway::tpch
