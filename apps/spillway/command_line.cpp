@@ -141,7 +141,7 @@ CommandLine::CommandLine() : app_(description, "spillway") {
     tpch_command_ = app_.add_subcommand(
         "tpch",
         "Run a TPC-H query over generated tables on one or more ranks under a memory limit (spilling to disk), and "
-        "print its answer and a summary. Queries: 1, 3.");
+        "print its answer and a summary. Queries: 1, 3, 7, 9, 21.");
     tpch_command_->add_option("--query", tpch_.query, "the TPC-H query's number")->type_name("N")->required();
     flags_.add(*tpch_command_, "--ranks", "ranks", "N",
                "in-process ranks (default 1); with --comm mpi, the number of MPI processes, which is the default",

@@ -69,6 +69,42 @@ where c_mktsegment = 'BUILDING' and c_custkey = o_custkey and l_orderkey = o_ord
 group by l_orderkey, o_orderdate, o_shippriority
 order by revenue desc, o_orderdate
 limit 10""",
+    7: """
+select supp_nation, cust_nation, l_year, sum(volume) as revenue
+from (
+  select n1.n_name as supp_nation, n2.n_name as cust_nation, extract(year from l_shipdate) as l_year,
+         l_extendedprice * (1 - l_discount) as volume
+  from supplier, lineitem, orders, customer, nation n1, nation n2
+  where s_suppkey = l_suppkey and o_orderkey = l_orderkey and c_custkey = o_custkey
+    and s_nationkey = n1.n_nationkey and c_nationkey = n2.n_nationkey
+    and ((n1.n_name = 'FRANCE' and n2.n_name = 'GERMANY') or (n1.n_name = 'GERMANY' and n2.n_name = 'FRANCE'))
+    and l_shipdate between date '1995-01-01' and date '1996-12-31'
+) as shipping
+group by supp_nation, cust_nation, l_year
+order by supp_nation, cust_nation, l_year""",
+    9: """
+select nation, o_year, sum(amount) as sum_profit
+from (
+  select n_name as nation, extract(year from o_orderdate) as o_year,
+         l_extendedprice * (1 - l_discount) - ps_supplycost * l_quantity as amount
+  from part, supplier, lineitem, partsupp, orders, nation
+  where s_suppkey = l_suppkey and ps_suppkey = l_suppkey and ps_partkey = l_partkey and p_partkey = l_partkey
+    and o_orderkey = l_orderkey and s_nationkey = n_nationkey and p_name like '%green%'
+) as profit
+group by nation, o_year
+order by nation, o_year desc""",
+    21: """
+select s_name, count(*) as numwait
+from supplier, lineitem l1, orders, nation
+where s_suppkey = l1.l_suppkey and o_orderkey = l1.l_orderkey and o_orderstatus = 'F'
+  and l1.l_receiptdate > l1.l_commitdate
+  and exists (select * from lineitem l2 where l2.l_orderkey = l1.l_orderkey and l2.l_suppkey <> l1.l_suppkey)
+  and not exists (select * from lineitem l3 where l3.l_orderkey = l1.l_orderkey
+                  and l3.l_suppkey <> l1.l_suppkey and l3.l_receiptdate > l3.l_commitdate)
+  and s_nationkey = n_nationkey and n_name = 'SAUDI ARABIA'
+group by s_name
+order by numwait desc, s_name
+limit 100""",
 }
 
 

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <functional>
+#include <string>
 #include <string_view>
 
 #include <spillway/core/error.hpp>
@@ -24,7 +26,7 @@ using table::DataType;
 using table::Table;
 using table::TpchTable;
 
-constexpr std::array<int, 2> queries{1, 3};
+constexpr std::array<int, 5> queries{1, 3, 7, 9, 21};
 
 /// The values of column `name` of `table`, as `T`.
 template <typename T>
@@ -49,6 +51,34 @@ table::Column revenue(Table const& lineitem) {
     auto const price = values<double>(lineitem, "l_extendedprice");
     auto const discount = values<double>(lineitem, "l_discount");
     return doubles(lineitem, [&](std::size_t row) { return price[row] * (1 - discount[row]); });
+}
+
+/// The calendar year of each date of column `name`, as an int64 column.
+std::function<table::Column(Table const&)> year_of(std::string name) {
+    return [name = std::move(name)](Table const& t) {
+        auto const dates = values<std::int32_t>(t, name);
+        return query::make_column(DataType::int64, t.num_rows(), [&](std::size_t row) {
+            return std::int64_t{table::to_civil(dates[row]).year};
+        });
+    };
+}
+
+/// The rows of string column `name` equal to one of `wanted`.
+template <std::size_t N>
+Table keep_strings(Table const& table, std::string_view name, std::array<std::string_view, N> const& wanted) {
+    auto const& column = table.column(name);
+    return keep_rows(table, [&](std::size_t row) {
+        return std::find(wanted.begin(), wanted.end(), column.string(row)) != wanted.end();
+    });
+}
+
+/// The nations named `names`, as (`n_nationkey`, `alias` holding the name).
+template <std::size_t N>
+stream::Channel& nations(detail::QueryPipeline& pipeline, std::array<std::string_view, N> names, std::string alias) {
+    return pipeline.scan(TpchTable::nation, [names, alias = std::move(alias)](Table const& nation) {
+        ColumnExpression const columns[] = {query::column("n_nationkey"), query::column("n_name", alias)};
+        return query::project(keep_strings(nation, "n_name", names), columns);
+    });
 }
 
 /// Q1, the pricing summary report: line items shipped by 1998-09-02,
@@ -143,6 +173,189 @@ Table q3(detail::QueryPipeline& pipeline) {
     return pipeline.run(top);
 }
 
+/// Q7, the volume shipping query: revenue of the goods shipped in 1995 and
+/// 1996 between suppliers and customers of FRANCE and GERMANY, by nations
+/// and year.
+Table q7(detail::QueryPipeline& pipeline) {
+    constexpr std::array<std::string_view, 2> both{"FRANCE", "GERMANY"};
+    constexpr auto first = table::to_date32({1995, 1, 1});
+    constexpr auto last = table::to_date32({1996, 12, 31});
+    auto& supplier_keys = pipeline.scan(TpchTable::supplier, [](Table const& supplier) {
+        ColumnExpression const columns[] = {query::column("s_suppkey"), query::column("s_nationkey")};
+        return query::project(supplier, columns);
+    });
+    auto& suppliers = pipeline.broadcast_join(nations(pipeline, both, "supp_nation"), supplier_keys,
+                                              {{"n_nationkey"}, {"s_nationkey"}});
+    auto& customer_keys = pipeline.scan(TpchTable::customer, [](Table const& customer) {
+        ColumnExpression const columns[] = {query::column("c_custkey"), query::column("c_nationkey")};
+        return query::project(customer, columns);
+    });
+    auto& customers = pipeline.broadcast_join(nations(pipeline, both, "cust_nation"), customer_keys,
+                                              {{"n_nationkey"}, {"c_nationkey"}});
+    auto& order_keys = pipeline.scan(TpchTable::orders, [](Table const& order) {
+        ColumnExpression const columns[] = {query::column("o_orderkey"), query::column("o_custkey")};
+        return query::project(order, columns);
+    });
+    auto& orders = pipeline.broadcast_join(customers, order_keys, {{"c_custkey"}, {"o_custkey"}});
+    auto& lineitems = pipeline.scan(TpchTable::lineitem, [](Table const& lineitem) {
+        auto const ship = values<std::int32_t>(lineitem, "l_shipdate");
+        ColumnExpression const columns[] = {query::column("l_orderkey"), query::column("l_suppkey"),
+                                            {"l_year", year_of("l_shipdate")}, {"volume", revenue}};
+        return query::project(
+            keep_rows(lineitem, [&](std::size_t row) { return ship[row] >= first && ship[row] <= last; }), columns
+        );
+    });
+    auto& supplied = pipeline.broadcast_join(suppliers, lineitems, {{"s_suppkey"}, {"l_suppkey"}});
+    auto& shipped = pipeline.partitioned_join(orders, supplied, {{"o_orderkey"}, {"l_orderkey"}});
+    static std::string const keys[] = {"supp_nation", "cust_nation", "l_year"};
+    static std::vector<Aggregate> const sums = {{AggregateKind::sum, "volume", "revenue"}};
+    auto& partials = pipeline.transform(shipped, [](Table const& rows) {
+        auto const& supplier = rows.column("supp_nation");
+        auto const& customer = rows.column("cust_nation");
+        return query::group_by(
+            keep_rows(rows, [&](std::size_t row) { return supplier.string(row) != customer.string(row); }), keys, sums
+        );
+    });
+    auto& answer = pipeline.all(pipeline.gather(partials), [](Table const& all) {
+        SortKey const order[] = {{"supp_nation"}, {"cust_nation"}, {"l_year"}};
+        return query::sort(query::group_by(all, keys, query::merging_aggregates(sums)), order);
+    });
+    return pipeline.run(answer);
+}
+
+/// Q9, the product type profit measure: the profit on parts whose name
+/// holds "green", by supplier nation and year.
+Table q9(detail::QueryPipeline& pipeline) {
+    // Read twice: once to filter the line items, once partsupp.
+    auto const green_parts = [&pipeline]() -> stream::Channel& {
+        return pipeline.scan(TpchTable::part, [](Table const& part) {
+            auto const& name = part.column("p_name");
+            ColumnExpression const columns[] = {query::column("p_partkey")};
+            return query::project(keep_rows(part, [&](std::size_t row) {
+                                      return name.string(row).find("green") != std::string_view::npos;
+                                  }),
+                                  columns);
+        });
+    };
+    auto& lineitems = pipeline.scan(TpchTable::lineitem, [](Table const& lineitem) {
+        ColumnExpression const columns[] = {query::column("l_orderkey"), query::column("l_partkey"),
+                                            query::column("l_suppkey"), query::column("l_quantity"),
+                                            {"revenue", revenue}};
+        return query::project(lineitem, columns);
+    });
+    auto& green_lineitems =
+        pipeline.broadcast_join(green_parts(), lineitems, {{"p_partkey"}, {"l_partkey"}, query::JoinKind::semi});
+    auto& supplier_keys = pipeline.scan(TpchTable::supplier, [](Table const& supplier) {
+        ColumnExpression const columns[] = {query::column("s_suppkey"), query::column("s_nationkey")};
+        return query::project(supplier, columns);
+    });
+    auto& all_nations = pipeline.scan(TpchTable::nation, [](Table const& nation) {
+        ColumnExpression const columns[] = {query::column("n_nationkey"), query::column("n_name", "nation")};
+        return query::project(nation, columns);
+    });
+    auto& suppliers = pipeline.broadcast_join(all_nations, supplier_keys, {{"n_nationkey"}, {"s_nationkey"}});
+    auto& with_nation = pipeline.broadcast_join(suppliers, green_lineitems, {{"s_suppkey"}, {"l_suppkey"}});
+    auto& all_partsupp = pipeline.scan(TpchTable::partsupp, [](Table const& rows) {
+        ColumnExpression const columns[] = {query::column("ps_partkey"), query::column("ps_suppkey"),
+                                            query::column("ps_supplycost")};
+        return query::project(rows, columns);
+    });
+    auto& partsupp =
+        pipeline.broadcast_join(green_parts(), all_partsupp, {{"p_partkey"}, {"ps_partkey"}, query::JoinKind::semi});
+    auto& with_cost = pipeline.partitioned_join(partsupp, with_nation,
+                                                {{"ps_partkey", "ps_suppkey"}, {"l_partkey", "l_suppkey"}});
+    auto& order_years = pipeline.scan(TpchTable::orders, [](Table const& order) {
+        ColumnExpression const columns[] = {query::column("o_orderkey"), {"o_year", year_of("o_orderdate")}};
+        return query::project(order, columns);
+    });
+    // The green line items are far fewer than the orders: they are the build side.
+    auto& dated = pipeline.partitioned_join(with_cost, order_years, {{"l_orderkey"}, {"o_orderkey"}});
+    static std::string const keys[] = {"nation", "o_year"};
+    static std::vector<Aggregate> const sums = {{AggregateKind::sum, "amount", "sum_profit"}};
+    auto& partials = pipeline.transform(dated, [](Table const& rows) {
+        auto const revenues = values<double>(rows, "revenue");
+        auto const costs = values<double>(rows, "ps_supplycost");
+        auto const quantities = values<double>(rows, "l_quantity");
+        ColumnExpression const columns[] = {
+            query::column("nation"), query::column("o_year"),
+            {"amount", [&](Table const& t) {
+                 return doubles(t, [&](std::size_t row) { return revenues[row] - costs[row] * quantities[row]; });
+             }}};
+        return query::group_by(query::project(rows, columns), keys, sums);
+    });
+    auto& answer = pipeline.all(pipeline.gather(partials), [](Table const& all) {
+        SortKey const order[] = {{"nation"}, {"o_year", true}};
+        return query::sort(query::group_by(all, keys, query::merging_aggregates(sums)), order);
+    });
+    return pipeline.run(answer);
+}
+
+/// The line items of `partition` (all the lines of its orders) that Q21
+/// counts: late lines of an order with several suppliers, where no other
+/// supplier was late.
+Table late_alone(Table const& partition) {
+    static std::string const order_supplier[] = {"l_orderkey", "l_suppkey"};
+    static std::string const order[] = {"l_orderkey"};
+    static std::vector<Aggregate> const was_late = {{AggregateKind::max, "late", "late"}};
+    static std::vector<Aggregate> const per_order = {{AggregateKind::count, "", "suppliers"},
+                                                     {AggregateKind::sum, "late", "late_suppliers"}};
+    auto const orders = query::group_by(query::group_by(partition, order_supplier, was_late), order, per_order);
+    auto const suppliers = values<std::int64_t>(orders, "suppliers");
+    auto const late_suppliers = values<std::int64_t>(orders, "late_suppliers");
+    auto const waiting = keep_rows(orders, [&](std::size_t row) {
+        return suppliers[row] >= 2 && late_suppliers[row] == 1;
+    });
+    auto const late = values<std::int32_t>(partition, "late");
+    auto const late_lines = keep_rows(partition, [&](std::size_t row) { return late[row] == 1; });
+    return query::hash_join(waiting, order, late_lines, order, query::JoinKind::semi);
+}
+
+/// Q21, the suppliers who kept orders waiting: suppliers of SAUDI ARABIA
+/// whose late line was the only late one of a finished order with several
+/// suppliers, by number of such lines.
+Table q21(detail::QueryPipeline& pipeline) {
+    constexpr std::array<std::string_view, 1> saudi_arabia{"SAUDI ARABIA"};
+    auto& supplier_names = pipeline.scan(TpchTable::supplier, [](Table const& supplier) {
+        ColumnExpression const columns[] = {query::column("s_suppkey"), query::column("s_name"),
+                                            query::column("s_nationkey")};
+        return query::project(supplier, columns);
+    });
+    auto& suppliers = pipeline.broadcast_join(nations(pipeline, saudi_arabia, "n_name"), supplier_names,
+                                              {{"n_nationkey"}, {"s_nationkey"}});
+    auto& finished = pipeline.scan(TpchTable::orders, [](Table const& order) {
+        auto const& status = order.column("o_orderstatus");
+        ColumnExpression const columns[] = {query::column("o_orderkey")};
+        return query::project(keep_rows(order, [&](std::size_t row) { return status.string(row) == "F"; }),
+                              columns);
+    });
+    auto& lineitems = pipeline.scan(TpchTable::lineitem, [](Table const& lineitem) {
+        auto const receipt = values<std::int32_t>(lineitem, "l_receiptdate");
+        auto const commit = values<std::int32_t>(lineitem, "l_commitdate");
+        ColumnExpression const columns[] = {
+            query::column("l_orderkey"), query::column("l_suppkey"),
+            {"late", [&](Table const& t) {
+                 return query::make_column(DataType::int32, t.num_rows(), [&](std::size_t row) {
+                     return std::int32_t{receipt[row] > commit[row] ? 1 : 0};
+                 });
+             }}};
+        return query::project(lineitem, columns);
+    });
+    // Every line of an order lands in its order's partition, so each
+    // partition sees whole orders.
+    auto& finished_lines =
+        pipeline.partitioned_join(finished, lineitems, {{"o_orderkey"}, {"l_orderkey"}, query::JoinKind::semi});
+    auto& waiting = pipeline.per_partition(finished_lines, late_alone);
+    auto& named = pipeline.broadcast_join(suppliers, waiting, {{"s_suppkey"}, {"l_suppkey"}});
+    static std::string const keys[] = {"s_name"};
+    static std::vector<Aggregate> const counts = {{AggregateKind::count, "", "numwait"}};
+    auto& partials = pipeline.transform(named, [](Table const& rows) { return query::group_by(rows, keys, counts); });
+    auto& answer = pipeline.all(pipeline.gather(partials), [](Table const& all) {
+        SortKey const order[] = {{"numwait", true}, {"s_name"}};
+        return query::top_k(query::group_by(all, keys, query::merging_aggregates(counts)), order, 100);
+    });
+    return pipeline.run(answer);
+}
+
 }  // namespace
 
 TableSource generated_tables(table::TpchGenerator const& generator) {
@@ -155,11 +368,14 @@ std::span<int const> implemented_queries() noexcept { return queries; }
 Table run_query(int number, comm::Communicator& communicator, exec::Executor& executor, TableSource const& source,
                 QueryConfig const& config, shuffle::OpId first_op_id) {
     SPILLWAY_EXPECTS(std::find(queries.begin(), queries.end(), number) != queries.end(),
-                     "TPC-H query " << number << " is not implemented; the queries are 1 and 3", InvalidArgument);
+                     "TPC-H query " << number << " is not implemented; the queries are 1, 3, 7, 9 and 21", InvalidArgument);
     detail::QueryPipeline pipeline(communicator, executor, source, config, first_op_id);
     switch (number) {
         case 1: return q1(pipeline);
         case 3: return q3(pipeline);
+        case 7: return q7(pipeline);
+        case 9: return q9(pipeline);
+        case 21: return q21(pipeline);
         default: break;
     }
     SPILLWAY_FAIL("TPC-H query " << number << " is not implemented", InvalidArgument);
