@@ -9,9 +9,12 @@
 
 #include <algorithm>
 #include <optional>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include <spillway/core/error.hpp>
+#include <spillway/io/parquet_row_groups.hpp>
 
 #include "arrow_output_file.hpp"
 #include "arrow_tables.hpp"
@@ -36,26 +39,32 @@ auto guarded(std::string const& what, Action&& action) {
 /// batches of this many rows, so that its size does not bound memory.
 constexpr std::uint64_t rows_per_read = std::uint64_t{1} << 16;
 
+/// A reader of the Parquet file `path` that decodes each column's pages as a
+/// batch of at most `rows_per_read` rows needs them, with Arrow's system
+/// allocator (the library's own default is a second allocator that keeps
+/// what is freed).
+std::unique_ptr<parquet::arrow::FileReader> open_reader(std::string const& path) {
+    auto const file = value_of(arrow::io::ReadableFile::Open(path, arrow::system_memory_pool()),
+                               "cannot open Parquet file '" + path + "'");
+    auto const what = "'" + path + "' is not a readable Parquet file";
+    parquet::ArrowReaderProperties properties;
+    properties.set_batch_size(static_cast<std::int64_t>(rows_per_read));
+    properties.set_pre_buffer(false);
+    parquet::arrow::FileReaderBuilder builder;
+    return guarded(what, [&] {
+        check(builder.Open(file, parquet::ReaderProperties(arrow::system_memory_pool())), what);
+        return value_of(builder.memory_pool(arrow::system_memory_pool())->properties(properties)->Build(), what);
+    });
+}
+
 /// Reads a Parquet file in batches of at most `rows_per_read` rows, decoding
 /// each column's pages as the batch needs them, with Arrow's system
 /// allocator (whose freed memory goes back to the process's heap).
 class ParquetFileReader final : public TableFileReader {
   public:
     explicit ParquetFileReader(std::filesystem::path const& path) : path_(path.string()) {
-        auto const file = value_of(arrow::io::ReadableFile::Open(path_, arrow::system_memory_pool()),
-                                   "cannot open Parquet file '" + path_ + "'");
+        reader_ = open_reader(path_);
         auto const what = "'" + path_ + "' is not a readable Parquet file";
-        // Every buffer from the system allocator (the library's own default
-        // is a second allocator that keeps what is freed), and column chunks
-        // read as the pages are needed rather than a whole row group ahead.
-        parquet::ArrowReaderProperties properties;
-        properties.set_batch_size(static_cast<std::int64_t>(rows_per_read));
-        properties.set_pre_buffer(false);
-        parquet::arrow::FileReaderBuilder builder;
-        reader_ = guarded(what, [&] {
-            check(builder.Open(file, parquet::ReaderProperties(arrow::system_memory_pool())), what);
-            return value_of(builder.memory_pool(arrow::system_memory_pool())->properties(properties)->Build(), what);
-        });
         std::shared_ptr<arrow::Schema> schema;
         check(reader_->GetSchema(&schema), "cannot read the schema of '" + path_ + "'");
         schema_ = to_spillway(*schema, path_);
@@ -191,3 +200,40 @@ std::unique_ptr<TableFileWriter> create_parquet_file(std::filesystem::path const
 }
 
 }  // namespace spillway::io::detail
+
+namespace spillway::io {
+
+ParquetRowGroups::ParquetRowGroups(std::filesystem::path path) : path_(std::move(path)) {
+    auto const reader = detail::open_reader(path_.string());
+    std::shared_ptr<arrow::Schema> schema;
+    detail::check(reader->GetSchema(&schema), "cannot read the schema of '" + path_.string() + "'");
+    schema_ = detail::to_spillway(*schema, path_.string());
+    row_groups_ = static_cast<std::size_t>(reader->num_row_groups());
+}
+
+table::Table ParquetRowGroups::read(std::size_t group) const {
+    SPILLWAY_EXPECTS(group < row_groups_,
+                     "row group " << group << " of '" << path_.string() << "', which has " << row_groups_,
+                     InvalidArgument);
+    auto const path = path_.string();
+    auto const reader = detail::open_reader(path);
+    auto const what = "cannot read row group " + std::to_string(group) + " of '" + path + "'";
+    auto const batches = detail::guarded(what, [&] {
+        return detail::value_of(reader->GetRecordBatchReader({static_cast<int>(group)}), what);
+    });
+    std::vector<table::Table> tables;
+    while (true) {
+        std::shared_ptr<arrow::RecordBatch> batch;
+        detail::guarded(what, [&] { detail::check(batches->ReadNext(&batch), what); });
+        if (batch == nullptr) {
+            break;
+        }
+        tables.push_back(detail::to_table(*batch, path));
+    }
+    if (tables.size() == 1) {
+        return std::move(tables.front());
+    }
+    return table::Table::concatenate(tables);
+}
+
+}  // namespace spillway::io

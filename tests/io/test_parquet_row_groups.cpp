@@ -1,0 +1,61 @@
+// ParquetRowGroups: a Parquet file's row groups read in any order, by
+// several threads at once.
+#include <spillway/io/parquet_row_groups.hpp>
+
+#include <fstream>
+#include <thread>
+#include <vector>
+
+#include <common/error_matchers.hpp>
+#include <common/temporary_directory.hpp>
+#include <spillway/core/error.hpp>
+#include <spillway/io/table_file.hpp>
+#include <spillway/table/table_builder.hpp>
+
+#include <gtest/gtest.h>
+
+#include "random_table.hpp"
+
+using namespace spillway;
+using namespace spillway::io;
+
+TEST(ParquetRowGroups, ThreadsReadingRowGroupsInAnyOrderGetTheFileBackWhole) {
+    test::TemporaryDirectory directory;
+    auto const rows = table::test::random_table(2500, 5, 0.1, 10);
+    WriteOptions options;
+    options.row_group_rows = 300;  // nine groups, the last of 100 rows
+    auto const file = directory.path() / "rows.parquet";
+    auto writer = create_table_file(file, FileFormat::parquet, rows.schema(), options);
+    writer->write(rows.slice(0, rows.num_rows()));
+    writer->close();
+
+    ParquetRowGroups const groups(file);
+    ASSERT_EQ(groups.size(), 9U);
+    EXPECT_EQ(groups.schema(), rows.schema());
+    std::vector<table::Table> read(groups.size());
+    std::vector<std::thread> threads;
+    for (std::size_t thread = 0; thread < 2; ++thread) {
+        threads.emplace_back([&, thread] {
+            for (std::size_t group = groups.size() - 1 - thread;; group -= 2) {  // from the last group back
+                read[group] = groups.read(group);
+                if (group < 2) {
+                    break;
+                }
+            }
+        });
+    }
+    for (auto& thread : threads) {
+        thread.join();
+    }
+    EXPECT_EQ(read[8].num_rows(), 100U);
+    EXPECT_EQ(table::Table::concatenate(read), rows);
+    EXPECT_THROW_WITH((void)groups.read(9), InvalidArgument, "row group 9");
+}
+
+TEST(ParquetRowGroups, AMissingOrCorruptFileIsRefusedNamingIt) {
+    test::TemporaryDirectory directory;
+    EXPECT_THROW_WITH(ParquetRowGroups(directory.path() / "missing.parquet"), IoError, "missing.parquet");
+    auto const file = directory.path() / "not.parquet";
+    std::ofstream(file) << "not parquet at all";
+    EXPECT_THROW_WITH(ParquetRowGroups{file}, CorruptData, "not.parquet");
+}
