@@ -112,8 +112,8 @@ CommandLine::CommandLine() : app_(description, "spillway") {
 
     generate_command_ = app_.add_subcommand(
         "generate",
-        "Write TPC-H tables as CSV (.tbl files: TPC-H's '|' format), in parallel, deterministic: the rows `spillway "
-        "tpch` queries.");
+        "Write TPC-H tables as CSV (.tbl files: TPC-H's '|' format), Parquet or Arrow IPC, in parallel, "
+        "deterministic: the rows `spillway tpch` queries.");
     auto* table_option =
         generate_command_
             ->add_option("--table", generate_.table,
@@ -133,6 +133,12 @@ CommandLine::CommandLine() : app_(description, "spillway") {
     generate_command_->add_option("--output,-o", generate_.output, "the file (--table) or directory (--tables) to write")
         ->type_name("PATH")
         ->required();
+    generate_command_
+        ->add_option("--output-format", generate_.output_format,
+                     "csv, parquet or arrow (default: from the file's extension with --table; .tbl files with "
+                     "--tables)")
+        ->type_name("FORMAT")
+        ->check(CLI::IsMember({"csv", "parquet", "arrow", "feather"}, CLI::ignore_case));
     add_generator_flags(*generate_command_, flags_, "1");
     add_execution_flags(*generate_command_, flags_, "chunks of about 4 MiB in flight (default 4 per thread)");
     add_csv_flags(*generate_command_, flags_);
@@ -143,6 +149,11 @@ CommandLine::CommandLine() : app_(description, "spillway") {
         "Run a TPC-H query over generated tables on one or more ranks under a memory limit (spilling to disk), and "
         "print its answer and a summary. Queries: 1, 3, 7, 9, 21.");
     tpch_command_->add_option("--query", tpch_.query, "the TPC-H query's number")->type_name("N")->required();
+    tpch_command_
+        ->add_option("--data", tpch_.data,
+                     "read the tables from DIR/<table>.parquet (spillway generate --tables all --output-format "
+                     "parquet -o DIR) instead of generating them; --scale and --seed are then ignored")
+        ->type_name("DIR");
     flags_.add(*tpch_command_, "--ranks", "ranks", "N",
                "in-process ranks (default 1); with --comm mpi, the number of MPI processes, which is the default",
                integer_value(1, 4096));

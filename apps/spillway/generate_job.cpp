@@ -17,11 +17,28 @@ namespace {
 /// Chunks in flight per thread unless `window` says otherwise.
 constexpr std::int64_t chunks_per_thread = 4;
 
-/// One chunk as CSV text.
-struct CsvChunk {
+/// One chunk: as CSV text, or as a table for the other formats.
+struct GeneratedChunk {
     std::string text;
+    std::optional<table::Table> table;
     std::size_t rows = 0;
 };
+
+/// The format of the files: `output_format`, else the extension's (`--table`)
+/// or CSV (`--tables`).
+io::FileFormat format_of(GenerateArguments const& arguments) {
+    if (!arguments.output_format.empty()) {
+        return io::parse_file_format(arguments.output_format);
+    }
+    return arguments.tables.empty() ? io::format_of(arguments.output) : io::FileFormat::csv;
+}
+
+/// Row groups of about 4 MiB of column data: about one generated chunk.
+io::WriteOptions write_options() {
+    io::WriteOptions options;
+    options.row_group_bytes = std::uint64_t{4} << 20;
+    return options;
+}
 
 table::TpchGenerator make_generator(Options const& options) {
     auto const scale = options.get_double("scale", 1.0, 0.0, std::numeric_limits<double>::max());
@@ -34,6 +51,7 @@ table::TpchGenerator make_generator(Options const& options) {
 GenerateJob::GenerateJob(GenerateArguments arguments, Options const& options)
     : arguments_(std::move(arguments)),
       generator_(make_generator(options)),
+      format_(format_of(arguments_)),
       csv_(table::CsvOptions::from_options(options, !arguments_.tables.empty() || arguments_.output.extension() == ".tbl"
                                                         ? table::CsvOptions::tbl()
                                                         : table::CsvOptions())),
@@ -53,16 +71,23 @@ GenerateJob::GenerateJob(GenerateArguments arguments, Options const& options)
             tables.push_back(table);
         }
     }
+    auto const add_output = [&](table::TpchTable table, std::filesystem::path const& file) {
+        auto const schema = table::TpchGenerator::schema(table);
+        if (format_ == io::FileFormat::csv) {
+            outputs_.push_back({table, std::make_unique<table::CsvWriter>(file, csv_, schema), nullptr});
+        } else {
+            outputs_.push_back({table, nullptr, io::create_table_file(file, format_, schema, write_options())});
+        }
+    };
     if (arguments_.tables.empty()) {
         file_.emplace(arguments_.output);
-        outputs_.push_back({tables.front(), std::make_unique<table::CsvWriter>(
-                                                file_->staging(), csv_, table::TpchGenerator::schema(tables.front()))});
+        add_output(tables.front(), file_->staging());
         return;
     }
     directory_.emplace(arguments_.output);
+    auto const extension = format_ == io::FileFormat::csv ? std::string_view(".tbl") : io::extension_of(format_);
     for (auto const table : tables) {
-        auto const file = directory_->staging() / (std::string(table::to_string(table)) + ".tbl");
-        outputs_.push_back({table, std::make_unique<table::CsvWriter>(file, csv_, table::TpchGenerator::schema(table))});
+        add_output(table, directory_->staging() / (std::string(table::to_string(table)) + std::string(extension)));
     }
 }
 
@@ -77,21 +102,34 @@ RunSummary GenerateJob::run(Progress& progress) {
     progress.start("generate", chunks, Progress::Unit::items);
     for (auto const& output : outputs_) {
         auto const generate_chunk = [&](std::size_t chunk, std::stop_token const&) {
-            auto const table = generator_.table(output.table, chunk);
-            CsvChunk result{{}, table.num_rows()};
-            table::append_csv_rows(table, csv_, result.text);
+            auto table = generator_.table(output.table, chunk);
+            GeneratedChunk result{{}, std::nullopt, table.num_rows()};
+            if (output.csv) {
+                table::append_csv_rows(table, csv_, result.text);
+            } else {
+                result.table = std::move(table);
+            }
             return result;
         };
         SeqJoinTracer tracer("generate chunk", window_);
         auto join = exec::seq_join(pool_, window_, chunk_numbers(0, 1, generator_.num_chunks(output.table)),
                                    generate_chunk, tracer.observe({}));
         for (auto& chunk : join) {
-            output.writer->write_rows(chunk.text);
+            if (output.csv) {
+                output.csv->write_rows(chunk.text);
+            } else {
+                output.file->write(std::move(*chunk.table));
+            }
             rows += chunk.rows;
             progress.advance(1);
         }
-        output.writer->close();
-        bytes += output.writer->bytes_written();
+        if (output.csv) {
+            output.csv->close();
+            bytes += output.csv->bytes_written();
+        } else {
+            output.file->close();
+            bytes += output.file->bytes_written();
+        }
     }
     if (file_) {
         file_->commit();
@@ -111,6 +149,7 @@ RunSummary GenerateJob::run(Progress& progress) {
         }
         summary.settings["tables"] = names;
     }
+    summary.settings["format"] = std::string(io::to_string(format_));
     summary.settings["scale"] = generator_.scale();
     summary.settings["output"] = arguments_.output.string();
     summary.settings["threads"] = pool_.concurrency();

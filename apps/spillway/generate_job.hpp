@@ -13,6 +13,8 @@
 
 #include <spillway/core/options.hpp>
 #include <spillway/exec/thread_pool.hpp>
+#include <spillway/io/file_format.hpp>
+#include <spillway/io/table_file.hpp>
 #include <spillway/table/csv_options.hpp>
 #include <spillway/table/csv_writer.hpp>
 #include <spillway/table/tpch_generator.hpp>
@@ -27,20 +29,26 @@ struct GenerateArguments {
     std::string table;                ///< one table (`--table`), written to the file `output`
     std::vector<std::string> tables;  ///< tables, or `all` (`--tables`), written into the directory `output`
     std::filesystem::path output;     ///< the file or directory to write
+    /// `csv`, `parquet` or `arrow`; empty: from `output`'s extension
+    /// (`--table`), or `.tbl` files (`--tables`).
+    std::string output_format;
 };
 
 /// Generates tables of `table::TpchGenerator` at scale `scale` from seed
 /// `seed`, chunk by chunk on a thread pool with `window` chunks in flight,
 /// and writes each to one file in chunk order.
 ///
-/// With `table`, it writes that table to the file `output`: TPC-H `.tbl`
-/// when the file name ends in `.tbl`, else CSV with a header. With
-/// `tables`, it writes each (`all`: the eight) as `<output>/<table>.tbl`;
-/// the directory must be new or empty, and the files appear together when
-/// all are written (`StagedOutput`). The `csv_*` options apply on top. The
-/// same scale and seed give the same files whatever the threads and
-/// window, and the rows `spillway tpch` queries. There is nothing to
-/// verify.
+/// With `table`, it writes that table to the file `output`, in
+/// `output_format` or else the format its extension implies: for CSV, TPC-H
+/// `.tbl` when the name ends in `.tbl`, else CSV with a header. With
+/// `tables`, it writes each (`all`: the eight) as `<output>/<table>.tbl`,
+/// or `<output>/<table>.parquet` (`.arrow`) in those formats; the directory
+/// must be new or empty, and the files appear together when all are written
+/// (`StagedOutput`). The `csv_*` options apply on top. Parquet files get
+/// zstd and row groups of about 4 MiB of column data, so that ranks can
+/// share them out (`spillway tpch --data`). The same scale and seed give the
+/// same files whatever the threads and window, and the rows `spillway tpch`
+/// queries. There is nothing to verify.
 ///
 /// Options read: `scale` (default 1), `seed` (default 0), `threads`, `window`
 /// (default 4 per thread), the `csv_*` options.
@@ -57,14 +65,17 @@ class GenerateJob final : public Job {
     [[nodiscard]] RunSummary run(Progress& progress) override;
 
   private:
-    /// One table to write, and its file's writer.
+    /// One table to write, and its file's writer: CSV text, formatted by
+    /// the workers, or tables.
     struct TableOutput {
         table::TpchTable table;
-        std::unique_ptr<table::CsvWriter> writer;
+        std::unique_ptr<table::CsvWriter> csv;
+        std::unique_ptr<io::TableFileWriter> file;
     };
 
     GenerateArguments arguments_;
     table::TpchGenerator generator_;
+    io::FileFormat format_;
     table::CsvOptions csv_;
     exec::ThreadPool pool_;
     std::size_t window_;

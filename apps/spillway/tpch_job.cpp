@@ -63,6 +63,17 @@ TpchJob::TpchJob(TpchArguments arguments, Options const& options)
         SPILLWAY_FAIL("TPC-H query " << arguments_.query << " is not implemented; the queries are " << list,
                       InvalidArgument);
     }
+    if (!arguments_.data.empty()) {
+        for (auto const table : table::all_tpch_tables) {
+            auto const file = arguments_.data / (std::string(table::to_string(table)) + ".parquet");
+            SPILLWAY_EXPECTS(std::filesystem::is_regular_file(file),
+                             "no file " << file.string() << " for table " << table::to_string(table)
+                                        << "; spillway generate --tables all --output-format parquet -o "
+                                        << arguments_.data.string() << " writes all eight",
+                             InvalidArgument);
+            files_[table] = std::make_unique<io::ParquetRowGroups>(file);
+        }
+    }
     config_.workers = std::max<std::size_t>(1, pool_.concurrency() / ranks_.resources().size());
     config_.partitions =
         static_cast<shuffle::PartitionId>(options.get_int("partitions", 32, 1, std::int64_t{1} << 24));
@@ -73,7 +84,14 @@ RunSummary TpchJob::run(Progress& progress) {
     auto const started = Clock::now();
     std::atomic<std::uint64_t> rows{0};
     std::atomic<std::uint64_t> bytes{0};
-    auto const generated = tpch::generated_tables(generator_);
+    auto const generated = files_.empty() ? tpch::generated_tables(generator_)
+                                          : tpch::TableSource{
+                                                .num_chunks = [this](table::TpchTable table) {
+                                                    return files_.at(table)->size();
+                                                },
+                                                .chunk = [this](table::TpchTable table, std::size_t group) {
+                                                    return files_.at(table)->read(group);
+                                                }};
     tpch::TableSource const counted{
         .num_chunks = generated.num_chunks,
         .chunk = [&](table::TpchTable table, std::size_t chunk) {
@@ -99,7 +117,11 @@ RunSummary TpchJob::run(Progress& progress) {
     summary.settings["comm"] = ranks_.uses_mpi() ? "mpi" : "local";
     summary.settings["threads"] = pool_.concurrency();
     summary.settings["partitions"] = config_.partitions;
-    summary.settings["scale"] = generator_.scale();
+    if (files_.empty()) {
+        summary.settings["scale"] = generator_.scale();
+    } else {
+        summary.settings["data"] = arguments_.data.string();
+    }
     QueryAnswer answer;
     auto const& table = answers.front();
     for (auto const& field : table.schema().fields()) {

@@ -10,8 +10,9 @@ Usage:
       (spillway sums float64, DuckDB DECIMAL(15,2) exactly). Exits 1 if they
       differ, printing both. --launcher runs spillway under a command, such
       as "mpiexec -np 2" (with TPCH_ARGS --comm mpi).
-  tpch_duckdb.py tables --spillway BIN --scale S [--work DIR]
-      Writes the eight tables into DIR/tables-<scale> afresh.
+  tpch_duckdb.py tables --spillway BIN --scale S [--work DIR] [--format parquet]
+      Writes the eight tables into DIR/tables-<scale> afresh (.tbl files),
+      or as Parquet into DIR/parquet-<scale>.
   tpch_duckdb.py answer --tables DIR --query N
       Prints DuckDB's answer over the .tbl files in DIR as JSON.
 
@@ -161,14 +162,15 @@ def compare(expected: dict, actual: dict) -> list[str]:
     return problems
 
 
-def generate(spillway: str, scale: str, work: pathlib.Path, afresh: bool = False) -> pathlib.Path:
-    """The directory of the eight tables at `scale`, generated unless there already (or `afresh`)."""
-    tables = work / f"tables-{scale}"
+def generate(spillway: str, scale: str, work: pathlib.Path, afresh: bool = False, file_format: str = "csv") -> pathlib.Path:
+    """The directory of the eight tables at `scale` (.tbl files, or Parquet), generated unless there already (or `afresh`)."""
+    parquet = file_format == "parquet"
+    tables = work / (f"parquet-{scale}" if parquet else f"tables-{scale}")
     if afresh:
         shutil.rmtree(tables, ignore_errors=True)
-    if not (tables / "region.tbl").exists():
-        subprocess.run([spillway, "generate", "--tables", "all", "--scale", scale, "-o", str(tables), "--quiet"],
-                       check=True)
+    if not (tables / ("region.parquet" if parquet else "region.tbl")).exists():
+        subprocess.run([spillway, "generate", "--tables", "all", "--scale", scale, "-o", str(tables), "--quiet",
+                        "--output-format", file_format], check=True)
     return tables
 
 
@@ -208,6 +210,7 @@ def main() -> int:
     tables_parser.add_argument("--spillway", required=True)
     tables_parser.add_argument("--scale", required=True)
     tables_parser.add_argument("--work", default="tpch-work")
+    tables_parser.add_argument("--format", default="csv", choices=["csv", "parquet"])
     answer_parser = commands.add_parser("answer")
     answer_parser.add_argument("--tables", required=True)
     answer_parser.add_argument("--query", type=int, required=True)
@@ -215,7 +218,8 @@ def main() -> int:
     if arguments.command == "check":
         return check(arguments)
     if arguments.command == "tables":
-        generate(arguments.spillway, arguments.scale, pathlib.Path(arguments.work), afresh=True)
+        generate(arguments.spillway, arguments.scale, pathlib.Path(arguments.work), afresh=True,
+                 file_format=arguments.format)
         return 0
     print(json.dumps(duckdb_answer(connect(pathlib.Path(arguments.tables)), arguments.query)))
     return 0

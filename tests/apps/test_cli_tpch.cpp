@@ -1,0 +1,115 @@
+// `spillway tpch` and `spillway generate --tables` end to end: real
+// processes, real files. (tests/tpch checks the answers against DuckDB.)
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <common/temporary_directory.hpp>
+
+#include "cli_process.hpp"
+
+using spillway::test::run_spillway;
+using testing::HasSubstr;
+
+namespace {
+
+/// The JSON object that a failed `--json` run printed as all of its stdout.
+nlohmann::json failure_of(spillway::test::ProcessResult const& result, int exit_code) {
+    EXPECT_EQ(result.exit_code, exit_code) << result.err;
+    auto const json = nlohmann::json::parse(result.out);
+    EXPECT_EQ(json.at("exit_code"), exit_code);
+    return json;
+}
+
+}  // namespace
+
+TEST(CliTpch, PrintsTheAnswerAsColumnsAndRowsOfJsonValuesAndASummary) {
+    auto const result = run_spillway({"tpch", "--query", "3", "--scale", "0.01", "--json", "--quiet"});
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    auto const summary = result.summary();
+    EXPECT_EQ(summary.at("command"), "tpch");
+    EXPECT_TRUE(summary.at("verified").is_null()) << "tpch has nothing to verify";
+    EXPECT_EQ(summary.at("columns"), (nlohmann::json{"l_orderkey", "revenue", "o_orderdate", "o_shippriority"}));
+    auto const& rows = summary.at("rows");
+    ASSERT_EQ(rows.size(), 10U);
+    for (auto const& row : rows) {
+        EXPECT_TRUE(row.at(0).is_number_integer());
+        EXPECT_TRUE(row.at(1).is_number_float());
+        EXPECT_THAT(row.at(2).get<std::string>(), testing::MatchesRegex("199[2-5]-[0-9][0-9]-[0-9][0-9]"));
+        EXPECT_EQ(row.at(3), 0);
+    }
+    EXPECT_GT(summary.at("bytes").get<std::uint64_t>(), 0U) << "the bytes of the tables read";
+    EXPECT_EQ(summary.at("settings").at("query"), 3);
+
+    auto const text = run_spillway({"tpch", "--query", "1", "--scale", "0.01"});
+    ASSERT_EQ(text.exit_code, 0) << text.err;
+    EXPECT_THAT(text.out, HasSubstr("l_returnflag | l_linestatus | sum_qty"));
+    EXPECT_THAT(text.out, HasSubstr("\nA | F | "));
+    EXPECT_THAT(text.out, HasSubstr("spillway tpch\n"));
+}
+
+TEST(CliTpch, AQueryThatIsNotImplementedOrAMissingDataFileIsAUsageError) {
+    auto const unknown = failure_of(run_spillway({"tpch", "--query", "2", "--json", "--quiet"}), 2);
+    EXPECT_THAT(unknown.at("error").get<std::string>(), HasSubstr("the queries are 1, 3, 7, 9, 21"));
+    spillway::test::TemporaryDirectory empty;
+    auto const missing =
+        failure_of(run_spillway({"tpch", "--query", "1", "--data", empty.path().string(), "--json", "--quiet"}), 2);
+    EXPECT_THAT(missing.at("error").get<std::string>(), HasSubstr("part.parquet"));
+    EXPECT_THAT(missing.at("error").get<std::string>(), HasSubstr("--output-format parquet"));
+    auto const no_query = run_spillway({"tpch", "--scale", "0.01"});
+    EXPECT_EQ(no_query.exit_code, 2);
+    EXPECT_THAT(no_query.err, HasSubstr("--query"));
+}
+
+TEST(CliTpch, ALimitBelowWhatTheQueryWorksInFailsWithOutOfMemoryNamingTheLimitNotTheKernelsOomKiller) {
+    // A generated chunk of line items is about 250 KiB here; 256 KiB cannot
+    // hold one and what the query holds beside it.
+    auto const result = run_spillway({"tpch", "--query", "9", "--scale", "0.01", "--memory-limit", "256KiB", "--json",
+                                      "--quiet"},
+                                     {"SPILLWAY_MEMORY_RESERVE_TIMEOUT=2s"});
+    auto const json = failure_of(result, 1);
+    auto const error = json.at("error").get<std::string>();
+    EXPECT_THAT(error, HasSubstr("--memory-limit"));
+    EXPECT_THAT(error, HasSubstr("cannot reserve"));
+}
+
+TEST(CliGenerate, TablesAllWritesTheEightTablesIntoANewDirectoryInTheChosenFormat) {
+    spillway::test::TemporaryDirectory directory;
+    auto const tbl = directory.path() / "tbl";
+    auto const result = run_spillway({"generate", "--tables", "all", "--scale", "0.001", "-o", tbl.string(), "--json",
+                                      "--quiet"});
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    for (auto const* table : {"part", "supplier", "partsupp", "customer", "orders", "lineitem", "nation", "region"}) {
+        EXPECT_TRUE(std::filesystem::is_regular_file(tbl / (std::string(table) + ".tbl"))) << table;
+    }
+    EXPECT_EQ(std::distance(std::filesystem::directory_iterator(tbl), {}), 8);
+    std::ifstream nation(tbl / "nation.tbl");
+    std::string first;
+    std::getline(nation, first);
+    EXPECT_THAT(first, testing::StartsWith("0|ALGERIA|0|"));
+    EXPECT_EQ(first.back(), '|');
+
+    auto const again = run_spillway({"generate", "--tables", "all", "--scale", "0.001", "-o", tbl.string(), "--quiet"});
+    EXPECT_EQ(again.exit_code, 2) << "the directory is not empty";
+
+    auto const parquet = directory.path() / "parquet";
+    auto const two = run_spillway({"generate", "--tables", "nation,region", "--output-format", "parquet", "-o",
+                                   parquet.string(), "--quiet"});
+    ASSERT_EQ(two.exit_code, 0) << two.err;
+    EXPECT_TRUE(std::filesystem::is_regular_file(parquet / "nation.parquet"));
+    EXPECT_TRUE(std::filesystem::is_regular_file(parquet / "region.parquet"));
+    EXPECT_EQ(std::distance(std::filesystem::directory_iterator(parquet), {}), 2);
+}
+
+TEST(CliGenerate, UnknownRepeatedOrBothKindsOfTablesAreUsageErrorsThatWriteNothing) {
+    spillway::test::TemporaryDirectory directory;
+    auto const output = directory.path() / "out";
+    EXPECT_EQ(run_spillway({"generate", "--tables", "parts", "-o", output.string()}).exit_code, 2);
+    EXPECT_EQ(run_spillway({"generate", "--tables", "part,part", "-o", output.string()}).exit_code, 2);
+    EXPECT_EQ(run_spillway({"generate", "--table", "part", "--tables", "all", "-o", output.string()}).exit_code, 2);
+    EXPECT_EQ(run_spillway({"generate", "--table", "lines", "-o", output.string()}).exit_code, 2);
+    EXPECT_FALSE(std::filesystem::exists(output));
+}
