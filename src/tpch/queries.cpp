@@ -209,7 +209,8 @@ Table q7(detail::QueryPipeline& pipeline) {
     auto& shipped = pipeline.partitioned_join(orders, supplied, {{"o_orderkey"}, {"l_orderkey"}});
     static std::string const keys[] = {"supp_nation", "cust_nation", "l_year"};
     static std::vector<Aggregate> const sums = {{AggregateKind::sum, "volume", "revenue"}};
-    auto& partials = pipeline.transform(shipped, [](Table const& rows) {
+    // Joined partitions come in any order: partial sums per partition.
+    auto& partials = pipeline.per_partition(shipped, [](Table const& rows) {
         auto const& supplier = rows.column("supp_nation");
         auto const& customer = rows.column("cust_nation");
         return query::group_by(
@@ -272,7 +273,7 @@ Table q9(detail::QueryPipeline& pipeline) {
     auto& dated = pipeline.partitioned_join(with_cost, order_years, {{"l_orderkey"}, {"o_orderkey"}});
     static std::string const keys[] = {"nation", "o_year"};
     static std::vector<Aggregate> const sums = {{AggregateKind::sum, "amount", "sum_profit"}};
-    auto& partials = pipeline.transform(dated, [](Table const& rows) {
+    auto& partials = pipeline.per_partition(dated, [](Table const& rows) {
         auto const revenues = values<double>(rows, "revenue");
         auto const costs = values<double>(rows, "ps_supplycost");
         auto const quantities = values<double>(rows, "l_quantity");
@@ -348,7 +349,8 @@ Table q21(detail::QueryPipeline& pipeline) {
     auto& named = pipeline.broadcast_join(suppliers, waiting, {{"s_suppkey"}, {"l_suppkey"}});
     static std::string const keys[] = {"s_name"};
     static std::vector<Aggregate> const counts = {{AggregateKind::count, "", "numwait"}};
-    auto& partials = pipeline.transform(named, [](Table const& rows) { return query::group_by(rows, keys, counts); });
+    auto& partials =
+        pipeline.per_partition(named, [](Table const& rows) { return query::group_by(rows, keys, counts); });
     auto& answer = pipeline.all(pipeline.gather(partials), [](Table const& all) {
         SortKey const order[] = {{"numwait", true}, {"s_name"}};
         return query::top_k(query::group_by(all, keys, query::merging_aggregates(counts)), order, 100);

@@ -44,14 +44,6 @@ stream::Channel& QueryPipeline::scan(table::TpchTable table, stream::TableFuncti
     return output;
 }
 
-stream::Channel& QueryPipeline::transform(stream::Channel& input, stream::TableFunction function) {
-    auto& output = channel();
-    for (auto& actor : stream::transform_tables(input, output, std::move(function), config_.workers)) {
-        actors_.push_back(std::move(actor));
-    }
-    return output;
-}
-
 stream::Channel& QueryPipeline::gather(stream::Channel& input) {
     auto& gathered = channel();
     auto& all_gather =

@@ -31,14 +31,14 @@ class QueryPipeline {
     /// each chunk put through `function` (a filter and projection) as soon
     /// as it is read, on the configured number of workers, in chunk order.
     stream::Channel& scan(table::TpchTable table, stream::TableFunction function);
-    /// `function` applied to each table of `input`, on the configured workers.
-    stream::Channel& transform(stream::Channel& input, stream::TableFunction function);
     /// Every rank's tables of `input`, on every rank.
     stream::Channel& gather(stream::Channel& input);
     /// The tables of `input` hash-shuffled by the columns `keys`: this
     /// rank's partitions, each numbered by partition.
     stream::Channel& shuffle(stream::Channel& input, std::vector<std::string> keys);
-    /// `function` of each partition of `input` (see `query::apply_per_partition`).
+    /// `function` of each partition of `input` (see `query::apply_per_partition`):
+    /// of a shuffle's or a partitioned join's output, whose partitions come
+    /// in any order.
     stream::Channel& per_partition(stream::Channel& input, stream::TableFunction function);
     /// `function` of all of `input` (see `query::apply_to_all`).
     stream::Channel& all(stream::Channel& input, stream::TableFunction function);

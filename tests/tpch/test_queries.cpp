@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <memory>
+#include <string>
 #include <thread>
 
 #include <common/error_matchers.hpp>
@@ -41,17 +42,25 @@ Run run_on_ranks(int number, table::TpchGenerator const& generator, comm::Rank r
     auto const source = tpch::generated_tables(generator);
     tpch::QueryConfig const config{.workers = 2, .partitions = 8, .shuffle = {}};
     std::vector<table::Table> answers(static_cast<std::size_t>(ranks));
+    std::vector<std::string> errors(static_cast<std::size_t>(ranks));
     std::vector<std::thread> threads;
     for (comm::Rank rank = 0; rank < ranks; ++rank) {
         threads.emplace_back([&, rank] {
             auto const index = static_cast<std::size_t>(rank);
-            auto answer = tpch::run_query(number, *group[index], pool, source, config);
-            memory::ScopedHostResource const heap(nullptr);
-            answers[index] = table::Table(answer);  // a copy on the heap, to outlive the resources
+            try {
+                auto answer = tpch::run_query(number, *group[index], pool, source, config);
+                memory::ScopedHostResource const heap(nullptr);
+                answers[index] = table::Table(answer);  // a copy on the heap, to outlive the resources
+            } catch (std::exception const& error) {
+                errors[index] = error.what();
+            }
         });
     }
     for (auto& thread : threads) {
         thread.join();
+    }
+    for (auto const& error : errors) {
+        EXPECT_EQ(error, "") << "query " << number << " failed on a rank";
     }
     Run run{.answers = std::move(answers)};
     for (auto const* resource : resources) {
