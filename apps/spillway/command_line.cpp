@@ -130,7 +130,8 @@ CommandLine::CommandLine() : app_(description, "spillway") {
         ->type_name("NAMES")
         ->delimiter(',')
         ->excludes(table_option);
-    generate_command_->add_option("--output,-o", generate_.output, "the file (--table) or directory (--tables) to write")
+    generate_command_
+        ->add_option("--output,-o", generate_.output, "the file (--table) or directory (--tables) to write")
         ->type_name("PATH")
         ->required();
     generate_command_

@@ -52,9 +52,10 @@ GenerateJob::GenerateJob(GenerateArguments arguments, Options const& options)
     : arguments_(std::move(arguments)),
       generator_(make_generator(options)),
       format_(format_of(arguments_)),
-      csv_(table::CsvOptions::from_options(options, !arguments_.tables.empty() || arguments_.output.extension() == ".tbl"
-                                                        ? table::CsvOptions::tbl()
-                                                        : table::CsvOptions())),
+      csv_(table::CsvOptions::from_options(
+          options, !arguments_.tables.empty() || arguments_.output.extension() == ".tbl" ? table::CsvOptions::tbl()
+                                                                                         : table::CsvOptions()
+      )),
       pool_(exec::ThreadPool::Config::from_options(options)),
       window_(static_cast<std::size_t>(options.get_int(
           "window", chunks_per_thread * static_cast<std::int64_t>(pool_.concurrency()), 1, 1 << 20))) {

@@ -89,13 +89,14 @@ RunSummary TpchJob::run(Progress& progress) {
                                                 .num_chunks = [this](table::TpchTable table) {
                                                     return files_.at(table)->size();
                                                 },
-                                                .chunk = [this](table::TpchTable table, std::size_t group) {
-                                                    return files_.at(table)->read(group);
+                                                .chunk = [this](table::TpchTable table, std::size_t group,
+                                                                std::span<std::string const> columns) {
+                                                    return files_.at(table)->read(group, columns);
                                                 }};
     tpch::TableSource const counted{
         .num_chunks = generated.num_chunks,
-        .chunk = [&](table::TpchTable table, std::size_t chunk) {
-            auto result = generated.chunk(table, chunk);
+        .chunk = [&](table::TpchTable table, std::size_t chunk, std::span<std::string const> columns) {
+            auto result = generated.chunk(table, chunk, columns);
             rows.fetch_add(result.num_rows(), std::memory_order_relaxed);  // a total; no ordering needed
             bytes.fetch_add(result.byte_size(), std::memory_order_relaxed);
             return result;

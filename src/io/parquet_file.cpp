@@ -43,7 +43,9 @@ constexpr std::uint64_t rows_per_read = std::uint64_t{1} << 16;
 /// batch of at most `rows_per_read` rows needs them, with Arrow's system
 /// allocator (the library's own default is a second allocator that keeps
 /// what is freed).
-std::unique_ptr<parquet::arrow::FileReader> open_reader(std::string const& path) {
+std::unique_ptr<parquet::arrow::FileReader> open_reader(
+    std::string const& path, std::shared_ptr<parquet::FileMetaData> footer = nullptr
+) {
     auto const file = value_of(arrow::io::ReadableFile::Open(path, arrow::system_memory_pool()),
                                "cannot open Parquet file '" + path + "'");
     auto const what = "'" + path + "' is not a readable Parquet file";
@@ -52,7 +54,7 @@ std::unique_ptr<parquet::arrow::FileReader> open_reader(std::string const& path)
     properties.set_pre_buffer(false);
     parquet::arrow::FileReaderBuilder builder;
     return guarded(what, [&] {
-        check(builder.Open(file, parquet::ReaderProperties(arrow::system_memory_pool())), what);
+        check(builder.Open(file, parquet::ReaderProperties(arrow::system_memory_pool()), std::move(footer)), what);
         return value_of(builder.memory_pool(arrow::system_memory_pool())->properties(properties)->Build(), what);
     });
 }
@@ -203,23 +205,54 @@ std::unique_ptr<TableFileWriter> create_parquet_file(std::filesystem::path const
 
 namespace spillway::io {
 
+namespace detail {
+/// A Parquet file's parsed footer.
+struct ParquetFooter {
+    std::shared_ptr<parquet::FileMetaData> metadata;
+};
+}  // namespace detail
+
 ParquetRowGroups::ParquetRowGroups(std::filesystem::path path) : path_(std::move(path)) {
     auto const reader = detail::open_reader(path_.string());
     std::shared_ptr<arrow::Schema> schema;
     detail::check(reader->GetSchema(&schema), "cannot read the schema of '" + path_.string() + "'");
     schema_ = detail::to_spillway(*schema, path_.string());
     row_groups_ = static_cast<std::size_t>(reader->num_row_groups());
+    footer_ = std::make_shared<detail::ParquetFooter const>(
+        detail::ParquetFooter{.metadata = reader->parquet_reader()->metadata()}
+    );
 }
 
-table::Table ParquetRowGroups::read(std::size_t group) const {
+table::Table ParquetRowGroups::read(std::size_t group) const { return read_columns(group, {}); }
+
+table::Table ParquetRowGroups::read(std::size_t group, std::span<std::string const> columns) const {
+    for (auto const& name : columns) {
+        static_cast<void>(schema_.index_of(name));  // throws naming the columns there are
+    }
+    std::vector<int> indices;
+    for (std::size_t index = 0; index < schema_.size(); ++index) {
+        if (std::find(columns.begin(), columns.end(), schema_.field(index).name) != columns.end()) {
+            indices.push_back(static_cast<int>(index));
+        }
+    }
+    if (indices.empty()) {
+        return {};
+    }
+    return read_columns(group, indices);
+}
+
+table::Table ParquetRowGroups::read_columns(std::size_t group, std::vector<int> const& columns) const {
     SPILLWAY_EXPECTS(group < row_groups_,
                      "row group " << group << " of '" << path_.string() << "', which has " << row_groups_,
                      InvalidArgument);
     auto const path = path_.string();
-    auto const reader = detail::open_reader(path);
+    auto const reader = detail::open_reader(path, footer_->metadata);
     auto const what = "cannot read row group " + std::to_string(group) + " of '" + path + "'";
     auto const batches = detail::guarded(what, [&] {
-        return detail::value_of(reader->GetRecordBatchReader({static_cast<int>(group)}), what);
+        std::vector<int> const groups{static_cast<int>(group)};
+        return detail::value_of(columns.empty() ? reader->GetRecordBatchReader(groups)
+                                                : reader->GetRecordBatchReader(groups, columns),
+                                what);
     });
     std::vector<table::Table> tables;
     while (true) {

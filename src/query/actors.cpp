@@ -95,7 +95,9 @@ exec::Task<std::unique_ptr<JoinHashTable>> build_hash_table(
 }
 
 /// The actor of `send_tables`, its arguments checked.
-stream::Actor send_tables_actor(Channel& output, std::size_t count, TableMaker make, std::size_t first, std::size_t step) {
+stream::Actor send_tables_actor(
+    Channel& output, std::size_t count, TableMaker make, std::size_t first, std::size_t step
+) {
     CloseAtExit closer{&output};
     auto& context = output.context();
     for (auto index = first; index < count; index += step) {

@@ -75,10 +75,13 @@ Table keep_strings(Table const& table, std::string_view name, std::array<std::st
 /// The nations named `names`, as (`n_nationkey`, `alias` holding the name).
 template <std::size_t N>
 stream::Channel& nations(detail::QueryPipeline& pipeline, std::array<std::string_view, N> names, std::string alias) {
-    return pipeline.scan(TpchTable::nation, [names, alias = std::move(alias)](Table const& nation) {
-        ColumnExpression const columns[] = {query::column("n_nationkey"), query::column("n_name", alias)};
-        return query::project(keep_strings(nation, "n_name", names), columns);
-    });
+    return pipeline.scan(
+        TpchTable::nation, {"n_nationkey", "n_name"},
+        [names, alias = std::move(alias)](Table const& nation) {
+            ColumnExpression const columns[] = {query::column("n_nationkey"), query::column("n_name", alias)};
+            return query::project(keep_strings(nation, "n_name", names), columns);
+        }
+    );
 }
 
 /// Q1, the pricing summary report: line items shipped by 1998-09-02,
@@ -90,26 +93,32 @@ Table q1(detail::QueryPipeline& pipeline) {
         {AggregateKind::sum, "l_quantity", "sum_qty"},       {AggregateKind::sum, "l_extendedprice", "sum_base_price"},
         {AggregateKind::sum, "disc_price", "sum_disc_price"}, {AggregateKind::sum, "charge", "sum_charge"},
         {AggregateKind::sum, "l_discount", "sum_disc"},      {AggregateKind::count, "", "count_order"}};
-    auto& partials = pipeline.scan(TpchTable::lineitem, [](Table const& lineitem) {
-        auto const ship = values<std::int32_t>(lineitem, "l_shipdate");
-        auto const shipped = keep_rows(lineitem, [&](std::size_t row) { return ship[row] <= last_ship_date; });
-        ColumnExpression const columns[] = {
-            query::column("l_returnflag"),
-            query::column("l_linestatus"),
-            query::column("l_quantity"),
-            query::column("l_extendedprice"),
-            query::column("l_discount"),
-            {"disc_price", revenue},
-            {"charge",
-             [](Table const& t) {
-                 auto const price = values<double>(t, "l_extendedprice");
-                 auto const discount = values<double>(t, "l_discount");
-                 auto const tax = values<double>(t, "l_tax");
-                 return doubles(t, [&](std::size_t row) { return price[row] * (1 - discount[row]) * (1 + tax[row]); });
-             }},
-        };
-        return query::group_by(query::project(shipped, columns), keys, partial);
-    });
+    auto& partials = pipeline.scan(
+        TpchTable::lineitem,
+        {"l_returnflag", "l_linestatus", "l_quantity", "l_extendedprice", "l_discount", "l_tax", "l_shipdate"},
+        [](Table const& lineitem) {
+            auto const ship = values<std::int32_t>(lineitem, "l_shipdate");
+            auto const shipped = keep_rows(lineitem, [&](std::size_t row) { return ship[row] <= last_ship_date; });
+            ColumnExpression const columns[] = {
+                query::column("l_returnflag"),
+                query::column("l_linestatus"),
+                query::column("l_quantity"),
+                query::column("l_extendedprice"),
+                query::column("l_discount"),
+                {"disc_price", revenue},
+                {"charge",
+                 [](Table const& t) {
+                     auto const price = values<double>(t, "l_extendedprice");
+                     auto const discount = values<double>(t, "l_discount");
+                     auto const tax = values<double>(t, "l_tax");
+                     return doubles(t, [&](std::size_t row) {
+                         return price[row] * (1 - discount[row]) * (1 + tax[row]);
+                     });
+                 }},
+            };
+            return query::group_by(query::project(shipped, columns), keys, partial);
+        }
+    );
     auto& summed = pipeline.all(pipeline.gather(partials), [](Table const& all) {
         auto const totals = query::group_by(all, keys, query::merging_aggregates(partial));
         auto const count = values<std::int64_t>(totals, "count_order");
@@ -137,25 +146,32 @@ Table q1(detail::QueryPipeline& pipeline) {
 /// BUILDING segment with the most revenue on 1995-03-15.
 Table q3(detail::QueryPipeline& pipeline) {
     constexpr auto date = table::to_date32({1995, 3, 15});
-    auto& customers = pipeline.scan(TpchTable::customer, [](Table const& customer) {
+    auto& customers = pipeline.scan(TpchTable::customer, {"c_custkey", "c_mktsegment"}, [](Table const& customer) {
         auto const& segment = customer.column("c_mktsegment");
         ColumnExpression const columns[] = {query::column("c_custkey")};
         return query::project(
             keep_rows(customer, [&](std::size_t row) { return segment.string(row) == "BUILDING"; }), columns
         );
     });
-    auto& orders = pipeline.scan(TpchTable::orders, [](Table const& order) {
-        auto const order_date = values<std::int32_t>(order, "o_orderdate");
-        ColumnExpression const columns[] = {query::column("o_orderkey"), query::column("o_custkey"),
-                                            query::column("o_orderdate"), query::column("o_shippriority")};
-        return query::project(keep_rows(order, [&](std::size_t row) { return order_date[row] < date; }), columns);
-    });
-    auto& lineitems = pipeline.scan(TpchTable::lineitem, [](Table const& lineitem) {
-        auto const ship = values<std::int32_t>(lineitem, "l_shipdate");
-        ColumnExpression const columns[] = {query::column("l_orderkey"), {"revenue", revenue}};
-        return query::project(keep_rows(lineitem, [&](std::size_t row) { return ship[row] > date; }), columns);
-    });
-    auto& building_orders = pipeline.broadcast_join(customers, orders, {{"c_custkey"}, {"o_custkey"}, query::JoinKind::semi});
+    auto& orders = pipeline.scan(
+        TpchTable::orders, {"o_orderkey", "o_custkey", "o_orderdate", "o_shippriority"},
+        [](Table const& order) {
+            auto const order_date = values<std::int32_t>(order, "o_orderdate");
+            ColumnExpression const columns[] = {query::column("o_orderkey"), query::column("o_custkey"),
+                                                query::column("o_orderdate"), query::column("o_shippriority")};
+            return query::project(keep_rows(order, [&](std::size_t row) { return order_date[row] < date; }), columns);
+        }
+    );
+    auto& lineitems = pipeline.scan(
+        TpchTable::lineitem, {"l_orderkey", "l_extendedprice", "l_discount", "l_shipdate"},
+        [](Table const& lineitem) {
+            auto const ship = values<std::int32_t>(lineitem, "l_shipdate");
+            ColumnExpression const columns[] = {query::column("l_orderkey"), {"revenue", revenue}};
+            return query::project(keep_rows(lineitem, [&](std::size_t row) { return ship[row] > date; }), columns);
+        }
+    );
+    auto& building_orders =
+        pipeline.broadcast_join(customers, orders, {{"c_custkey"}, {"o_custkey"}, query::JoinKind::semi});
     auto& joined = pipeline.partitioned_join(building_orders, lineitems, {{"o_orderkey"}, {"l_orderkey"}});
     static std::string const keys[] = {"l_orderkey", "o_orderdate", "o_shippriority"};
     static std::vector<Aggregate> const sums = {{AggregateKind::sum, "revenue", "revenue"}};
@@ -180,31 +196,34 @@ Table q7(detail::QueryPipeline& pipeline) {
     constexpr std::array<std::string_view, 2> both{"FRANCE", "GERMANY"};
     constexpr auto first = table::to_date32({1995, 1, 1});
     constexpr auto last = table::to_date32({1996, 12, 31});
-    auto& supplier_keys = pipeline.scan(TpchTable::supplier, [](Table const& supplier) {
+    auto& supplier_keys = pipeline.scan(TpchTable::supplier, {"s_suppkey", "s_nationkey"}, [](Table const& supplier) {
         ColumnExpression const columns[] = {query::column("s_suppkey"), query::column("s_nationkey")};
         return query::project(supplier, columns);
     });
     auto& suppliers = pipeline.broadcast_join(nations(pipeline, both, "supp_nation"), supplier_keys,
                                               {{"n_nationkey"}, {"s_nationkey"}});
-    auto& customer_keys = pipeline.scan(TpchTable::customer, [](Table const& customer) {
+    auto& customer_keys = pipeline.scan(TpchTable::customer, {"c_custkey", "c_nationkey"}, [](Table const& customer) {
         ColumnExpression const columns[] = {query::column("c_custkey"), query::column("c_nationkey")};
         return query::project(customer, columns);
     });
     auto& customers = pipeline.broadcast_join(nations(pipeline, both, "cust_nation"), customer_keys,
                                               {{"n_nationkey"}, {"c_nationkey"}});
-    auto& order_keys = pipeline.scan(TpchTable::orders, [](Table const& order) {
+    auto& order_keys = pipeline.scan(TpchTable::orders, {"o_orderkey", "o_custkey"}, [](Table const& order) {
         ColumnExpression const columns[] = {query::column("o_orderkey"), query::column("o_custkey")};
         return query::project(order, columns);
     });
     auto& orders = pipeline.broadcast_join(customers, order_keys, {{"c_custkey"}, {"o_custkey"}});
-    auto& lineitems = pipeline.scan(TpchTable::lineitem, [](Table const& lineitem) {
-        auto const ship = values<std::int32_t>(lineitem, "l_shipdate");
-        ColumnExpression const columns[] = {query::column("l_orderkey"), query::column("l_suppkey"),
-                                            {"l_year", year_of("l_shipdate")}, {"volume", revenue}};
-        return query::project(
-            keep_rows(lineitem, [&](std::size_t row) { return ship[row] >= first && ship[row] <= last; }), columns
-        );
-    });
+    auto& lineitems = pipeline.scan(
+        TpchTable::lineitem, {"l_orderkey", "l_suppkey", "l_shipdate", "l_extendedprice", "l_discount"},
+        [](Table const& lineitem) {
+            auto const ship = values<std::int32_t>(lineitem, "l_shipdate");
+            ColumnExpression const columns[] = {query::column("l_orderkey"), query::column("l_suppkey"),
+                                                {"l_year", year_of("l_shipdate")}, {"volume", revenue}};
+            return query::project(
+                keep_rows(lineitem, [&](std::size_t row) { return ship[row] >= first && ship[row] <= last; }), columns
+            );
+        }
+    );
     auto& supplied = pipeline.broadcast_join(suppliers, lineitems, {{"s_suppkey"}, {"l_suppkey"}});
     auto& shipped = pipeline.partitioned_join(orders, supplied, {{"o_orderkey"}, {"l_orderkey"}});
     static std::string const keys[] = {"supp_nation", "cust_nation", "l_year"};
@@ -229,7 +248,7 @@ Table q7(detail::QueryPipeline& pipeline) {
 Table q9(detail::QueryPipeline& pipeline) {
     // Read twice: once to filter the line items, once partsupp.
     auto const green_parts = [&pipeline]() -> stream::Channel& {
-        return pipeline.scan(TpchTable::part, [](Table const& part) {
+        return pipeline.scan(TpchTable::part, {"p_partkey", "p_name"}, [](Table const& part) {
             auto const& name = part.column("p_name");
             ColumnExpression const columns[] = {query::column("p_partkey")};
             return query::project(keep_rows(part, [&](std::size_t row) {
@@ -238,34 +257,40 @@ Table q9(detail::QueryPipeline& pipeline) {
                                   columns);
         });
     };
-    auto& lineitems = pipeline.scan(TpchTable::lineitem, [](Table const& lineitem) {
-        ColumnExpression const columns[] = {query::column("l_orderkey"), query::column("l_partkey"),
-                                            query::column("l_suppkey"), query::column("l_quantity"),
-                                            {"revenue", revenue}};
-        return query::project(lineitem, columns);
-    });
+    auto& lineitems = pipeline.scan(
+        TpchTable::lineitem, {"l_orderkey", "l_partkey", "l_suppkey", "l_quantity", "l_extendedprice", "l_discount"},
+        [](Table const& lineitem) {
+            ColumnExpression const columns[] = {query::column("l_orderkey"), query::column("l_partkey"),
+                                                query::column("l_suppkey"), query::column("l_quantity"),
+                                                {"revenue", revenue}};
+            return query::project(lineitem, columns);
+        }
+    );
     auto& green_lineitems =
         pipeline.broadcast_join(green_parts(), lineitems, {{"p_partkey"}, {"l_partkey"}, query::JoinKind::semi});
-    auto& supplier_keys = pipeline.scan(TpchTable::supplier, [](Table const& supplier) {
+    auto& supplier_keys = pipeline.scan(TpchTable::supplier, {"s_suppkey", "s_nationkey"}, [](Table const& supplier) {
         ColumnExpression const columns[] = {query::column("s_suppkey"), query::column("s_nationkey")};
         return query::project(supplier, columns);
     });
-    auto& all_nations = pipeline.scan(TpchTable::nation, [](Table const& nation) {
+    auto& all_nations = pipeline.scan(TpchTable::nation, {"n_nationkey", "n_name"}, [](Table const& nation) {
         ColumnExpression const columns[] = {query::column("n_nationkey"), query::column("n_name", "nation")};
         return query::project(nation, columns);
     });
     auto& suppliers = pipeline.broadcast_join(all_nations, supplier_keys, {{"n_nationkey"}, {"s_nationkey"}});
     auto& with_nation = pipeline.broadcast_join(suppliers, green_lineitems, {{"s_suppkey"}, {"l_suppkey"}});
-    auto& all_partsupp = pipeline.scan(TpchTable::partsupp, [](Table const& rows) {
-        ColumnExpression const columns[] = {query::column("ps_partkey"), query::column("ps_suppkey"),
-                                            query::column("ps_supplycost")};
-        return query::project(rows, columns);
-    });
+    auto& all_partsupp = pipeline.scan(
+        TpchTable::partsupp, {"ps_partkey", "ps_suppkey", "ps_supplycost"},
+        [](Table const& rows) {
+            ColumnExpression const columns[] = {query::column("ps_partkey"), query::column("ps_suppkey"),
+                                                query::column("ps_supplycost")};
+            return query::project(rows, columns);
+        }
+    );
     auto& partsupp =
         pipeline.broadcast_join(green_parts(), all_partsupp, {{"p_partkey"}, {"ps_partkey"}, query::JoinKind::semi});
     auto& with_cost = pipeline.partitioned_join(partsupp, with_nation,
                                                 {{"ps_partkey", "ps_suppkey"}, {"l_partkey", "l_suppkey"}});
-    auto& order_years = pipeline.scan(TpchTable::orders, [](Table const& order) {
+    auto& order_years = pipeline.scan(TpchTable::orders, {"o_orderkey", "o_orderdate"}, [](Table const& order) {
         ColumnExpression const columns[] = {query::column("o_orderkey"), {"o_year", year_of("o_orderdate")}};
         return query::project(order, columns);
     });
@@ -316,31 +341,37 @@ Table late_alone(Table const& partition) {
 /// suppliers, by number of such lines.
 Table q21(detail::QueryPipeline& pipeline) {
     constexpr std::array<std::string_view, 1> saudi_arabia{"SAUDI ARABIA"};
-    auto& supplier_names = pipeline.scan(TpchTable::supplier, [](Table const& supplier) {
-        ColumnExpression const columns[] = {query::column("s_suppkey"), query::column("s_name"),
-                                            query::column("s_nationkey")};
-        return query::project(supplier, columns);
-    });
+    auto& supplier_names = pipeline.scan(
+        TpchTable::supplier, {"s_suppkey", "s_name", "s_nationkey"},
+        [](Table const& supplier) {
+            ColumnExpression const columns[] = {query::column("s_suppkey"), query::column("s_name"),
+                                                query::column("s_nationkey")};
+            return query::project(supplier, columns);
+        }
+    );
     auto& suppliers = pipeline.broadcast_join(nations(pipeline, saudi_arabia, "n_name"), supplier_names,
                                               {{"n_nationkey"}, {"s_nationkey"}});
-    auto& finished = pipeline.scan(TpchTable::orders, [](Table const& order) {
+    auto& finished = pipeline.scan(TpchTable::orders, {"o_orderkey", "o_orderstatus"}, [](Table const& order) {
         auto const& status = order.column("o_orderstatus");
         ColumnExpression const columns[] = {query::column("o_orderkey")};
         return query::project(keep_rows(order, [&](std::size_t row) { return status.string(row) == "F"; }),
                               columns);
     });
-    auto& lineitems = pipeline.scan(TpchTable::lineitem, [](Table const& lineitem) {
-        auto const receipt = values<std::int32_t>(lineitem, "l_receiptdate");
-        auto const commit = values<std::int32_t>(lineitem, "l_commitdate");
-        ColumnExpression const columns[] = {
-            query::column("l_orderkey"), query::column("l_suppkey"),
-            {"late", [&](Table const& t) {
-                 return query::make_column(DataType::int32, t.num_rows(), [&](std::size_t row) {
-                     return std::int32_t{receipt[row] > commit[row] ? 1 : 0};
-                 });
-             }}};
-        return query::project(lineitem, columns);
-    });
+    auto& lineitems = pipeline.scan(
+        TpchTable::lineitem, {"l_orderkey", "l_suppkey", "l_receiptdate", "l_commitdate"},
+        [](Table const& lineitem) {
+            auto const receipt = values<std::int32_t>(lineitem, "l_receiptdate");
+            auto const commit = values<std::int32_t>(lineitem, "l_commitdate");
+            ColumnExpression const columns[] = {
+                query::column("l_orderkey"), query::column("l_suppkey"),
+                {"late", [&](Table const& t) {
+                     return query::make_column(DataType::int32, t.num_rows(), [&](std::size_t row) {
+                         return std::int32_t{receipt[row] > commit[row] ? 1 : 0};
+                     });
+                 }}};
+            return query::project(lineitem, columns);
+        }
+    );
     // Every line of an order lands in its order's partition, so each
     // partition sees whole orders.
     auto& finished_lines =
@@ -362,7 +393,9 @@ Table q21(detail::QueryPipeline& pipeline) {
 
 TableSource generated_tables(table::TpchGenerator const& generator) {
     return {.num_chunks = [&generator](TpchTable table) { return generator.num_chunks(table); },
-            .chunk = [&generator](TpchTable table, std::size_t chunk) { return generator.table(table, chunk); }};
+            .chunk = [&generator](TpchTable table, std::size_t chunk, std::span<std::string const>) {
+                return generator.table(table, chunk);
+            }};
 }
 
 std::span<int const> implemented_queries() noexcept { return queries; }
@@ -370,7 +403,8 @@ std::span<int const> implemented_queries() noexcept { return queries; }
 Table run_query(int number, comm::Communicator& communicator, exec::Executor& executor, TableSource const& source,
                 QueryConfig const& config, shuffle::OpId first_op_id) {
     SPILLWAY_EXPECTS(std::find(queries.begin(), queries.end(), number) != queries.end(),
-                     "TPC-H query " << number << " is not implemented; the queries are 1, 3, 7, 9 and 21", InvalidArgument);
+                     "TPC-H query " << number << " is not implemented; the queries are 1, 3, 7, 9 and 21",
+                     InvalidArgument);
     detail::QueryPipeline pipeline(communicator, executor, source, config, first_op_id);
     switch (number) {
         case 1: return q1(pipeline);

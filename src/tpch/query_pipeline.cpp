@@ -17,24 +17,28 @@ QueryPipeline::QueryPipeline(comm::Communicator& communicator, exec::Executor& e
       next_op_id_(first_op_id),
       context_(executor, communicator.buffer_resource()) {}
 
-stream::Channel& QueryPipeline::channel(stream::ChannelLimits limits) { return channels_.emplace_back(context_, limits); }
+stream::Channel& QueryPipeline::channel(stream::ChannelLimits limits) {
+    return channels_.emplace_back(context_, limits);
+}
 
 shuffle::OpId QueryPipeline::next_op_id() { return next_op_id_++; }
 
-stream::Channel& QueryPipeline::scan(table::TpchTable table, stream::TableFunction function) {
+stream::Channel& QueryPipeline::scan(table::TpchTable table, std::vector<std::string> columns,
+                                     stream::TableFunction function) {
     // Each worker reads its chunks and filters them at once, so that only
     // what passes is packed; a linearise puts the workers' results in order.
     auto const rank = static_cast<std::size_t>(communicator_.rank());
     auto const ranks = static_cast<std::size_t>(communicator_.nranks());
     auto const shared_function = std::make_shared<stream::TableFunction const>(std::move(function));
+    auto const shared_columns = std::make_shared<std::vector<std::string> const>(std::move(columns));
     std::vector<stream::Channel*> parts;
     for (std::size_t worker = 0; worker < config_.workers; ++worker) {
         auto& part = channel(stream::ChannelLimits{.messages = 2});
         parts.push_back(&part);
         actors_.push_back(query::send_tables(
             part, source_.num_chunks(table),
-            [&source = source_, table, shared_function](std::size_t chunk) {
-                return (*shared_function)(source.chunk(table, chunk));
+            [&source = source_, table, shared_function, shared_columns](std::size_t chunk) {
+                return (*shared_function)(source.chunk(table, chunk, *shared_columns));
             },
             rank + worker * ranks, ranks * config_.workers
         ));

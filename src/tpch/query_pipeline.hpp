@@ -30,7 +30,8 @@ class QueryPipeline {
     /// The rows of `table` this rank reads (chunks rank, rank + ranks, ...),
     /// each chunk put through `function` (a filter and projection) as soon
     /// as it is read, on the configured number of workers, in chunk order.
-    stream::Channel& scan(table::TpchTable table, stream::TableFunction function);
+    /// `columns` are those `function` reads; a source need not read others.
+    stream::Channel& scan(table::TpchTable table, std::vector<std::string> columns, stream::TableFunction function);
     /// Every rank's tables of `input`, on every rank.
     stream::Channel& gather(stream::Channel& input);
     /// The tables of `input` hash-shuffled by the columns `keys`: this

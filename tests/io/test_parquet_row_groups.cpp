@@ -52,6 +52,25 @@ TEST(ParquetRowGroups, ThreadsReadingRowGroupsInAnyOrderGetTheFileBackWhole) {
     EXPECT_THROW_WITH((void)groups.read(9), InvalidArgument, "row group 9");
 }
 
+TEST(ParquetRowGroups, ARowGroupsColumnsAskedForComeInTheFilesOrderAndOthersAreNotRead) {
+    test::TemporaryDirectory directory;
+    auto const rows = table::test::random_table(1000, 8, 0.1, 10);
+    WriteOptions options;
+    options.row_group_rows = 400;
+    auto const file = directory.path() / "rows.parquet";
+    auto writer = create_table_file(file, FileFormat::parquet, rows.schema(), options);
+    writer->write(rows.slice(0, rows.num_rows()));
+    writer->close();
+    ParquetRowGroups const groups(file);
+    std::string const asked[] = {"text", "i64"};
+    std::size_t const in_file_order[] = {1, 4};
+    EXPECT_EQ(groups.read(1, asked), rows.slice(400, 400).select(in_file_order));
+    EXPECT_EQ(groups.read(2, asked), rows.slice(800, 200).select(in_file_order));
+    EXPECT_EQ(groups.read(0, {}).num_columns(), 0U);
+    std::string const missing[] = {"i64", "nope"};
+    EXPECT_THROW_WITH((void)groups.read(0, missing), InvalidArgument, "nope");
+}
+
 TEST(ParquetRowGroups, AMissingOrCorruptFileIsRefusedNamingIt) {
     test::TemporaryDirectory directory;
     EXPECT_THROW_WITH(ParquetRowGroups(directory.path() / "missing.parquet"), IoError, "missing.parquet");

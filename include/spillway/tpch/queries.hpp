@@ -23,13 +23,14 @@ namespace spillway::tpch {
 struct TableSource {
     /// The number of chunks of a table.
     std::function<std::size_t(table::TpchTable)> num_chunks;
-    /// Chunk `chunk` of a table, with the columns `TpchGenerator::schema`
-    /// names (more columns, or others in between, are allowed).
-    std::function<table::Table(table::TpchTable, std::size_t chunk)> chunk;
+    /// Chunk `chunk` of a table, with at least the columns named `columns`
+    /// (those the query reads, named as `TpchGenerator::schema` names them),
+    /// of those types; more columns are allowed.
+    std::function<table::Table(table::TpchTable, std::size_t chunk, std::span<std::string const> columns)> chunk;
 };
 
-/// The tables `generator` makes. Lifetime: the generator must outlive the
-/// source.
+/// The tables `generator` makes, every column of each. Lifetime: the
+/// generator must outlive the source.
 [[nodiscard]] TableSource generated_tables(table::TpchGenerator const& generator);
 
 /// How a rank runs a query.
