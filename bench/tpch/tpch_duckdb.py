@@ -15,6 +15,14 @@ Usage:
       or as Parquet into DIR/parquet-<scale>.
   tpch_duckdb.py answer --tables DIR --query N
       Prints DuckDB's answer over the .tbl files in DIR as JSON.
+  tpch_duckdb.py time --parquet DIR --query N --threads T --memory-limit L [--answer FILE]
+      Runs query N in DuckDB over DIR/<table>.parquet, read at query time
+      (views, nothing loaded before), with T threads and a memory limit of
+      L; prints "seconds S" (the query alone, in this process) and writes
+      the answer as JSON to FILE.
+  tpch_duckdb.py compare EXPECTED ACTUAL
+      Compares two answers (JSON files with "columns" and "rows", such as
+      `spillway tpch --json` prints) as `check` does; exits 1 if they differ.
 
 The SQL is the TPC-H specification's, with its validation parameters.
 """
@@ -27,6 +35,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import time
 
 import duckdb
 
@@ -109,19 +118,24 @@ limit 100""",
 }
 
 
-def connect(tables: pathlib.Path, threads: int | None = None, memory_limit: str | None = None):
+def connect(tables: pathlib.Path):
     """A DuckDB connection with a view of each table's .tbl file in `tables`."""
     db = duckdb.connect()
-    if threads:
-        db.execute(f"set threads = {threads}")
-    if memory_limit:
-        db.execute(f"set memory_limit = '{memory_limit}'")
     for name, columns in COLUMNS.items():
         types = ", ".join(f"'{c.split()[0]}': '{' '.join(c.split()[1:])}'" for c in columns.split(", "))
         db.execute(
             f"create view {name} as select * from read_csv('{tables / (name + '.tbl')}', delim = '|', "
             f"header = false, quote = '', escape = '', columns = {{{types}}}, new_line = '\\n')"
         )
+    return db
+
+
+def connect_parquet(tables: pathlib.Path, threads: int, memory_limit: str):
+    """A DuckDB connection with `threads` threads and `memory_limit`, and a
+    view of each table's Parquet file in `tables`."""
+    db = duckdb.connect(config={"threads": threads, "memory_limit": memory_limit})
+    for name in COLUMNS:
+        db.execute(f"create view {name} as select * from read_parquet('{tables / (name + '.parquet')}')")
     return db
 
 
@@ -211,6 +225,15 @@ def main() -> int:
     tables_parser.add_argument("--scale", required=True)
     tables_parser.add_argument("--work", default="tpch-work")
     tables_parser.add_argument("--format", default="csv", choices=["csv", "parquet"])
+    time_parser = commands.add_parser("time")
+    time_parser.add_argument("--parquet", required=True)
+    time_parser.add_argument("--query", type=int, required=True)
+    time_parser.add_argument("--threads", type=int, required=True)
+    time_parser.add_argument("--memory-limit", required=True)
+    time_parser.add_argument("--answer")
+    compare_parser = commands.add_parser("compare")
+    compare_parser.add_argument("expected")
+    compare_parser.add_argument("actual")
     answer_parser = commands.add_parser("answer")
     answer_parser.add_argument("--tables", required=True)
     answer_parser.add_argument("--query", type=int, required=True)
@@ -221,6 +244,21 @@ def main() -> int:
         generate(arguments.spillway, arguments.scale, pathlib.Path(arguments.work), afresh=True,
                  file_format=arguments.format)
         return 0
+    if arguments.command == "time":
+        db = connect_parquet(pathlib.Path(arguments.parquet), arguments.threads, arguments.memory_limit)
+        started = time.perf_counter()
+        answer = duckdb_answer(db, arguments.query)
+        print(f"seconds {time.perf_counter() - started:.4f}")
+        if arguments.answer:
+            pathlib.Path(arguments.answer).write_text(json.dumps(answer))
+        return 0
+    if arguments.command == "compare":
+        def answer_in(path):  # the file's first line that is a JSON object
+            return json.loads(next(line for line in pathlib.Path(path).read_text().splitlines() if line.startswith("{")))
+        problems = compare(answer_in(arguments.expected), answer_in(arguments.actual))
+        for problem in problems:
+            print(problem)
+        return 1 if problems else 0
     print(json.dumps(duckdb_answer(connect(pathlib.Path(arguments.tables)), arguments.query)))
     return 0
 

@@ -35,6 +35,12 @@ exec::Task<table::Table> unpark_tables(stream::Context& context, std::vector<Par
     co_return table::Table::concatenate(tables);
 }
 
+/// A message numbered `sequence` of the concatenated tables of `parked`.
+exec::Task<Message> pack_concatenated(stream::Context& context, std::vector<ParkedMessage> parked, std::uint64_t sequence) {
+    table::Table const joined = co_await unpark_tables(context, std::move(parked));
+    co_return co_await stream::pack_table(context, sequence, joined);
+}
+
 /// Applies `function` to the tables of `parked` and sends the result
 /// numbered `sequence`; false if `output` is closed.
 exec::Task<bool> apply_and_send(
@@ -135,6 +141,37 @@ stream::Actor apply_per_partition_actor(Channel& input, Channel& output, stream:
     }
 }
 
+/// The actor of `coalesce_tables`, its size checked.
+stream::Actor coalesce_tables_actor(Channel& input, Channel& output, std::size_t min_bytes) {
+    CloseAtExit closer{&input, &output};
+    auto& context = output.context();
+    std::vector<ParkedMessage> gathered;
+    std::size_t bytes = 0;
+    auto const send_gathered = [&]() -> exec::Task<bool> {
+        auto const sequence = gathered.front().sequence();
+        if (gathered.size() == 1) {
+            co_return co_await output.send_parked(std::move(gathered.front()));
+        }
+        Message message = co_await pack_concatenated(context, std::move(gathered), sequence);
+        co_return co_await output.send(std::move(message));
+    };
+    while (std::optional<ParkedMessage> parked = co_await input.receive_parked()) {
+        bytes += parked->bytes();
+        gathered.push_back(std::move(*parked));
+        if (bytes >= min_bytes) {
+            bool const sent = co_await send_gathered();
+            gathered.clear();
+            bytes = 0;
+            if (!sent) {
+                co_return;
+            }
+        }
+    }
+    if (!gathered.empty()) {
+        co_await send_gathered();
+    }
+}
+
 /// The actor of `apply_to_all`, its function checked.
 stream::Actor apply_to_all_actor(Channel& input, Channel& output, stream::TableFunction function) {
     CloseAtExit closer{&input, &output};
@@ -153,6 +190,11 @@ stream::Actor send_tables(Channel& output, std::size_t count, TableMaker make, s
     SPILLWAY_EXPECTS(step > 0, "send_tables needs a step of at least 1", InvalidArgument);
     SPILLWAY_EXPECTS(static_cast<bool>(make), "send_tables needs a function that makes the tables", InvalidArgument);
     return send_tables_actor(output, count, std::move(make), first, step);
+}
+
+stream::Actor coalesce_tables(Channel& input, Channel& output, std::size_t min_bytes) {
+    SPILLWAY_EXPECTS(min_bytes > 0, "coalesce_tables needs a size of at least 1 byte", InvalidArgument);
+    return coalesce_tables_actor(input, output, min_bytes);
 }
 
 stream::Actor apply_per_partition(Channel& input, Channel& output, stream::TableFunction function) {

@@ -1,5 +1,6 @@
 #include "tpch/query_pipeline.hpp"
 
+#include <algorithm>
 #include <memory>
 #include <utility>
 
@@ -8,6 +9,17 @@
 #include <spillway/stream/lineariser.hpp>
 
 namespace spillway::tpch::detail {
+namespace {
+
+/// The least bytes of a table a shuffle splits: 1 MiB (32 KiB a partition
+/// of 32), or a 32nd of the HOST limit where that is less, so that what a
+/// shuffle gathers stays a small share of memory.
+std::size_t min_shuffled_bytes(memory::BufferResource const& resource) {
+    auto const share = resource.memory_limit(memory::MemoryType::HOST) / 32;
+    return static_cast<std::size_t>(std::clamp<std::uint64_t>(share, 4096, std::uint64_t{1} << 20));
+}
+
+}  // namespace
 
 QueryPipeline::QueryPipeline(comm::Communicator& communicator, exec::Executor& executor, TableSource const& source,
                              QueryConfig const& config, shuffle::OpId first_op_id)
@@ -57,11 +69,15 @@ stream::Channel& QueryPipeline::gather(stream::Channel& input) {
 }
 
 stream::Channel& QueryPipeline::shuffle(stream::Channel& input, std::vector<std::string> keys) {
+    // Small tables (a join's output, a selective scan's) are joined first,
+    // so that no partition's piece of one is a handful of rows.
+    auto& coalesced = channel();
+    actors_.push_back(query::coalesce_tables(input, coalesced, min_shuffled_bytes(communicator_.buffer_resource())));
     auto& shuffled = channel();
     auto& shuffler = shufflers_.emplace_back(communicator_, next_op_id(), config_.partitions,
                                              communicator_.buffer_resource(), shuffle::PartitionOwner::round_robin,
                                              config_.shuffle);
-    actors_.push_back(stream::shuffle_tables_by_name(shuffler, std::move(keys), input, shuffled));
+    actors_.push_back(stream::shuffle_tables_by_name(shuffler, std::move(keys), coalesced, shuffled));
     return shuffled;
 }
 

@@ -229,3 +229,47 @@ TEST(QueryActors, AFunctionThatThrowsFailsThePipelineWithItsError) {
         std::runtime_error);
     EXPECT_EQ(context.messages().size(), 0U);
 }
+
+TEST(QueryActors, CoalesceTablesJoinsConsecutiveSmallTablesUntilTheyReachTheSizeAndKeepsTheRows) {
+    spillway::test::Watchdog const watchdog("coalesce_tables");
+    StreamMemory memory;
+    exec::ThreadPool pool(exec::ThreadPool::Config{.threads = 2});
+    stream::Context context(pool, memory.resource);
+    stream::Channel tables(context), coalesced(context);
+    std::vector<std::pair<std::uint64_t, std::size_t>> received;  // (number, rows) of each message
+    std::vector<table::Table> tables_received;
+    auto const small = [](std::size_t index) { return keyed_table(50, index, "t_"); };
+    auto const one_bytes = small(0).byte_size();
+    auto consumer = [&]() -> stream::Actor {
+        stream::CloseAtExit closer{&coalesced};
+        while (auto message = co_await coalesced.receive()) {
+            memory::ScopedHostResource const scope(&memory.resource);
+            tables_received.push_back(stream::unpack_table(*message));
+            received.emplace_back(message->sequence, tables_received.back().num_rows());
+        }
+    };
+    std::vector<stream::Actor> actors;
+    actors.push_back(send_tables(tables, 10, small));
+    // About three tables' bytes (a packed table is a little larger than its columns).
+    actors.push_back(coalesce_tables(tables, coalesced, 3 * one_bytes));
+    actors.push_back(consumer());
+    stream::run_actors(context, std::move(actors));
+    ASSERT_GE(received.size(), 3U);
+    ASSERT_LE(received.size(), 4U);
+    std::size_t rows = 0;
+    std::uint64_t previous = 0;
+    for (auto const& [number, count] : received) {
+        EXPECT_GE(number, previous) << "numbered as the first table each holds";
+        previous = number;
+        rows += count;
+    }
+    EXPECT_EQ(received.front().first, 0U);
+    EXPECT_EQ(rows, 500U);
+    EXPECT_GT(received.front().second, 100U) << "the first message joins several tables";
+    std::vector<table::Table> sent;
+    for (std::size_t index = 0; index < 10; ++index) {
+        sent.push_back(small(index));
+    }
+    EXPECT_EQ(table::Table::concatenate(tables_received), table::Table::concatenate(sent));
+    EXPECT_THROW_WITH((void)coalesce_tables(tables, coalesced, 0), InvalidArgument, "at least 1 byte");
+}

@@ -59,6 +59,17 @@ using TableMaker = std::function<table::Table(std::size_t index)>;
     stream::Channel& input, stream::Channel& output, stream::TableFunction function
 );
 
+/// An actor that joins consecutive tables of `input` into tables of at
+/// least `min_bytes` (the last may be smaller) and sends each to `output`
+/// numbered as the first it holds. Put it in front of a hash shuffle of a
+/// stream of small tables: each table is split into a piece per partition,
+/// and pieces of a few rows cost more in metadata and bookkeeping than
+/// they carry. The tables wait parked (spillable) until enough have come.
+/// A table as large as `min_bytes` passes through as it is.
+/// @throws InvalidArgument (at once) if `min_bytes` is 0; (from the actor)
+///         if the tables have different schemas.
+[[nodiscard]] stream::Actor coalesce_tables(stream::Channel& input, stream::Channel& output, std::size_t min_bytes);
+
 /// What a join matches: the key columns of each side, and the kind.
 struct JoinSpec {
     std::vector<std::string> build_keys;
