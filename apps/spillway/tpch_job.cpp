@@ -71,7 +71,20 @@ TpchJob::TpchJob(TpchArguments arguments, Options const& options)
                                         << "; spillway generate --tables all --output-format parquet -o "
                                         << arguments_.data.string() << " writes all eight",
                              InvalidArgument);
-            files_[table] = std::make_unique<io::ParquetRowGroups>(file);
+            auto groups = std::make_unique<io::ParquetRowGroups>(file);
+            auto const expected = table::TpchGenerator::schema(table);
+            for (auto const& field : expected.fields()) {
+                auto const index = groups->schema().find(field.name);
+                SPILLWAY_EXPECTS(index && groups->schema().field(*index).type == field.type,
+                                 file.string() << " has " << (index ? "" : "no column ") << field.name
+                                               << (index ? " of type " : "")
+                                               << (index ? table::to_string(groups->schema().field(*index).type)
+                                                         : std::string_view())
+                                               << "; TPC-H " << table::to_string(table) << " needs " << field.name
+                                               << " of type " << table::to_string(field.type),
+                                 InvalidArgument);
+            }
+            files_[table] = std::move(groups);
         }
     }
     config_.workers = std::max<std::size_t>(1, pool_.concurrency() / ranks_.resources().size());
@@ -84,26 +97,25 @@ RunSummary TpchJob::run(Progress& progress) {
     auto const started = Clock::now();
     std::atomic<std::uint64_t> rows{0};
     std::atomic<std::uint64_t> bytes{0};
-    auto const generated = files_.empty() ? tpch::generated_tables(generator_)
-                                          : tpch::TableSource{
-                                                .num_chunks = [this](table::TpchTable table) {
-                                                    return files_.at(table)->size();
-                                                },
-                                                .chunk = [this](table::TpchTable table, std::size_t group,
-                                                                std::span<std::string const> columns) {
-                                                    return files_.at(table)->read(group, columns);
-                                                }};
+    auto source = tpch::generated_tables(generator_);
+    if (!files_.empty()) {
+        source = {.num_chunks = [this](table::TpchTable table) { return files_.at(table)->size(); },
+                  .chunk = [this](table::TpchTable table, std::size_t group, std::span<std::string const> columns) {
+                      return files_.at(table)->read(group, columns);
+                  }};
+    }
     tpch::TableSource const counted{
-        .num_chunks = generated.num_chunks,
+        .num_chunks = source.num_chunks,
         .chunk = [&](table::TpchTable table, std::size_t chunk, std::span<std::string const> columns) {
-            auto result = generated.chunk(table, chunk, columns);
+            auto result = source.chunk(table, chunk, columns);
             rows.fetch_add(result.num_rows(), std::memory_order_relaxed);  // a total; no ordering needed
             bytes.fetch_add(result.byte_size(), std::memory_order_relaxed);
+            progress.advance(result.byte_size());
             return result;
         }};
     auto const local_ranks = ranks_.resources().size();
     std::vector<table::Table> answers(local_ranks);  // each rank's copy of the whole answer
-    progress.start("query " + std::to_string(arguments_.query), 0, Progress::Unit::items);
+    progress.start("query " + std::to_string(arguments_.query) + " (tables read)", 0, Progress::Unit::bytes);
     ranks_.run([&](comm::Communicator& communicator) {
         answers[static_cast<std::size_t>(communicator.rank() - ranks_.first_rank())] =
             tpch::run_query(arguments_.query, communicator, pool_, counted, config_);

@@ -30,11 +30,12 @@ struct TpchArguments {
 /// which each rank generates its chunks of as the query reads them; or,
 /// with `data`, over the Parquet files `<data>/<table>.parquet` (as
 /// `spillway generate --tables all --output-format parquet` writes them),
-/// whose row groups the ranks share out and read as the query needs them. The
-/// summary holds the answer (`RunSummary::answer`), the rows and bytes of
-/// the tables read, the time, the bytes spilled and the peak memory. There
-/// is nothing to verify: `tests/apps/check_tpch_with_duckdb.py` checks
-/// answers against DuckDB.
+/// whose row groups the ranks share out and read as the query needs them.
+/// Progress counts the bytes of the tables read. The summary holds the
+/// answer (`RunSummary::answer`), the rows and bytes of the tables read, the
+/// time, the bytes spilled and the peak memory: of this process's ranks
+/// (over MPI, those of process 0, which prints). There is nothing to
+/// verify: `bench/tpch/tpch_duckdb.py` checks answers against DuckDB's.
 ///
 /// Defaults: 1 in-process rank, scale 1, 32 partitions per shuffle, the
 /// memory options' defaults.
@@ -44,7 +45,8 @@ struct TpchArguments {
 class TpchJob final : public Job {
   public:
     /// @throws InvalidArgument if the query is not implemented, an option is
-    ///         malformed, or a table's file is missing from `data`; IoError
+    ///         malformed, or a table's file is missing from `data` or lacks
+    ///         a column of the table or has it of another type; IoError
     ///         if a spill directory cannot be made; CorruptData naming a file
     ///         of `data` that is not Parquet.
     TpchJob(TpchArguments arguments, Options const& options);

@@ -1,6 +1,7 @@
 #include <spillway/query/actors.hpp>
 
 #include <map>
+#include <set>
 #include <optional>
 #include <utility>
 
@@ -36,7 +37,9 @@ exec::Task<table::Table> unpark_tables(stream::Context& context, std::vector<Par
 }
 
 /// A message numbered `sequence` of the concatenated tables of `parked`.
-exec::Task<Message> pack_concatenated(stream::Context& context, std::vector<ParkedMessage> parked, std::uint64_t sequence) {
+exec::Task<Message> pack_concatenated(
+    stream::Context& context, std::vector<ParkedMessage> parked, std::uint64_t sequence
+) {
     table::Table const joined = co_await unpark_tables(context, std::move(parked));
     co_return co_await stream::pack_table(context, sequence, joined);
 }
@@ -230,9 +233,15 @@ stream::Actor partitioned_join(Channel& build, Channel& probe, Channel& output, 
         build_partitions[parked->sequence()].push_back(std::move(*parked));
     }
     std::optional<std::uint64_t> partition;
+    std::set<std::uint64_t> joined;  // partitions done, whose build side is gone
     std::unique_ptr<JoinHashTable> hash_table;
     while (std::optional<Message> message = co_await probe.receive()) {
         if (partition != message->sequence) {
+            SPILLWAY_EXPECTS(joined.insert(message->sequence).second,
+                             "partitioned_join: the probe side's partition "
+                                 << message->sequence
+                                 << " came again after another; each partition's tables must come together",
+                             InvalidArgument);
             partition = message->sequence;
             hash_table.reset();
             std::vector<ParkedMessage> parked;

@@ -38,42 +38,41 @@ Groups assign_groups(table::Table const& table, std::vector<std::size_t> const& 
     detail::KeyColumns const key_columns(table, keys);
     std::vector<std::uint64_t> group_hashes;
     std::vector<std::uint32_t> slots(16, no_group);
-    auto const place = [&slots](std::uint64_t hash) {
+    auto const grow = [&] {
+        slots.assign(2 * slots.size(), no_group);
         auto const mask = slots.size() - 1;
-        auto slot = hash & mask;
-        while (slots[slot] != no_group) {
-            slot = (slot + 1) & mask;
+        for (std::uint32_t group = 0; group < group_hashes.size(); ++group) {
+            auto slot = group_hashes[group] & mask;
+            while (slots[slot] != no_group) {
+                slot = (slot + 1) & mask;
+            }
+            slots[slot] = group;
         }
-        return slot;
     };
-    for (std::size_t row = 0; row < rows; ++row) {
+    // The group of row `row`: the one whose first row has its key, or a new
+    // one in the empty slot the search ends at.
+    auto const group_of = [&](std::size_t row) {
         auto const hash = hashes[row];
         auto const mask = slots.size() - 1;
-        auto slot = hash & mask;
-        for (;; slot = (slot + 1) & mask) {
+        for (auto slot = hash & mask;; slot = (slot + 1) & mask) {
             auto const group = slots[slot];
             if (group == no_group) {
-                break;
+                auto const added = static_cast<std::uint32_t>(group_hashes.size());
+                groups.first_row.push_back(static_cast<std::uint32_t>(row));
+                group_hashes.push_back(hash);
+                slots[slot] = added;
+                if (2 * group_hashes.size() > slots.size()) {
+                    grow();
+                }
+                return added;
             }
             if (group_hashes[group] == hash && key_columns.equal(row, key_columns, groups.first_row[group])) {
-                groups.of_row[row] = group;
-                goto found;
+                return group;
             }
         }
-        {
-            auto const group = static_cast<std::uint32_t>(group_hashes.size());
-            groups.of_row[row] = group;
-            groups.first_row.push_back(static_cast<std::uint32_t>(row));
-            group_hashes.push_back(hash);
-            slots[slot] = group;
-            if (2 * group_hashes.size() > slots.size()) {
-                slots.assign(2 * slots.size(), no_group);
-                for (std::uint32_t g = 0; g < group_hashes.size(); ++g) {
-                    slots[place(group_hashes[g])] = g;
-                }
-            }
-        }
-    found:;
+    };
+    for (std::size_t row = 0; row < rows; ++row) {
+        groups.of_row[row] = group_of(row);
     }
     groups.count = group_hashes.size();
     return groups;

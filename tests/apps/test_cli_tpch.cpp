@@ -113,3 +113,28 @@ TEST(CliGenerate, UnknownRepeatedOrBothKindsOfTablesAreUsageErrorsThatWriteNothi
     EXPECT_EQ(run_spillway({"generate", "--table", "lines", "-o", output.string()}).exit_code, 2);
     EXPECT_FALSE(std::filesystem::exists(output));
 }
+
+TEST(CliTpch, DataFilesWithoutAColumnOfTheTableOrWithAnotherTypeAreAUsageErrorNamingThem) {
+    spillway::test::TemporaryDirectory directory;
+    auto const data = directory.path() / "data";
+    auto const generated = run_spillway({"generate", "--tables", "all", "--scale", "0.001", "--output-format",
+                                         "parquet", "-o", data.string(), "--quiet"});
+    ASSERT_EQ(generated.exit_code, 0) << generated.err;
+    auto const nation = data / "nation.parquet";
+    // region's file in nation's place: no n_nationkey.
+    std::filesystem::copy_file(data / "region.parquet", nation, std::filesystem::copy_options::overwrite_existing);
+    auto const missing = failure_of(run_spillway({"tpch", "--query", "7", "--data", data.string(), "--json", "--quiet"}), 2);
+    EXPECT_THAT(missing.at("error").get<std::string>(), HasSubstr("nation.parquet has no column n_nationkey"));
+    // n_nationkey as strings.
+    auto const written = spillway::test::run_process(
+        {SPILLWAY_PYTHON, "-c",
+         "import pyarrow as pa, pyarrow.parquet as pq, sys; "
+         "pq.write_table(pa.table({'n_nationkey': ['0'], 'n_name': ['ALGERIA'], 'n_regionkey': [0], "
+         "'n_comment': ['x']}), sys.argv[1])",
+         nation.string()},
+        {});
+    ASSERT_EQ(written.exit_code, 0) << written.err;
+    auto const typed = failure_of(run_spillway({"tpch", "--query", "7", "--data", data.string(), "--json", "--quiet"}), 2);
+    EXPECT_THAT(typed.at("error").get<std::string>(),
+                HasSubstr("nation.parquet has n_nationkey of type string; TPC-H nation needs n_nationkey of type int64"));
+}

@@ -204,6 +204,35 @@ TEST(QueryActors, APartitionedJoinUnderALimitBelowItsBuildSideSpillsItByPartitio
     EXPECT_GT(spilled->total, 0.0);
 }
 
+TEST(QueryActors, APartitionedJoinWhoseProbePartitionComesBackFailsInsteadOfLosingItsRows) {
+    spillway::test::Watchdog const watchdog("partitioned_join with a split probe partition");
+    StreamMemory memory;
+    exec::ThreadPool pool(exec::ThreadPool::Config{.threads = 2});
+    stream::Context context(pool, memory.resource);
+    stream::Channel build(context), probe(context), joined(context);
+    // Numbered as given, not by partition: probe partition 0 comes again after 1.
+    auto numbered = [&](stream::Channel& output, std::vector<std::uint64_t> numbers, std::string prefix) -> stream::Actor {
+        stream::CloseAtExit closer{&output};
+        for (std::size_t index = 0; index < numbers.size(); ++index) {
+            std::optional<table::Table> table;
+            {
+                memory::ScopedHostResource const scope(&memory.resource);
+                table = keyed_table(20, index, prefix);
+            }
+            stream::Message message = co_await stream::pack_table(context, numbers[index], *table);
+            co_await output.send(std::move(message));
+        }
+    };
+    table::Table result;
+    std::vector<stream::Actor> actors;
+    actors.push_back(numbered(build, {0, 1}, "b_"));
+    actors.push_back(numbered(probe, {0, 1, 0}, "p_"));
+    actors.push_back(partitioned_join(build, probe, joined, JoinSpec{{"b_key"}, {"p_key"}}));
+    actors.push_back(collect_table(joined, result));
+    EXPECT_THROW_WITH(stream::run_actors(context, std::move(actors)), InvalidArgument,
+                      "partition 0 came again after another");
+}
+
 TEST(QueryActors, AFunctionThatThrowsFailsThePipelineWithItsError) {
     spillway::test::Watchdog const watchdog("a failing apply_to_all");
     StreamMemory memory;

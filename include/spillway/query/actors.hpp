@@ -95,8 +95,10 @@ struct JoinSpec {
 /// partition; when the probe side's partition `p` arrives, only build
 /// partition `p` is read back into a hash table. So memory holds one build
 /// partition at a time: choose enough partitions for one to fit. Results go
-/// out under the partition's number.
-/// @throws as `broadcast_join`.
+/// out under the partition's number. The tables of one probe partition must
+/// come together, as `stream::shuffle_tables` sends them.
+/// @throws as `broadcast_join`; InvalidArgument if a partition of `probe`
+///         comes again after another one (its build side is gone then).
 [[nodiscard]] stream::Actor partitioned_join(
     stream::Channel& build, stream::Channel& probe, stream::Channel& output, JoinSpec spec
 );
