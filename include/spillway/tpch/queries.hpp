@@ -59,7 +59,8 @@ struct QueryConfig {
 /// if need be) and its data lives in the communicator's buffer resource:
 /// messages between operators and everything a shuffle, an all-gather or a
 /// join waits for can spill; the tables an operator works on at once must
-/// fit. The collectives use op ids from `first_op_id` up, at most 16.
+/// fit. The collectives use op ids from `first_op_id` up, at most 16. The
+/// answer's storage is the resource's too: destroy it before the resource.
 /// @throws InvalidArgument if `number` is not one of `implemented_queries()`.
 /// @throws OutOfMemory if the tables the query works on at once do not fit
 ///         in the resource's HOST limit within its reserve timeout.
