@@ -196,10 +196,11 @@ std::string_view numbered(char (&out)[32], char const* prefix, std::int64_t key)
 
 /// A phone number of nation `nation`: `CC-LLL-LLL-LLLL`, CC the nation key plus 10.
 std::string_view phone(char (&out)[32], Random& random, std::int64_t nation) {
-    auto const length = std::snprintf(out, sizeof(out), "%02lld-%03lld-%03lld-%04lld", static_cast<long long>(nation + 10),
-                                      static_cast<long long>(random.uniform(100, 999)),
-                                      static_cast<long long>(random.uniform(100, 999)),
-                                      static_cast<long long>(random.uniform(1000, 9999)));
+    auto const length = std::snprintf(
+        out, sizeof(out), "%02lld-%03lld-%03lld-%04lld", static_cast<long long>(nation + 10),
+        static_cast<long long>(random.uniform(100, 999)), static_cast<long long>(random.uniform(100, 999)),
+        static_cast<long long>(random.uniform(1000, 9999))
+    );
     return {out, static_cast<std::size_t>(length)};
 }
 
@@ -339,7 +340,9 @@ Schema TpchGenerator::schema(TpchTable table) {
                            {"n_regionkey", DataType::int64},
                            {"n_comment", DataType::string}});
         case TpchTable::region:
-            return Schema({{"r_regionkey", DataType::int64}, {"r_name", DataType::string}, {"r_comment", DataType::string}});
+            return Schema({{"r_regionkey", DataType::int64},
+                           {"r_name", DataType::string},
+                           {"r_comment", DataType::string}});
     }
     SPILLWAY_FAIL("unknown TPC-H table", InvalidArgument);
 }
@@ -382,7 +385,8 @@ Table TpchGenerator::table(TpchTable table, std::size_t chunk) const {
                                                          : static_cast<std::int64_t>(orders_per_chunk_));
     auto const first = static_cast<std::int64_t>(chunk) * per_chunk;
     auto const last = std::min(first + per_chunk, rows_of(table));
-    TableBuilder builder(schema(table), static_cast<std::size_t>((last - first) * (table == TpchTable::partsupp ? 4 : 1)));
+    auto const rows_per_key = table == TpchTable::partsupp ? 4 : 1;
+    TableBuilder builder(schema(table), static_cast<std::size_t>((last - first) * rows_per_key));
     generate_rows(table, first, last, builder);
     return builder.finish();
 }
@@ -404,7 +408,9 @@ void TpchGenerator::generate_rows(TpchTable table, std::int64_t first, std::int6
                 }
                 std::string name;
                 for (std::size_t word = 0; word < 5; ++word) {  // five distinct colours
-                    auto const pick = static_cast<std::size_t>(random.uniform(static_cast<std::int64_t>(word), order.size() - 1));
+                    auto const pick = static_cast<std::size_t>(
+                        random.uniform(static_cast<std::int64_t>(word), static_cast<std::int64_t>(order.size()) - 1)
+                    );
                     std::swap(order[word], order[pick]);
                     append_words(name, {colours[order[word]]});
                 }

@@ -123,7 +123,8 @@ TEST(CliTpch, DataFilesWithoutAColumnOfTheTableOrWithAnotherTypeAreAUsageErrorNa
     auto const nation = data / "nation.parquet";
     // region's file in nation's place: no n_nationkey.
     std::filesystem::copy_file(data / "region.parquet", nation, std::filesystem::copy_options::overwrite_existing);
-    auto const missing = failure_of(run_spillway({"tpch", "--query", "7", "--data", data.string(), "--json", "--quiet"}), 2);
+    std::vector<std::string> const query{"tpch", "--query", "7", "--data", data.string(), "--json", "--quiet"};
+    auto const missing = failure_of(run_spillway(query), 2);
     EXPECT_THAT(missing.at("error").get<std::string>(), HasSubstr("nation.parquet has no column n_nationkey"));
     // n_nationkey as strings.
     auto const written = spillway::test::run_process(
@@ -134,7 +135,8 @@ TEST(CliTpch, DataFilesWithoutAColumnOfTheTableOrWithAnotherTypeAreAUsageErrorNa
          nation.string()},
         {});
     ASSERT_EQ(written.exit_code, 0) << written.err;
-    auto const typed = failure_of(run_spillway({"tpch", "--query", "7", "--data", data.string(), "--json", "--quiet"}), 2);
+    auto const typed = failure_of(run_spillway(query), 2);
     EXPECT_THAT(typed.at("error").get<std::string>(),
-                HasSubstr("nation.parquet has n_nationkey of type string; TPC-H nation needs n_nationkey of type int64"));
+                HasSubstr("nation.parquet has n_nationkey of type string; TPC-H nation needs n_nationkey of type "
+                          "int64"));
 }
