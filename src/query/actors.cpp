@@ -17,6 +17,15 @@ using stream::CloseAtExit;
 using stream::Message;
 using stream::ParkedMessage;
 
+/// Every message of `input` until it ends, parked (spillable).
+exec::Task<std::vector<ParkedMessage>> receive_all_parked(Channel& input) {
+    std::vector<ParkedMessage> all;
+    while (std::optional<ParkedMessage> parked = co_await input.receive_parked()) {
+        all.push_back(std::move(*parked));
+    }
+    co_return all;
+}
+
 /// The concatenated tables of `parked`, read back (waiting for memory) and
 /// unpacked into the context's resource.
 exec::Task<table::Table> unpark_tables(stream::Context& context, std::vector<ParkedMessage> parked) {
@@ -178,10 +187,7 @@ stream::Actor coalesce_tables_actor(Channel& input, Channel& output, std::size_t
 /// The actor of `apply_to_all`, its function checked.
 stream::Actor apply_to_all_actor(Channel& input, Channel& output, stream::TableFunction function) {
     CloseAtExit closer{&input, &output};
-    std::vector<ParkedMessage> all;
-    while (std::optional<ParkedMessage> parked = co_await input.receive_parked()) {
-        all.push_back(std::move(*parked));
-    }
+    std::vector<ParkedMessage> all = co_await receive_all_parked(input);
     if (!all.empty()) {
         co_await apply_and_send(output, function, std::move(all), 0);
     }
@@ -213,10 +219,7 @@ stream::Actor apply_to_all(Channel& input, Channel& output, stream::TableFunctio
 stream::Actor broadcast_join(Channel& build, Channel& probe, Channel& output, JoinSpec spec) {
     CloseAtExit closer{&build, &probe, &output};
     auto& context = output.context();
-    std::vector<ParkedMessage> build_side;
-    while (std::optional<ParkedMessage> parked = co_await build.receive_parked()) {
-        build_side.push_back(std::move(*parked));
-    }
+    std::vector<ParkedMessage> build_side = co_await receive_all_parked(build);
     auto const hash_table = co_await build_hash_table(context, std::move(build_side), spec);
     while (std::optional<Message> message = co_await probe.receive()) {
         if (!co_await probe_and_send(output, hash_table.get(), spec, std::move(*message))) {
@@ -259,10 +262,7 @@ stream::Actor partitioned_join(Channel& build, Channel& probe, Channel& output, 
 
 stream::Actor collect_table(Channel& input, table::Table& result) {
     CloseAtExit closer{&input};
-    std::vector<ParkedMessage> all;
-    while (std::optional<ParkedMessage> parked = co_await input.receive_parked()) {
-        all.push_back(std::move(*parked));
-    }
+    std::vector<ParkedMessage> all = co_await receive_all_parked(input);
     result = co_await unpark_tables(input.context(), std::move(all));
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <numeric>
+#include <string>
 #include <vector>
 
 #include <spillway/core/error.hpp>
@@ -38,11 +39,11 @@ class RowOrder {
   private:
     static std::vector<std::size_t> indices(table::Table const& table, std::span<SortKey const> keys) {
         SPILLWAY_EXPECTS(!keys.empty(), "a sort needs at least one key", InvalidArgument);
-        std::vector<std::size_t> indices;
+        std::vector<std::string> names;
         for (auto const& key : keys) {
-            indices.push_back(table.schema().index_of(key.column));
+            names.push_back(key.column);
         }
-        return indices;
+        return detail::column_indices(table, names);
     }
 
     detail::KeyColumns columns_;
