@@ -54,15 +54,7 @@ TpchJob::TpchJob(TpchArguments arguments, Options const& options)
                  static_cast<std::uint64_t>(options.get_int("seed", 0, 0, INT64_MAX))),
       ranks_(options, memory::MemoryConfig::from_options(options), 1),
       pool_(exec::ThreadPool::Config::from_options(options)) {
-    auto const implemented = tpch::implemented_queries();
-    if (std::find(implemented.begin(), implemented.end(), arguments_.query) == implemented.end()) {
-        std::string list;
-        for (auto const number : implemented) {
-            list += (list.empty() ? "" : ", ") + std::to_string(number);
-        }
-        SPILLWAY_FAIL("TPC-H query " << arguments_.query << " is not implemented; the queries are " << list,
-                      InvalidArgument);
-    }
+    tpch::check_implemented(arguments_.query);
     if (!arguments_.data.empty()) {
         for (auto const table : table::all_tpch_tables) {
             auto const file = arguments_.data / (std::string(table::to_string(table)) + ".parquet");

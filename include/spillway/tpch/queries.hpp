@@ -48,6 +48,10 @@ struct QueryConfig {
 /// The numbers of the TPC-H queries spillway implements, in increasing order.
 [[nodiscard]] std::span<int const> implemented_queries() noexcept;
 
+/// Checks that query `number` is one of `implemented_queries()`.
+/// @throws InvalidArgument naming the queries there are if it is not.
+void check_implemented(int number);
+
 /// Runs TPC-H query `number` (with the specification's validation
 /// parameters) as this rank's part of a pipeline over `communicator`'s
 /// ranks; every rank calls it with the same arguments, and every rank gets
