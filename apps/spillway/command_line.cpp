@@ -34,11 +34,29 @@ Exit codes:
   130, 143  SIGINT (Ctrl-C) or SIGTERM ended the job; what it had written (a
      partition's output, spilled data) was removed first)";
 
-/// Adds `--threads` and `--window` (with `window_help`).
-void add_execution_flags(CLI::App& command, OptionFlags& flags, std::string const& window_help) {
+/// Adds `--threads`.
+void add_threads_flag(CLI::App& command, OptionFlags& flags) {
     flags.add(command, "--threads", "threads", "N", "worker threads; 0 = one per hardware thread (default 0)",
               integer_value(0, 4096));
+}
+
+/// Adds `--threads` and `--window` (with `window_help`).
+void add_execution_flags(CLI::App& command, OptionFlags& flags, std::string const& window_help) {
+    add_threads_flag(command, flags);
     flags.add(command, "--window", "window", "N", window_help, integer_value(1, 1 << 20));
+}
+
+/// Adds `--ranks` (default `default_ranks` in-process ranks) and `--comm`
+/// for the command named `name`.
+void add_rank_flags(CLI::App& command, OptionFlags& flags, std::string const& name, int default_ranks) {
+    flags.add(command, "--ranks", "ranks", "N",
+              "in-process ranks (default " + std::to_string(default_ranks)
+                  + "); with --comm mpi, the number of MPI processes, which is the default",
+              integer_value(1, 4096));
+    flags.add(command, "--comm", "comm", "NAME",
+              "local: ranks are threads of this process; mpi: ranks are the processes of `mpirun -np N spillway "
+                  + name + " --comm mpi` (default local)",
+              choice_value({"local", "mpi"}));
 }
 
 /// Adds `--memory-limit`, whose default is `limit_default`.
@@ -89,13 +107,7 @@ CommandLine::CommandLine() : app_(description, "spillway") {
         "Generate TPC-H lineitem rows on every rank, shuffle them by l_orderkey between the ranks under a memory "
         "limit (spilling to disk), and verify what every rank received. With no flags: 4 in-process ranks, about "
         "1 GiB of data, a 512 MiB limit.");
-    flags_.add(*shuffle_command_, "--ranks", "ranks", "N",
-               "in-process ranks (default 4); with --comm mpi, the number of MPI processes, which is the default",
-               integer_value(1, 4096));
-    flags_.add(*shuffle_command_, "--comm", "comm", "NAME",
-               "local: ranks are threads of this process; mpi: ranks are the processes of `mpirun -np N spillway "
-               "shuffle --comm mpi` (default local)",
-               choice_value({"local", "mpi"}));
+    add_rank_flags(*shuffle_command_, flags_, "shuffle", 4);
     flags_.add(*shuffle_command_, "--partitions", "partitions", "P", "partitions to shuffle into (default 4 per rank)",
                integer_value(1, std::int64_t{1} << 24));
     flags_.add(*shuffle_command_, "--collective-timeout", "collective_timeout", "DURATION",
@@ -155,13 +167,7 @@ CommandLine::CommandLine() : app_(description, "spillway") {
                      "read the tables from DIR/<table>.parquet (spillway generate --tables all --output-format "
                      "parquet -o DIR) instead of generating them; --scale and --seed are then ignored")
         ->type_name("DIR");
-    flags_.add(*tpch_command_, "--ranks", "ranks", "N",
-               "in-process ranks (default 1); with --comm mpi, the number of MPI processes, which is the default",
-               integer_value(1, 4096));
-    flags_.add(*tpch_command_, "--comm", "comm", "NAME",
-               "local: ranks are threads of this process; mpi: ranks are the processes of `mpirun -np N spillway "
-               "tpch --comm mpi` (default local)",
-               choice_value({"local", "mpi"}));
+    add_rank_flags(*tpch_command_, flags_, "tpch", 1);
     flags_.add(*tpch_command_, "--partitions", "partitions", "P",
                "partitions of each hash shuffle, across the ranks (default 32); a join holds one build partition "
                "in memory at a time",
@@ -169,8 +175,7 @@ CommandLine::CommandLine() : app_(description, "spillway") {
     add_generator_flags(*tpch_command_, flags_, "1");
     add_memory_limit_flag(*tpch_command_, flags_, "80% of RAM");
     add_spill_flags(*tpch_command_, flags_);
-    flags_.add(*tpch_command_, "--threads", "threads", "N", "worker threads; 0 = one per hardware thread (default 0)",
-               integer_value(0, 4096));
+    add_threads_flag(*tpch_command_, flags_);
     add_output_flags(*tpch_command_);
 
     partition_command_ = app_.add_subcommand(
