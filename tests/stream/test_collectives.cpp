@@ -6,6 +6,7 @@
 #include <common/watchdog.hpp>
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <string>
 #include <memory>
@@ -178,7 +179,13 @@ TEST(ShuffleTables, ALimitBelowWhatTheShuffleWorksInFailsWithOutOfMemoryInsteadO
     EXPECT_TRUE(out_of_memory) << "no rank said which limit was too small";
 }
 
-TEST(ShuffleTables, ATableWithoutTheKeyColumnFailsThePipelineNamingIt) {
+namespace {
+
+/// Runs a one-rank pipeline of generated lineitem tables through the
+/// shuffle actor `make_shuffle` makes, and expects it to fail with an
+/// `InvalidArgument` holding `message` before anything arrives.
+void expect_shuffle_fails(std::function<Actor(shuffle::Shuffler&, Channel&, Channel&)> const& make_shuffle,
+                          std::string const& message) {
     StreamMemory memory;
     std::vector<memory::BufferResource*> resources{&memory.resource};
     auto group = comm::LocalCommunicator::make_group(resources);
@@ -191,29 +198,27 @@ TEST(ShuffleTables, ATableWithoutTheKeyColumnFailsThePipelineNamingIt) {
     Received received;
     std::vector<Actor> actors;
     actors.push_back(generate_lineitem(context, generator, 0, 1, tables));
-    actors.push_back(shuffle_tables(shuffler, {99}, tables, shuffled));
+    actors.push_back(make_shuffle(shuffler, tables, shuffled));
     actors.push_back(collect(context, shuffled, received));
-    EXPECT_THROW_WITH(run_actors(context, std::move(actors)), InvalidArgument, "99");
+    EXPECT_THROW_WITH(run_actors(context, std::move(actors)), InvalidArgument, message);
     EXPECT_TRUE(received.partitions.empty());
 }
 
+}  // namespace
+
+TEST(ShuffleTables, ATableWithoutTheKeyColumnFailsThePipelineNamingIt) {
+    expect_shuffle_fails([](shuffle::Shuffler& shuffler, Channel& tables,
+                            Channel& shuffled) { return shuffle_tables(shuffler, {99}, tables, shuffled); },
+                         "99");
+}
+
 TEST(ShuffleTablesByName, ATableWithoutAKeyOfTheGivenNameFailsThePipelineNamingTheColumns) {
-    StreamMemory memory;
-    std::vector<memory::BufferResource*> resources{&memory.resource};
-    auto group = comm::LocalCommunicator::make_group(resources);
-    exec::ThreadPool pool(exec::ThreadPool::Config{.threads = 2});
-    Context context(pool, memory.resource);
-    shuffle::Shuffler shuffler(*group[0], 1, partitions, memory.resource);
-    Channel tables(context);
-    Channel shuffled(context);
-    table::TpchGenerator const generator(0.001);
-    Received received;
-    std::vector<Actor> actors;
-    actors.push_back(generate_lineitem(context, generator, 0, 1, tables));
-    actors.push_back(shuffle_tables_by_name(shuffler, {"o_orderkey"}, tables, shuffled));
-    actors.push_back(collect(context, shuffled, received));
-    EXPECT_THROW_WITH(run_actors(context, std::move(actors)), InvalidArgument, "l_orderkey");
-    EXPECT_TRUE(received.partitions.empty());
+    expect_shuffle_fails(
+        [](shuffle::Shuffler& shuffler, Channel& tables, Channel& shuffled) {
+            return shuffle_tables_by_name(shuffler, {"o_orderkey"}, tables, shuffled);
+        },
+        "l_orderkey"
+    );
 }
 
 TEST(AllGatherActor, EveryRankReceivesEveryRanksMessagesByRankThenSequence) {
