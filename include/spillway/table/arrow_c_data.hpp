@@ -1,9 +1,11 @@
 #pragma once
 /// @file
-/// The structures of the Arrow C Data Interface, as its specification
-/// defines them (https://arrow.apache.org/docs/format/CDataInterface.html).
-/// They are ABI-stable and guarded by `ARROW_C_DATA_INTERFACE`, so they
-/// coexist with Arrow's own copy of the same definitions.
+/// The structures of the Arrow C Data Interface and of the Arrow C Stream
+/// Interface, as their specifications define them
+/// (https://arrow.apache.org/docs/format/CDataInterface.html and
+/// CStreamInterface.html). They are ABI-stable and guarded by
+/// `ARROW_C_DATA_INTERFACE` and `ARROW_C_STREAM_INTERFACE`, so they coexist
+/// with Arrow's own copy of the same definitions.
 
 #include <stdint.h>  // NOLINT: the specification's C definitions use the C header
 
@@ -52,6 +54,24 @@ struct ArrowArray {
 };
 
 #endif  // ARROW_C_DATA_INTERFACE
+
+#ifndef ARROW_C_STREAM_INTERFACE
+#define ARROW_C_STREAM_INTERFACE
+
+struct ArrowArrayStream {
+    // Callbacks providing stream functionality
+    int (*get_schema)(struct ArrowArrayStream*, struct ArrowSchema* out);
+    int (*get_next)(struct ArrowArrayStream*, struct ArrowArray* out);
+    const char* (*get_last_error)(struct ArrowArrayStream*);
+
+    // Release callback
+    void (*release)(struct ArrowArrayStream*);
+
+    // Opaque producer-specific data
+    void* private_data;
+};
+
+#endif  // ARROW_C_STREAM_INTERFACE
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,79 @@
+#include <spillway/io/arrow_stream.hpp>
+
+#include <arrow/api.h>
+#include <arrow/c/bridge.h>
+
+#include <spillway/core/error.hpp>
+
+#include <common/error_matchers.hpp>
+
+#include <gtest/gtest.h>
+
+using namespace spillway;
+using namespace spillway::io;
+
+namespace {
+
+/// A stream of `batches` as an Arrow C++ producer exports it.
+ArrowArrayStream export_stream(std::shared_ptr<arrow::Schema> const& schema,
+                               std::vector<std::shared_ptr<arrow::RecordBatch>> batches) {
+    auto const reader = arrow::RecordBatchReader::Make(std::move(batches), schema).ValueOrDie();
+    ArrowArrayStream stream;
+    EXPECT_TRUE(arrow::ExportRecordBatchReader(reader, &stream).ok());
+    return stream;
+}
+
+std::shared_ptr<arrow::RecordBatch> batch(std::shared_ptr<arrow::Schema> const& schema, std::vector<std::int8_t> keys,
+                                          std::vector<std::string> const& names) {
+    arrow::Int8Builder key_builder;
+    EXPECT_TRUE(key_builder.AppendValues(keys).ok());
+    arrow::LargeStringBuilder name_builder;
+    EXPECT_TRUE(name_builder.AppendValues(names).ok());
+    return arrow::RecordBatch::Make(schema, static_cast<std::int64_t>(keys.size()),
+                                    {key_builder.Finish().ValueOrDie(), name_builder.Finish().ValueOrDie()});
+}
+
+}  // namespace
+
+TEST(ArrowStream, ReadsEveryBatchInOrderWithItsColumnsConverted) {
+    auto const schema = arrow::schema({arrow::field("key", arrow::int8()), arrow::field("name", arrow::large_utf8())});
+    auto stream = export_stream(schema, {batch(schema, {1, 2}, {"a", "b"}), batch(schema, {3}, {"c"})});
+    auto const reader = open_arrow_stream(&stream, "test data");
+    EXPECT_EQ(stream.release, nullptr) << "the reader took the stream over";
+    EXPECT_EQ(reader->schema().to_string(), "key:int32, name:string");
+    EXPECT_EQ(reader->rows(), std::nullopt);
+    auto const first = reader->read();
+    ASSERT_TRUE(first);
+    EXPECT_EQ(first->num_rows(), 2U);
+    EXPECT_EQ(first->column(0).values<std::int32_t>()[1], 2);
+    auto const second = reader->read();
+    ASSERT_TRUE(second);
+    EXPECT_EQ(second->column(1).string(0), "c");
+    EXPECT_FALSE(reader->read());
+}
+
+TEST(ArrowStream, RefusesANullOrReleasedStreamAndATypeItCannotRead) {
+    EXPECT_THROW_WITH(static_cast<void>(open_arrow_stream(nullptr)), InvalidArgument, "null or already released");
+    ArrowArrayStream released{};
+    EXPECT_THROW_WITH(static_cast<void>(open_arrow_stream(&released, "mine")), InvalidArgument,
+                      "the ArrowArrayStream of mine is null or already released");
+
+    auto const schema = arrow::schema({arrow::field("flag", arrow::boolean())});
+    auto stream = export_stream(schema, {});
+    EXPECT_THROW_WITH(static_cast<void>(open_arrow_stream(&stream, "flags")), InvalidArgument,
+                      "'flags': column 'flag' has the type bool");
+}
+
+TEST(ArrowStream, AProducersErrorIsAnIoErrorWithItsMessage) {
+    auto const schema = arrow::schema({arrow::field("x", arrow::int64())});
+    auto const failing = arrow::RecordBatchReader::MakeFromIterator(
+                             arrow::MakeFunctionIterator([]() -> arrow::Result<std::shared_ptr<arrow::RecordBatch>> {
+                                 return arrow::Status::IOError("the producer broke");
+                             }),
+                             schema)
+                             .ValueOrDie();
+    ArrowArrayStream stream;
+    ASSERT_TRUE(arrow::ExportRecordBatchReader(failing, &stream).ok());
+    auto const reader = open_arrow_stream(&stream, "broken");
+    EXPECT_THROW_WITH(static_cast<void>(reader->read()), IoError, "the producer broke");
+}
