@@ -1,6 +1,7 @@
 #include <arrow/io/file.h>
 #include <arrow/memory_pool.h>
 #include <arrow/record_batch.h>
+#include <arrow/util/io_util.h>
 #include <parquet/arrow/reader.h>
 #include <parquet/arrow/writer.h>
 #include <parquet/exception.h>
@@ -54,7 +55,11 @@ std::unique_ptr<parquet::arrow::FileReader> open_reader(
     properties.set_pre_buffer(false);
     parquet::arrow::FileReaderBuilder builder;
     return guarded(what, [&] {
-        check(builder.Open(file, parquet::ReaderProperties(arrow::system_memory_pool()), std::move(footer)), what);
+        auto const opened = builder.Open(file, parquet::ReaderProperties(arrow::system_memory_pool()), std::move(footer));
+        // A footer that does not decode is an IOError without an errno; a failed read has one.
+        SPILLWAY_EXPECTS(opened.ok() || arrow::internal::ErrnoFromStatus(opened) != 0, what << ": " << opened.message(),
+                         CorruptData);
+        check(opened, what);
         return value_of(builder.memory_pool(arrow::system_memory_pool())->properties(properties)->Build(), what);
     });
 }

@@ -222,6 +222,11 @@ TEST(ParquetFile, AFileThatIsNotParquetOrIsTruncatedIsCorruptDataNamingIt) {
     EXPECT_THROW_WITH(static_cast<void>(open_table_file(garbage, FileFormat::parquet)), CorruptData,
                       "'" + garbage.string() + "' is not a readable Parquet file");
 
+    auto const empty_footer = directory.path() / "empty_footer.parquet";
+    std::ofstream(empty_footer) << "PAR1" << std::string(100, '\0') << std::string(4, '\0') << "PAR1";
+    EXPECT_THROW_WITH(static_cast<void>(open_table_file(empty_footer, FileFormat::parquet)), CorruptData,
+                      "'" + empty_footer.string() + "' is not a readable Parquet file");
+
     auto const whole = directory.path() / "whole.parquet";
     auto const rows = table::test::random_table(1000, 9);
     auto writer = create_table_file(whole, FileFormat::parquet, rows.schema());
