@@ -230,9 +230,13 @@ void export_schema(Schema const& schema, ArrowSchema* out) {
 }
 
 void export_table(Table table, ArrowSchema* schema_out, ArrowArray* array_out) {
+    export_table(std::make_shared<Table const>(std::move(table)), schema_out, array_out);
+}
+
+void export_table(std::shared_ptr<Table const> const& shared, ArrowSchema* schema_out, ArrowArray* array_out) {
     SPILLWAY_EXPECTS(schema_out != nullptr && array_out != nullptr,
                      "exporting a table to a null ArrowSchema or ArrowArray", InvalidArgument);
-    auto const shared = std::make_shared<Table const>(std::move(table));
+    SPILLWAY_EXPECTS(shared != nullptr, "exporting a null table", InvalidArgument);
     auto node = std::make_unique<ArrayNode>();
     node->table = shared;
     node->resize(shared->num_columns());

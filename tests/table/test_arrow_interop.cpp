@@ -200,3 +200,18 @@ TEST(ArrowInterop, ImportRejectsNullStructRows) {
     EXPECT_THROW_WITH(static_cast<void>(import_table(&producer.schema, &producer.array)), InvalidArgument,
                       "null rows, which a table cannot hold");
 }
+
+TEST(ArrowInterop, ASharedTableIsExportedAnyNumberOfTimesWithoutACopy) {
+    auto const shared = std::make_shared<Table const>(random_table(100, 5));
+    ArrowSchema schemas[2];
+    ArrowArray arrays[2];
+    export_table(shared, &schemas[0], &arrays[0]);
+    export_table(shared, &schemas[1], &arrays[1]);
+    EXPECT_EQ(arrays[0].children[0]->buffers[1], arrays[1].children[0]->buffers[1]) << "both point into the table";
+    EXPECT_GT(shared.use_count(), 1) << "the exports keep the table alive";
+    EXPECT_EQ(import_table(&schemas[0], &arrays[0]), *shared);
+    EXPECT_EQ(import_table(&schemas[1], &arrays[1]), *shared);
+    EXPECT_EQ(shared.use_count(), 1) << "each release let go of the table";
+    EXPECT_THROW_WITH(export_table(std::shared_ptr<Table const>(), &schemas[0], &arrays[0]), InvalidArgument,
+                      "exporting a null table");
+}

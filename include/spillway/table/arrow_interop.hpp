@@ -13,6 +13,8 @@
 /// | `date32`  | `tdD`        | date32 (days)           |
 /// | `string`  | `u`          | utf8 (32-bit offsets)   |
 
+#include <memory>
+
 #include <spillway/table/arrow_c_data.hpp>
 #include <spillway/table/table.hpp>
 
@@ -33,6 +35,12 @@ void export_schema(Schema const& schema, ArrowSchema* out);
 /// structures and must call their `release` callbacks.
 /// @throws InvalidArgument if a pointer is null; nothing is written then.
 void export_table(Table table, ArrowSchema* schema_out, ArrowArray* array_out);
+
+/// As above, for a table that stays shared: each export keeps `table` alive
+/// until its array and every child moved out of it are released, so one
+/// table may be exported any number of times without a copy.
+/// @throws InvalidArgument if a pointer or `table` is null.
+void export_table(std::shared_ptr<Table const> const& table, ArrowSchema* schema_out, ArrowArray* array_out);
 
 /// The table that an Arrow struct array holds, copied out of its buffers.
 /// Takes ownership of both structures: releases them before returning, even
