@@ -74,6 +74,10 @@ void Progress::finish() {
 }
 
 void Progress::print(std::uint64_t done, bool last) {
+    if (style_ == Style::listener) {
+        listener_(name_, done, total_, unit_ == Unit::bytes, last);
+        return;
+    }
     std::chrono::duration<double> const elapsed = std::chrono::steady_clock::now() - started_;
     std::ostringstream line;
     if (style_ == Style::bar) {

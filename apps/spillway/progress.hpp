@@ -1,11 +1,14 @@
 #pragma once
 /// @file
 /// Progress of a job's phases on stderr: a bar on a terminal, plain lines
-/// otherwise, nothing with `--quiet`.
+/// otherwise, nothing with `--quiet`; or handed to a listener (the Python
+/// package's progress callback).
 
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
+#include <iostream>
 #include <ostream>
 #include <string>
 
@@ -29,6 +32,7 @@ class Progress {
         bar,    ///< one line redrawn in place (a terminal)
         lines,  ///< a line per tenth of the total (a log, a pipe)
         none,   ///< nothing (`--quiet`)
+        listener,  ///< calls a `Listener` as often as a bar is redrawn, and at `finish`
     };
     /// What a phase counts.
     enum class Unit { bytes, items };
@@ -36,8 +40,20 @@ class Progress {
     /// `none` if `quiet`, else `bar` if `descriptor` is a terminal, else `lines`.
     [[nodiscard]] static Style choose(bool quiet, int descriptor) noexcept;
 
+    /// What a listener is told: the phase, its units done, its total (0:
+    /// unknown), whether it counts bytes, and whether this is its last call
+    /// for the phase (from `finish`). Called under the reporter's own lock
+    /// (one call at a time, so it must not call the reporter), on whichever
+    /// thread advanced the phase.
+    using Listener = std::function<void(std::string const& phase, std::uint64_t done, std::uint64_t total,
+                                        bool bytes, bool last)>;
+
     /// Prints to `out`, which must outlive the reporter.
+    /// Requires: `style` is not `listener`.
     Progress(Style style, std::ostream& out) noexcept : style_(style), out_(out) {}
+    /// Reports to `listener` instead of printing.
+    explicit Progress(Listener listener) noexcept
+        : style_(Style::listener), out_(std::cerr), listener_(std::move(listener)) {}
 
     /// Starts phase `name` of `total` units (0: unknown).
     void start(std::string name, std::uint64_t total, Unit unit);
@@ -53,6 +69,7 @@ class Progress {
     // Constant after construction.
     Style const style_;
     std::ostream& out_;
+    Listener const listener_;
 
     // Set by `start`, read by `advance` (which `start` does not overlap).
     std::string name_;

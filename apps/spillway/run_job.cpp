@@ -83,17 +83,8 @@ ExitCode run_job(std::function<std::unique_ptr<Job>()> const& make_job, std::str
 
     bool const verified = summary.verified.value_or(true);
     auto const code = verified ? ExitCode::success : ExitCode::verification_failed;
-    std::string error;  // on one line, for JSON
-    if (!verified) {
-        error = "verification failed:";
-        char const* separator = " ";
-        for (auto const& line : summary.verification) {
-            error += separator + line;
-            separator = "; ";
-        }
-    }
     if (reporting && output.json) {
-        out << summary.to_json(code, error) << "\n";
+        out << summary.to_json(code, summary.verification_error()) << "\n";
     } else if (reporting && !output.quiet) {
         out << summary.to_text();
     }

@@ -60,6 +60,19 @@ double RunSummary::throughput() const noexcept {
     return seconds > 0 ? static_cast<double>(bytes) / seconds : 0.0;
 }
 
+std::string RunSummary::verification_error() const {
+    if (verified.value_or(true)) {
+        return {};
+    }
+    std::string error = "verification failed:";
+    char const* separator = " ";
+    for (auto const& line : verification) {
+        error += separator + line;
+        separator = "; ";
+    }
+    return error;
+}
+
 std::string RunSummary::to_text() const {
     std::ostringstream out;
     if (answer) {

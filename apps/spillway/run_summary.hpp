@@ -72,6 +72,11 @@ struct RunSummary {
     /// `bytes / seconds`, 0 if no time passed.
     [[nodiscard]] double throughput() const noexcept;
 
+    /// What failed verification, on one line: `verification failed: ` and
+    /// the `verification` lines separated by `; `; empty unless `verified`
+    /// is false.
+    [[nodiscard]] std::string verification_error() const;
+
     /// A block of lines for people, ending with a newline: the answer
     /// first, if there is one, as a header of column names and one line per
     /// row, values separated by ` | `.

@@ -1,5 +1,7 @@
 #include <algorithm>
+#include <cstdint>
 #include <sstream>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -46,6 +48,39 @@ TEST(Progress, QuietPrintsNothing) {
     progress.finish();
     EXPECT_EQ(out.str(), "");
     EXPECT_EQ(Progress::choose(true, 0), Progress::Style::none);
+}
+
+TEST(Progress, AListenerIsToldWhatABarWouldShowAndTheLastCall) {
+    struct Call {
+        std::string phase;
+        std::uint64_t done, total;
+        bool bytes, last;
+    };
+    std::vector<Call> calls;
+    Progress progress([&](std::string const& phase, std::uint64_t done, std::uint64_t total, bool bytes, bool last) {
+        calls.push_back({phase, done, total, bytes, last});
+    });
+    progress.start("partition", 4096, Progress::Unit::bytes);
+    progress.advance(1024);
+    progress.advance(1024);
+    progress.finish();
+    progress.start("verify", 0, Progress::Unit::items);
+    progress.advance(7);
+    progress.finish();
+    ASSERT_GE(calls.size(), 2U);
+    auto const& partition_end = calls[calls.size() - 2];
+    EXPECT_EQ(partition_end.phase, "partition");
+    EXPECT_EQ(partition_end.done, 2048U);
+    EXPECT_EQ(partition_end.total, 4096U);
+    EXPECT_TRUE(partition_end.bytes);
+    EXPECT_TRUE(partition_end.last);
+    auto const& verify_end = calls.back();
+    EXPECT_EQ(verify_end.phase, "verify");
+    EXPECT_EQ(verify_end.done, 7U);
+    EXPECT_EQ(verify_end.total, 0U);
+    EXPECT_FALSE(verify_end.bytes);
+    EXPECT_TRUE(verify_end.last);
+    EXPECT_EQ(std::count_if(calls.begin(), calls.end(), [](Call const& call) { return call.last; }), 2);
 }
 
 TEST(Progress, CountsWhatManyThreadsAdvance) {

@@ -80,6 +80,16 @@ TEST(RunSummary, JsonSaysNullWhenThereIsNothingToVerify) {
     EXPECT_TRUE(nlohmann::json::parse(summary.to_json(ExitCode::success)).at("verified").is_null());
 }
 
+TEST(RunSummary, AVerificationErrorIsItsLinesOnOneLineOnlyWhenItFailed) {
+    auto summary = sample();
+    EXPECT_EQ(summary.verification_error(), "");
+    summary.verified.reset();
+    EXPECT_EQ(summary.verification_error(), "");
+    summary.verified = false;
+    summary.verification = {"3 rows are missing", "checksum differs"};
+    EXPECT_EQ(summary.verification_error(), "verification failed: 3 rows are missing; checksum differs");
+}
+
 TEST(RunSummary, BytesSentToOtherRanksAreLeftOutForAJobWithoutRanks) {
     auto summary = sample();
     summary.sent_bytes.reset();
