@@ -1,5 +1,5 @@
 # The commands README.md documents. Each one installs what is missing first.
-.PHONY: setup run test test-memory-bound test-tsan check-thread-safety fuzz bench bench-tpch example clean
+.PHONY: setup run test test-memory-bound test-python test-tsan check-thread-safety fuzz bench bench-tpch example clean
 
 setup:
 	@scripts/setup
@@ -12,12 +12,14 @@ run: setup
 	build/release/apps/spillway/spillway shuffle
 
 # Builds under AddressSanitizer + UndefinedBehaviorSanitizer and runs every
-# test, then the memory-bound tests on the optimized tool.
+# test, then the memory-bound tests on the optimized tool, then the Python
+# package's tests.
 test: setup
 	cmake --preset asan >/dev/null
 	cmake --build --preset asan
 	ctest --preset asan
 	$(MAKE) --no-print-directory test-memory-bound
+	$(MAKE) --no-print-directory test-python
 
 # Runs the tool in real memory cgroups (needs root): the memory limit holds
 # for the whole process. Optimized build only; sanitizers would break any bound.
@@ -25,6 +27,14 @@ test-memory-bound: setup
 	cmake --preset release >/dev/null
 	cmake --build --preset release --target spillway_tool
 	ctest --preset memory-bound
+
+# Installs the Python package into .venv as `pip install .` does (its CMake
+# build is kept in build/python, so a rerun compiles only what changed), then
+# runs its pytest suite: round trips with pyarrow and Polars, errors, MPI with
+# 2 processes, and the memory limit as the peak resident set shows it.
+test-python: setup
+	.venv/bin/pip install --quiet --disable-pip-version-check --no-build-isolation .
+	.venv/bin/python -m pytest -q tests/python
 
 # Builds under ThreadSanitizer and runs the concurrency-heavy modules' tests.
 test-tsan: setup

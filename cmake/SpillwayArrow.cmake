@@ -2,7 +2,8 @@
 # a system installation if CMake finds one (find_package(Arrow CONFIG) and
 # Parquet), else the headers and shared libraries of the pyarrow wheel in the
 # Python environment of SPILLWAY_ARROW_PYTHON (by default the project's
-# .venv, which scripts/setup creates). Sets SPILLWAY_ARROW_LIBRARIES to the
+# .venv, which scripts/setup creates, or under pip the Python that builds the
+# package). Sets SPILLWAY_ARROW_LIBRARIES to the
 # targets to link, and SPILLWAY_ARROW_LIBRARY_DIR to the wheel's library
 # directory (empty for a system Arrow), which installed programs need on
 # their run path.
@@ -19,7 +20,10 @@ if(Arrow_FOUND AND Parquet_FOUND)
   return()
 endif()
 
-if(NOT SPILLWAY_ARROW_PYTHON)
+if(NOT SPILLWAY_ARROW_PYTHON AND DEFINED SKBUILD)
+  # pip install .: the Python that builds the package has the pinned pyarrow.
+  set(SPILLWAY_ARROW_PYTHON "${Python_EXECUTABLE}")
+elseif(NOT SPILLWAY_ARROW_PYTHON)
   set(SPILLWAY_ARROW_PYTHON "${CMAKE_CURRENT_LIST_DIR}/../.venv/bin/python")
 endif()
 execute_process(

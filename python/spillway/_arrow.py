@@ -1,0 +1,41 @@
+"""Arrow data in and out of spillway, through the Arrow PyCapsule interface."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pyarrow as pa
+
+from spillway import _core
+
+
+def arrow_streams(data: Any) -> Iterator[Any]:
+    """``data`` as objects with ``__arrow_c_stream__``, in order.
+
+    ``data`` is an object with ``__arrow_c_stream__`` (a pyarrow Table or
+    RecordBatchReader, a Polars DataFrame, a DuckDB relation, ...), one with
+    only ``__arrow_c_array__`` (a record batch), or an iterable of either.
+    """
+    if hasattr(data, "__arrow_c_stream__"):
+        yield data
+    elif hasattr(data, "__arrow_c_array__"):
+        yield pa.Table.from_batches([pa.record_batch(data)])
+    elif isinstance(data, (str, bytes)) or not hasattr(data, "__iter__"):
+        from spillway._errors import InvalidArgument
+
+        raise InvalidArgument(
+            "expected Arrow data (an object with __arrow_c_stream__ or __arrow_c_array__, such as a pyarrow "
+            f"Table, RecordBatch or RecordBatchReader, or a Polars DataFrame) or an iterable of it, not "
+            f"{type(data).__name__}"
+        )
+    else:
+        for item in data:
+            yield from arrow_streams(item)
+
+
+def to_pyarrow(table: _core.ExportableTable | None) -> pa.Table:
+    """``table`` as a pyarrow Table over the same buffers; an empty one with no columns for None."""
+    if table is None:
+        return pa.table({})
+    return pa.Table.from_batches([pa.record_batch(table)])

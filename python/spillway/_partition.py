@@ -1,0 +1,110 @@
+"""``spillway.partition``: the ``spillway partition`` job, from Python."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from typing import Union
+
+from spillway import _core
+from spillway._errors import InvalidArgument, VerificationFailed
+from spillway._progress import Progress, callback_of
+from spillway._summary import Summary
+
+PathLike = Union[str, "os.PathLike[str]"]
+Size = Union[str, int]
+
+
+def _flag_value(name: str, value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, str)):
+        return str(value)
+    raise InvalidArgument(f"{name} must be a string or an integer, not {value!r}")
+
+
+def partition(
+    inputs: PathLike | Sequence[PathLike],
+    key: str | Sequence[str],
+    output: PathLike,
+    *,
+    partitions: int | None = None,
+    memory_limit: Size | None = None,
+    threads: int | None = None,
+    window: int | None = None,
+    input_format: str | None = None,
+    output_format: str | None = None,
+    compression: str | None = None,
+    schema: Mapping[str, str] | None = None,
+    block_size: Size | None = None,
+    delimiter: str | None = None,
+    quote: str | None = None,
+    header: bool | None = None,
+    infer_rows: int | None = None,
+    bad_rows: str | None = None,
+    progress: Progress = False,
+) -> Summary:
+    """Repartitions files by the hash of key columns into one file per partition, verified.
+
+    The job of ``spillway partition``, run in this process; each keyword is
+    the flag of the same name (``memory_limit`` is ``--memory-limit``), and
+    ``spillway partition --help`` says what each does. Unset keywords take
+    the tool's defaults and ``SPILLWAY_*`` variables.
+
+    Args:
+        inputs: the files to read, all of one format (Parquet, Arrow IPC or
+            CSV, told by extension unless ``input_format`` is given); quoted
+            patterns such as ``"data/*.parquet"`` are expanded.
+        key: the key column, or columns, by name or number from 0.
+        output: the directory for ``part-00000.parquet`` and so on; made if
+            missing, and it must be empty. The files appear in it only once
+            they are verified: a run that fails leaves it as it was.
+        partitions: the number of partition files (default 64).
+        memory_limit: what the job may use: bytes, ``"1GiB"`` or ``"25%"``
+            of RAM (default 80%).
+        schema: column types of CSV input, ``{"id": "int64"}``.
+        progress: ``True`` for tqdm bars, a callable taking
+            ``(phase, done, total, unit, last)``, or ``False``.
+
+    Returns:
+        The run's :class:`Summary`.
+
+    Raises:
+        InvalidArgument: a bad argument, a missing input, a key that is not a
+            column, a non-empty output directory, a memory limit too small
+            (the message names the least that works).
+        IoError, CorruptData, OutOfMemory: the job failed while running.
+        VerificationFailed: the files did not read back as written.
+    """
+    input_list = [inputs] if isinstance(inputs, (str, os.PathLike)) else list(inputs)
+    if not input_list:
+        raise InvalidArgument("partition needs at least one input file")
+    keys = [key] if isinstance(key, str) else list(key)
+    arguments = ["partition"]
+    for path in input_list:
+        arguments += ["--input", os.fspath(path)]
+    arguments += ["--key", ",".join(str(k) for k in keys), "--output", os.fspath(output)]
+    flags = {
+        "partitions": partitions,
+        "memory-limit": memory_limit,
+        "threads": threads,
+        "window": window,
+        "input-format": input_format,
+        "output-format": output_format,
+        "compression": compression,
+        "block-size": block_size,
+        "delimiter": delimiter,
+        "quote": quote,
+        "header": header,
+        "infer-rows": infer_rows,
+        "bad-rows": bad_rows,
+    }
+    for name, value in flags.items():
+        if value is not None:
+            arguments += [f"--{name}", _flag_value(name.replace("-", "_"), value)]
+    if schema:
+        arguments += ["--schema", ",".join(f"{column}:{type_}" for column, type_ in schema.items())]
+    summary = Summary.from_json(_core.run_command(arguments, callback_of(progress)))
+    if summary.verified is False:
+        raise VerificationFailed("verification failed: " + "; ".join(summary.verification), summary)
+    return summary

@@ -1,0 +1,250 @@
+"""``spillway.shuffle`` over in-process ranks, and ``Shuffler`` over MPI."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, Union
+
+import pyarrow as pa
+
+from spillway import _core
+from spillway._arrow import arrow_streams, to_pyarrow
+from spillway._errors import InvalidArgument
+
+Size = Union[str, int]
+
+
+def _options(memory_limit: Size | None, spill_directory: Any, options: Mapping[str, Any] | None) -> dict[str, str]:
+    """The spillway options (docs/configuration.md's names) the arguments set."""
+    result = {name: str(value) for name, value in (options or {}).items()}
+    if memory_limit is not None:
+        result["memory_limit_host"] = str(memory_limit)
+    if spill_directory is not None:
+        result["spill_directory"] = str(spill_directory)
+    return result
+
+
+def _keys(key: str | Sequence[str]) -> list[str]:
+    return [key] if isinstance(key, str) else list(key)
+
+
+class ShuffleResult:
+    """The partitions of a shuffle, extracted as they are iterated.
+
+    Iterating yields ``(partition, pyarrow.Table)`` for every partition in
+    order, once: a partition with no rows as an empty table of the data's
+    schema. Until a partition is taken, its rows wait in memory or on disk
+    under the memory limit; the table handed out is the caller's, outside
+    the limit. Use it as a context manager, or call ``close``, to free what
+    is left (spill files included) without iterating to the end.
+    """
+
+    def __init__(self, shuffle: _core.LocalShuffle, partitions: int) -> None:
+        self._shuffle: _core.LocalShuffle | None = shuffle
+        self._partitions = partitions
+        self._next = 0
+
+    def __len__(self) -> int:
+        return self._partitions
+
+    def __iter__(self) -> Iterator[tuple[int, pa.Table]]:
+        while self._next < self._partitions:
+            partition = self._next
+            self._next += 1
+            yield partition, to_pyarrow(self._open().extract(partition))
+        self.close()
+
+    @property
+    def figures(self) -> dict[str, int]:
+        """Bytes spilled and read back, and the peak of each tier, summed over the ranks."""
+        return self._open().figures()
+
+    def close(self) -> None:
+        """Frees the partitions not yet taken and the spill files. Idempotent."""
+        if self._shuffle is not None:
+            self._shuffle.close()
+            self._shuffle = None
+
+    def __enter__(self) -> ShuffleResult:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def _open(self) -> _core.LocalShuffle:
+        if self._shuffle is None:
+            raise InvalidArgument("the shuffle's result is closed")
+        return self._shuffle
+
+
+def shuffle(
+    data: Any,
+    key: str | Sequence[str],
+    *,
+    partitions: int = 64,
+    ranks: int = 1,
+    memory_limit: Size | None = None,
+    spill_directory: Any = None,
+    options: Mapping[str, Any] | None = None,
+) -> ShuffleResult:
+    """Hash-partitions ``data`` by ``key`` among ``ranks`` in-process ranks, spilling what does not fit.
+
+    Args:
+        data: Arrow data: a pyarrow Table, RecordBatch or RecordBatchReader,
+            a Polars DataFrame, a DuckDB relation (anything with
+            ``__arrow_c_stream__`` or ``__arrow_c_array__``), or an iterable
+            of them, all with one schema. Read once, batch by batch. Column
+            types: int32, int64, float64, date32 and strings (narrower
+            integers, float32 and large or view strings are converted).
+        key: the key column, or columns, by name. Rows with equal keys go to
+            one partition, the one ``spillway partition`` puts them in.
+        partitions: how many partitions.
+        ranks: how many in-process ranks share the work and the memory.
+        memory_limit: the HOST memory all ranks together may hold: bytes,
+            ``"1GiB"`` or ``"25%"`` of RAM (default: option
+            ``memory_limit_host``, else 80%).
+        spill_directory: where spill files go (default ``$TMPDIR`` or /tmp).
+        options: other spillway options by name, e.g. ``{"spill_codec": "lz4"}``.
+
+    Returns:
+        A :class:`ShuffleResult` to iterate for ``(partition, pyarrow.Table)``.
+
+    Raises:
+        InvalidArgument: a key that is not a column, tables of different
+            schemas, a column type spillway does not read, a bad option.
+        OutOfMemory: a batch larger than the memory limit.
+        IoError: a spill file cannot be written.
+    """
+    if not isinstance(partitions, int) or partitions < 1:
+        raise InvalidArgument(f"partitions must be a positive integer, not {partitions!r}")
+    core = _core.LocalShuffle(_keys(key), partitions, ranks, _options(memory_limit, spill_directory, options))
+    try:
+        for stream in arrow_streams(data):
+            core.insert(stream)
+        core.finish()
+    except BaseException:
+        core.close()
+        raise
+    return ShuffleResult(core, partitions)
+
+
+class MpiCommunicator:
+    """This process's rank of an MPI communicator, with its memory and spill directory.
+
+    ``comm`` is an mpi4py communicator (default ``MPI.COMM_WORLD``); MPI must
+    be initialised with ``MPI_THREAD_MULTIPLE``, as mpi4py does by default.
+    The communicator is duplicated, so spillway's messages never meet the
+    application's. ``memory_limit`` is this process's HOST limit. Close it
+    (or leave its ``with`` block) before MPI is finalised.
+    """
+
+    def __init__(
+        self,
+        comm: Any = None,
+        *,
+        memory_limit: Size | None = None,
+        spill_directory: Any = None,
+        options: Mapping[str, Any] | None = None,
+    ) -> None:
+        from mpi4py import MPI
+
+        self._options = _options(memory_limit, spill_directory, options)
+        handle = MPI._handleof(comm if comm is not None else MPI.COMM_WORLD)
+        self._core: _core.MpiRank | None = _core.MpiRank(handle, self._options)
+
+    @property
+    def rank(self) -> int:
+        """This process's rank."""
+        return self._open().rank
+
+    @property
+    def size(self) -> int:
+        """The number of ranks."""
+        return self._open().size
+
+    @property
+    def figures(self) -> dict[str, int]:
+        """Bytes spilled and read back, and the peak of each tier, on this rank."""
+        return self._open().figures()
+
+    def close(self) -> None:
+        """Frees the duplicated communicator and the spill files. Every Shuffler on it must be closed."""
+        if self._core is not None:
+            self._core.close()
+            self._core = None
+
+    def __enter__(self) -> MpiCommunicator:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def _open(self) -> _core.MpiRank:
+        if self._core is None:
+            raise InvalidArgument("the communicator is closed")
+        return self._core
+
+
+class Shuffler:
+    """One rank's part of a shuffle over an :class:`MpiCommunicator`.
+
+    Every rank makes its shufflers in the same order, inserts any Arrow data
+    (as :func:`shuffle` takes), calls ``insert_finished`` once, then takes
+    the partitions it owns (``local_partitions``, round-robin over ranks)
+    with ``extract`` or by iterating. A partition no rank inserted rows for
+    is an empty table with this rank's schema (no columns if this rank
+    inserted nothing).
+    """
+
+    def __init__(
+        self,
+        communicator: MpiCommunicator,
+        key: str | Sequence[str],
+        *,
+        partitions: int = 64,
+        options: Mapping[str, Any] | None = None,
+    ) -> None:
+        if not isinstance(partitions, int) or partitions < 1:
+            raise InvalidArgument(f"partitions must be a positive integer, not {partitions!r}")
+        merged = {**communicator._options, **{name: str(value) for name, value in (options or {}).items()}}
+        self._core: _core.TableShuffler | None = _core.TableShuffler(communicator._open(), _keys(key), partitions,
+                                                                     merged)
+
+    @property
+    def local_partitions(self) -> list[int]:
+        """The partitions this rank owns, in increasing order."""
+        return self._open().local_partitions
+
+    def insert(self, data: Any) -> None:
+        """Inserts the rows of ``data``; any number of times, before ``insert_finished``."""
+        shuffler = self._open()
+        for stream in arrow_streams(data):
+            shuffler.insert(stream)
+
+    def insert_finished(self) -> None:
+        """Ends this rank's input; partitions complete once every rank has called it."""
+        self._open().insert_finished()
+
+    def extract(self, partition: int) -> pa.Table:
+        """Waits for ``partition``, which this rank owns, and returns its rows; once per partition."""
+        return to_pyarrow(self._open().extract(partition))
+
+    def __iter__(self) -> Iterator[tuple[int, pa.Table]]:
+        """``(partition, table)`` for each partition this rank owns, in order."""
+        for partition in self.local_partitions:
+            yield partition, self.extract(partition)
+
+    def close(self) -> None:
+        """Ends this rank's part; before ``insert_finished``, the shuffle fails on every rank. Idempotent."""
+        self._core = None
+
+    def __enter__(self) -> Shuffler:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def _open(self) -> _core.TableShuffler:
+        if self._core is None:
+            raise InvalidArgument("the shuffler is closed")
+        return self._core

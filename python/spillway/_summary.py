@@ -1,0 +1,56 @@
+"""What a job reports when it ends."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Summary:
+    """The figures of one run of a job, as ``spillway <command> --json`` prints them.
+
+    Sizes are in bytes, times in seconds. ``peak_memory`` maps a tier
+    (``"HOST"``, ``"DISK"``) to ``{"limit": bytes per rank, "ranks": [peak of
+    each rank]}``; ``peak_resident_bytes`` is the process's peak resident set
+    so far (in Python, the interpreter's too).
+    """
+
+    command: str
+    verified: bool | None
+    settings: dict[str, Any]
+    rows: int
+    bytes: int
+    seconds: float
+    throughput_bytes_per_second: float
+    phases: dict[str, float]
+    spilled_bytes: int
+    read_back_bytes: int
+    peak_memory: dict[str, dict[str, Any]]
+    peak_resident_bytes: int
+    verification: list[str] = field(default_factory=list)
+    skipped_rows: int | None = None
+    sent_bytes: int | None = None
+
+    @classmethod
+    def from_json(cls, text: str) -> Summary:
+        """The summary in ``text``, one JSON object of the tool's ``--json``."""
+        values = json.loads(text)
+        return cls(
+            command=values["command"],
+            verified=values["verified"],
+            settings=values["settings"],
+            rows=values["rows"],
+            bytes=values["bytes"],
+            seconds=values["seconds"],
+            throughput_bytes_per_second=values["throughput_bytes_per_second"],
+            phases=values["phases"],
+            spilled_bytes=values["spilled_bytes"],
+            read_back_bytes=values["read_back_bytes"],
+            peak_memory=values["peak_memory"],
+            peak_resident_bytes=values["peak_resident_bytes"],
+            verification=values["verification"],
+            skipped_rows=values.get("skipped_rows"),
+            sent_bytes=values.get("sent_bytes"),
+        )

@@ -1,0 +1,189 @@
+// spillway._core: the C++ library under the Python package `spillway`. The
+// package's modules wrap it; see python/spillway/__init__.py.
+
+#include <cstdint>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/map.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/unique_ptr.h>
+#include <nanobind/stl/vector.h>
+
+#include <spillway/core/error.hpp>
+#include <spillway/core/options.hpp>
+#include <spillway/shuffle/shuffle_config.hpp>
+
+#include "arrow_capsules.hpp"
+#include "command.hpp"
+#include "local_shuffle.hpp"
+#include "table_shuffler.hpp"
+#ifdef SPILLWAY_PYTHON_HAVE_MPI
+#include "mpi_rank.hpp"
+#endif
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+namespace spillway::python {
+namespace {
+
+/// The `SPILLWAY_*` environment with `given` (option name to value) above it.
+Options options_of(std::map<std::string, std::string> const& given) {
+    auto options = Options::from_environment();
+    for (auto const& [name, value] : given) {
+        options.set(name, value);
+    }
+    return options;
+}
+
+/// A progress listener that calls the Python callable `callback` with the
+/// GIL held; an exception it raises is reported as unraisable and ignored.
+std::unique_ptr<cli::Progress> progress_of(std::optional<nb::callable> callback) {
+    if (!callback) {
+        return std::make_unique<cli::Progress>(cli::Progress::Style::none, std::cerr);
+    }
+    auto listener = [callback = std::move(*callback)](std::string const& phase, std::uint64_t done,
+                                                      std::uint64_t total, bool bytes, bool last) {
+        nb::gil_scoped_acquire const gil;
+        try {
+            callback(phase, done, total, bytes ? "bytes" : "items", last);
+        } catch (nb::python_error& error) {
+            error.discard_as_unraisable("spillway progress callback");
+        }
+    };
+    return std::make_unique<cli::Progress>(std::move(listener));
+}
+
+/// `table` for Python, or None.
+std::optional<ExportableTable> exportable(std::optional<table::Table> table) {
+    if (!table) {
+        return std::nullopt;
+    }
+    return ExportableTable(std::move(*table));
+}
+
+nb::dict figures_dict(ResourceFigures const& figures) {
+    nb::dict result;
+    result["spilled_bytes"] = figures.spilled_bytes;
+    result["read_back_bytes"] = figures.read_back_bytes;
+    result["peak_host_bytes"] = figures.peak_host_bytes;
+    result["peak_disk_bytes"] = figures.peak_disk_bytes;
+    result["host_limit_bytes"] = figures.host_limit_bytes;
+    return result;
+}
+
+/// Raises spillway's errors as the exceptions of `spillway._errors`.
+void translate_error(std::exception_ptr const& pointer, void* /*payload*/) {
+    auto const raise = [](char const* name, std::exception const& error) {
+        nb::object const type = nb::module_::import_("spillway._errors").attr(name);
+        PyErr_SetString(type.ptr(), error.what());
+    };
+    try {
+        std::rethrow_exception(pointer);
+    } catch (InvalidArgument const& error) {
+        raise("InvalidArgument", error);
+    } catch (OutOfMemory const& error) {
+        raise("OutOfMemory", error);
+    } catch (ReservationError const& error) {
+        raise("ReservationError", error);
+    } catch (IoError const& error) {
+        raise("IoError", error);
+    } catch (CorruptData const& error) {
+        raise("CorruptData", error);
+    } catch (PeerTimeout const& error) {
+        raise("PeerTimeout", error);
+    } catch (Error const& error) {
+        raise("Error", error);
+    }
+}
+
+}  // namespace
+}  // namespace spillway::python
+
+NB_MODULE(_core, module) {
+    using namespace spillway;
+    using namespace spillway::python;
+    module.doc() = "The C++ core of spillway; use the functions and classes of the spillway package.";
+    nb::register_exception_translator(&translate_error);
+
+    module.def(
+        "run_command",
+        [](std::vector<std::string> const& arguments, std::optional<nb::callable> progress) {
+            auto const reporter = progress_of(std::move(progress));
+            nb::gil_scoped_release const released;
+            return run_command(arguments, *reporter);
+        },
+        "arguments"_a, "progress"_a = nb::none(),
+        "Runs the spillway tool's command line `arguments` in this process and returns its JSON summary.");
+
+    nb::class_<ExportableTable>(module, "ExportableTable", "A table that Arrow consumers take without a copy.")
+        .def("__arrow_c_array__", &ExportableTable::arrow_c_array, "requested_schema"_a = nb::none())
+        .def("__arrow_c_schema__", &ExportableTable::arrow_c_schema)
+        .def_prop_ro("num_rows", [](ExportableTable const& self) { return self.table().num_rows(); });
+
+    nb::class_<LocalShuffle>(module, "LocalShuffle", "A shuffle of Arrow data among in-process ranks.")
+        .def(
+            "__init__",
+            [](LocalShuffle* self, std::vector<std::string> keys, std::uint32_t partitions, int ranks,
+               std::map<std::string, std::string> const& options) {
+                new (self) LocalShuffle(std::move(keys), partitions, ranks, options_of(options));
+            },
+            "keys"_a, "partitions"_a, "ranks"_a, "options"_a)
+        .def("insert",
+             [](LocalShuffle& self, nb::handle data) {
+                 auto const reader = read_arrow_stream(data);
+                 nb::gil_scoped_release const released;
+                 self.insert(*reader);
+             })
+        .def("finish", &LocalShuffle::finish, nb::call_guard<nb::gil_scoped_release>())
+        .def(
+            "extract", [](LocalShuffle& self, std::uint32_t partition) { return exportable(self.extract(partition)); },
+            nb::call_guard<nb::gil_scoped_release>())
+        .def("figures", [](LocalShuffle const& self) { return figures_dict(self.figures()); })
+        .def("close", &LocalShuffle::close, nb::call_guard<nb::gil_scoped_release>());
+
+#ifdef SPILLWAY_PYTHON_HAVE_MPI
+    nb::class_<MpiRank>(module, "MpiRank", "This process's rank of an MPI communicator.")
+        .def(
+            "__init__",
+            [](MpiRank* self, std::uintptr_t handle, std::map<std::string, std::string> const& options) {
+                new (self) MpiRank(handle, options_of(options));
+            },
+            "handle"_a, "options"_a)
+        .def_prop_ro("rank", &MpiRank::rank)
+        .def_prop_ro("size", &MpiRank::size)
+        .def("figures", [](MpiRank const& self) { return figures_dict(self.figures()); })
+        .def("close", &MpiRank::close, nb::call_guard<nb::gil_scoped_release>());
+
+    nb::class_<TableShuffler>(module, "TableShuffler", "One rank's part of a shuffle of Arrow data.")
+        .def(
+            "__init__",
+            [](TableShuffler* self, MpiRank& rank, std::vector<std::string> keys, std::uint32_t partitions,
+               std::map<std::string, std::string> const& options) {
+                new (self) TableShuffler(rank.communicator(), rank.next_op_id(), std::move(keys), partitions,
+                                         shuffle::ShuffleConfig::from_options(options_of(options)));
+            },
+            "rank"_a, "keys"_a, "partitions"_a, "options"_a, nb::keep_alive<1, 2>())
+        .def("insert",
+             [](TableShuffler& self, nb::handle data) {
+                 auto const reader = read_arrow_stream(data);
+                 nb::gil_scoped_release const released;
+                 while (auto table = reader->read()) {
+                     self.insert(*table);
+                 }
+             })
+        .def("insert_finished", &TableShuffler::insert_finished, nb::call_guard<nb::gil_scoped_release>())
+        .def_prop_ro("local_partitions", &TableShuffler::local_partitions)
+        .def(
+            "extract",
+            [](TableShuffler& self, std::uint32_t partition) { return exportable(self.extract(partition)); },
+            nb::call_guard<nb::gil_scoped_release>());
+#endif
+}

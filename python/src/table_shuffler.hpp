@@ -1,0 +1,76 @@
+#pragma once
+/// @file
+/// One rank's part of a shuffle of tables by key columns: the Python
+/// package's `Shuffler`, and each in-process rank of `spillway.shuffle`.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <spillway/comm/communicator.hpp>
+#include <spillway/core/mutex.hpp>
+#include <spillway/shuffle/shuffle_config.hpp>
+#include <spillway/shuffle/shuffler.hpp>
+#include <spillway/table/schema.hpp>
+#include <spillway/table/table.hpp>
+
+namespace spillway::python {
+
+/// A `shuffle::Shuffler` of tables: `insert` splits a table's rows by the
+/// hash of its key columns (`table_shuffle::hash_partition_and_pack`, which
+/// waits for memory rather than overbook), and `extract` returns a
+/// partition's rows, from every rank, as one table. Every rank must insert
+/// tables of one schema.
+///
+/// Thread safety: every member function may be called concurrently.
+/// Lifetime: the communicator and its buffer resource outlive it.
+class TableShuffler {
+  public:
+    /// Starts this rank's part of shuffle `op_id` into `partitions`
+    /// partitions by the columns named `keys`, configured by `config`.
+    /// @throws InvalidArgument if `keys` is empty, and as
+    ///         `shuffle::Shuffler`'s constructor does (`partitions` is 0, say).
+    TableShuffler(comm::Communicator& communicator, shuffle::OpId op_id, std::vector<std::string> keys,
+                  shuffle::PartitionId partitions, shuffle::ShuffleConfig const& config);
+
+    /// Inserts the rows of `table`.
+    /// @throws InvalidArgument if a key is not a column of `table`, or its
+    ///         schema differs from the tables inserted before; as
+    ///         `shuffle::Shuffler::insert` does.
+    /// @throws OutOfMemory if the table's pieces do not fit the HOST limit.
+    void insert(table::Table const& table);
+
+    /// Ends this rank's input (`shuffle::Shuffler::insert_finished`).
+    void insert_finished();
+
+    /// The partitions this rank owns, in increasing order.
+    [[nodiscard]] std::vector<shuffle::PartitionId> const& local_partitions() const noexcept {
+        return shuffler_.local_partitions();
+    }
+
+    /// Waits for `partition`, which this rank owns, and returns its rows as
+    /// one table: with no rows if no rank inserted rows for it and this rank
+    /// inserted a table, whose schema it takes; else nothing. A partition
+    /// is extracted once.
+    /// @throws InvalidArgument if this rank does not own it, or it was
+    ///         extracted before; the shuffle's error if it failed.
+    [[nodiscard]] std::optional<table::Table> extract(shuffle::PartitionId partition);
+
+    /// The schema of the tables inserted on this rank, if any were.
+    [[nodiscard]] std::optional<table::Schema> schema() const;
+
+  private:
+    comm::Communicator& communicator_;
+    std::vector<std::string> const keys_;
+    shuffle::Shuffler shuffler_;
+
+    mutable Mutex mutex_;
+    /// The schema of the first table inserted, and its key columns' indices.
+    std::optional<table::Schema> schema_ SPILLWAY_GUARDED_BY(mutex_);
+    std::vector<std::size_t> key_columns_ SPILLWAY_GUARDED_BY(mutex_);
+};
+
+/// A table of no rows with `schema`.
+[[nodiscard]] table::Table empty_table(table::Schema const& schema);
+
+}  // namespace spillway::python

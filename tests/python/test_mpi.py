@@ -1,0 +1,46 @@
+"""spillway.Shuffler over mpi4py's communicator, in a real MPI job of 2 processes."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+import pyarrow.parquet as pq
+import pytest
+
+import spillway
+
+
+def mpirun() -> list[str]:
+    launcher = shutil.which("mpirun")
+    if launcher is None:
+        pytest.fail("mpirun is missing: scripts/setup installs Debian's openmpi-bin")
+    # Shared memory between the processes, as root in a container.
+    return [launcher, "--allow-run-as-root", "--oversubscribe", "-x", "OMPI_MCA_btl=self,vader",
+            "-x", "OMPI_MCA_btl_vader_single_copy_mechanism=none"]
+
+
+def test_two_processes_shuffle_like_spillway_partition(lineitem_parquet: Path, tmp_path: Path):
+    output = tmp_path / "mpi"
+    output.mkdir()
+    script = Path(__file__).with_name("mpi_shuffle.py")
+    subprocess.run([*mpirun(), "-np", "2", sys.executable, str(script), str(lineitem_parquet), str(output), "6"],
+                   check=True, timeout=300)
+    files = sorted(f.name for f in output.iterdir())
+    # Partitions are owned round-robin: partition p by rank p % 2.
+    assert files == [f"part-{p:05d}.rank-{p % 2}.parquet" for p in range(6)]
+
+    reference = tmp_path / "reference"
+    spillway.partition(lineitem_parquet, "l_orderkey", reference, partitions=6)
+    connection = duckdb.connect()
+    expected_rows = pq.ParquetFile(lineitem_parquet).metadata.num_rows
+    assert connection.sql(f"SELECT count(*) FROM '{output}/*.parquet'").fetchall() == [(expected_rows,)]
+    for p in range(6):
+        mine, theirs = output / files[p], reference / f"part-{p:05d}.parquet"
+        difference = connection.sql(f"""
+            SELECT count(*) FROM ((SELECT * FROM '{mine}' EXCEPT ALL SELECT * FROM '{theirs}')
+                                  UNION ALL (SELECT * FROM '{theirs}' EXCEPT ALL SELECT * FROM '{mine}'))""")
+        assert difference.fetchall() == [(0,)], f"partition {p} differs from spillway partition's"

@@ -1,0 +1,96 @@
+"""spillway.partition: the `spillway partition` job from Python."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+import pyarrow.parquet as pq
+import pytest
+
+import spillway
+
+
+def test_parquet_to_parquet_matches_duckdb(lineitem_parquet: Path, tmp_path: Path):
+    output = tmp_path / "parts"
+    summary = spillway.partition(lineitem_parquet, "l_orderkey", output, partitions=8, memory_limit="256MiB",
+                                 output_format="parquet", threads=2)
+    assert summary.command == "partition"
+    assert summary.verified is True
+    assert summary.rows == pq.ParquetFile(lineitem_parquet).metadata.num_rows
+    assert summary.settings["partitions"] == 8
+    assert summary.settings["memory_limit_bytes"] == 256 << 20
+    assert 0 < summary.peak_resident_bytes
+    files = sorted(output.iterdir())
+    assert [f.name for f in files] == [f"part-{p:05d}.parquet" for p in range(8)]
+    connection = duckdb.connect()
+    differences = connection.sql(f"""
+        (SELECT * FROM '{lineitem_parquet}' EXCEPT ALL SELECT * FROM '{output}/*.parquet')
+        UNION ALL
+        (SELECT * FROM '{output}/*.parquet' EXCEPT ALL SELECT * FROM '{lineitem_parquet}')""").fetchall()
+    assert differences == []
+    shared = connection.sql(f"""
+        SELECT count(*) FROM (SELECT l_orderkey FROM read_parquet('{output}/*.parquet', filename = true)
+                              GROUP BY l_orderkey HAVING count(DISTINCT filename) > 1)""").fetchall()
+    assert shared == [(0,)]
+
+
+def test_progress_reaches_a_callback(lineitem_parquet: Path, tmp_path: Path):
+    calls = []
+    spillway.partition([lineitem_parquet], ["l_orderkey"], tmp_path / "out", partitions=4,
+                       progress=lambda *call: calls.append(call))
+    last_calls = [call for call in calls if call[4]]
+    assert last_calls, "no phase ended"
+    for phase, done, total, unit, _ in calls:
+        assert isinstance(phase, str) and phase
+        assert unit in ("bytes", "items")
+        assert total == 0 or done <= total
+
+
+def test_progress_bars_with_tqdm(lineitem_parquet: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]):
+    spillway.partition(lineitem_parquet, "l_orderkey", tmp_path / "out", partitions=4, progress=True)
+    assert "100%" in capsys.readouterr().err
+
+
+def test_csv_options_under_the_flags_names(tmp_path: Path):
+    source = tmp_path / "in.csv"
+    source.write_text("id;name\n1;a\n2;b\n3;c\n")
+    summary = spillway.partition(source, "id", tmp_path / "out", partitions=2, delimiter=";",
+                                 schema={"id": "int64"})
+    assert summary.rows == 3
+    lines = [line for f in sorted((tmp_path / "out").iterdir()) for line in f.read_text().splitlines()[1:]]
+    assert sorted(lines) == ["1;a", "2;b", "3;c"]
+
+
+def test_usage_errors_name_the_flag_and_leave_the_output_alone(lineitem_parquet: Path, tmp_path: Path):
+    output = tmp_path / "out"
+    output.mkdir()
+    (output / "keep.txt").write_text("mine")
+    with pytest.raises(spillway.InvalidArgument, match="not empty"):
+        spillway.partition(lineitem_parquet, "l_orderkey", output)
+    assert [f.name for f in output.iterdir()] == ["keep.txt"]
+    with pytest.raises(spillway.InvalidArgument, match="--partitions"):
+        spillway.partition(lineitem_parquet, "l_orderkey", tmp_path / "new", partitions=0)
+    with pytest.raises(spillway.InvalidArgument, match="no_such_column"):
+        spillway.partition(lineitem_parquet, "no_such_column", tmp_path / "new")
+    with pytest.raises(spillway.InvalidArgument, match="at least one input"):
+        spillway.partition([], "l_orderkey", tmp_path / "new")
+    with pytest.raises(spillway.Error, match="missing.parquet"):
+        spillway.partition(tmp_path / "missing.parquet", "l_orderkey", tmp_path / "new")
+    assert not (tmp_path / "new").exists()
+
+
+def test_a_corrupt_file_fails_and_leaves_nothing(tmp_path: Path):
+    corrupt = tmp_path / "corrupt.parquet"
+    corrupt.write_bytes(b"PAR1" + b"\x00" * 100 + b"PAR1")
+    with pytest.raises(spillway.CorruptData, match="corrupt.parquet"):
+        spillway.partition(corrupt, "a", tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+
+
+def test_malformed_rows_found_while_running_fail_and_leave_nothing(tmp_path: Path):
+    source = tmp_path / "in.csv"
+    source.write_text("a,b\n" + "".join(f"{i},{i}\n" for i in range(2000)) + "1,2,3\n")
+    with pytest.raises(spillway.CorruptData, match="in.csv"):
+        spillway.partition(source, "a", tmp_path / "out", partitions=2)
+    assert not (tmp_path / "out").exists()

@@ -1,0 +1,177 @@
+"""spillway.shuffle: Arrow data in, partitions out, under a memory limit."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import Counter
+
+import polars as pl
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import spillway
+
+
+def rows(table: pa.Table) -> Counter:
+    """The multiset of `table`'s rows."""
+    return Counter(zip(*(column.to_pylist() for column in table.columns)))
+
+
+def sample(n: int = 20_000) -> pa.Table:
+    return pa.table({
+        "k": pa.array([i % 997 for i in range(n)], pa.int64()),
+        "name": pa.array([None if i % 13 == 0 else f"name-{i}" for i in range(n)], pa.string()),
+        "x": pa.array([i * 0.25 for i in range(n)], pa.float64()),
+    })
+
+
+def shuffled(result: spillway.ShuffleResult) -> dict[int, pa.Table]:
+    return dict(result)
+
+
+def test_every_row_arrives_once_and_equal_keys_share_a_partition():
+    table = sample()
+    parts = shuffled(spillway.shuffle(table, "k", partitions=7, ranks=3, memory_limit="64MiB"))
+    assert sorted(parts) == list(range(7))
+    assert rows(pa.concat_tables(parts.values())) == rows(table)
+    owner: dict[int, int] = {}
+    for partition, part in parts.items():
+        assert part.schema == table.schema
+        for key in set(part.column("k").to_pylist()):
+            assert owner.setdefault(key, partition) == partition
+    assert len(owner) == 997
+
+
+def test_a_partition_without_rows_is_an_empty_table_of_the_schema():
+    table = pa.table({"k": pa.array([5, 5, 5], pa.int64()), "v": ["a", "b", "c"]})
+    parts = shuffled(spillway.shuffle(table, "k", partitions=4))
+    assert sum(part.num_rows for part in parts.values()) == 3
+    assert sum(part.num_rows == 0 for part in parts.values()) == 3
+    assert all(part.schema == table.schema for part in parts.values())
+
+
+def test_partitions_agree_with_spillway_partition(tmp_path):
+    table = sample(5_000)
+    pq.write_table(table, tmp_path / "in.parquet")
+    spillway.partition(tmp_path / "in.parquet", "k", tmp_path / "out", partitions=5)
+    parts = shuffled(spillway.shuffle(table, "k", partitions=5, ranks=2))
+    for partition, part in parts.items():
+        written = pq.read_table(tmp_path / "out" / f"part-{partition:05d}.parquet")
+        assert rows(part) == rows(written)
+
+
+def test_polars_in_and_out():
+    frame = pl.DataFrame({"id": list(range(1000)), "city": [f"c{i % 7}" for i in range(1000)]})
+    parts = shuffled(spillway.shuffle(frame, ["city", "id"], partitions=3))
+    back = pl.concat([pl.from_arrow(part) for part in parts.values()])
+    assert back.sort("id").equals(frame.sort("id"))
+
+
+def test_readers_batches_and_iterables():
+    table = sample(3_000)
+    batches = table.to_batches(max_chunksize=500)
+    generated = pa.RecordBatchReader.from_batches(table.schema, (batch for batch in batches))
+    for data in (generated, batches, batches[0], iter(batches)):
+        expected = rows(pa.Table.from_batches([batches[0]] if data is batches[0] else batches))
+        parts = shuffled(spillway.shuffle(data, "k", partitions=4))
+        assert rows(pa.concat_tables(parts.values())) == expected
+
+
+def test_narrow_and_large_types_are_converted():
+    table = pa.table({
+        "k": pa.array([1, 2, 3], pa.int8()),
+        "f": pa.array([0.5, 1.5, 2.5], pa.float32()),
+        "s": pa.array(["a", "bb", "ccc"], pa.large_string()),
+    })
+    parts = shuffled(spillway.shuffle(table, "k", partitions=2))
+    out = pa.concat_tables(parts.values())
+    assert out.schema == pa.schema([("k", pa.int32()), ("f", pa.float64()), ("s", pa.string())])
+    assert sorted(out.column("s").to_pylist()) == ["a", "bb", "ccc"]
+
+
+def test_spills_under_a_small_limit_and_loses_nothing(tmp_path):
+    table = pa.concat_tables([sample(100_000)] * 4)  # about 16 MB of columns
+    result = spillway.shuffle(table.to_batches(max_chunksize=20_000), "k", partitions=16, ranks=2,
+                              memory_limit="8MiB", spill_directory=tmp_path)
+    figures = result.figures
+    assert figures["spilled_bytes"] > 0
+    assert figures["host_limit_bytes"] == 8 << 20
+    assert rows(pa.concat_tables(table for _, table in result)) == rows(table)
+    assert list(tmp_path.iterdir()) == []  # iterating to the end closed it, spill files included
+
+
+def test_closing_early_frees_the_spill_files(tmp_path):
+    result = spillway.shuffle(sample(), "k", partitions=8, memory_limit="1MiB",
+                              options={"spill_force_disk": "true"}, spill_directory=tmp_path)
+    with result:
+        next(iter(result))
+        assert any(tmp_path.iterdir())
+    assert list(tmp_path.iterdir()) == []
+    with pytest.raises(spillway.InvalidArgument, match="closed"):
+        result.figures
+
+
+def test_exported_tables_are_arrow_without_a_copy():
+    parts = spillway.shuffle(sample(100), "k", partitions=1)
+    (_, table), = list(parts)
+    assert table.num_rows == 100
+    # A record batch of the C Data Interface: pyarrow imported spillway's buffers.
+    assert table.column("x").chunk(0).buffers()[1].address != 0
+
+
+def test_errors_name_what_is_wrong():
+    table = sample(100)
+    with pytest.raises(spillway.InvalidArgument, match="no column is named 'nope'"):
+        spillway.shuffle(table, "nope")
+    with pytest.raises(ValueError, match="one schema"):
+        spillway.shuffle([table, table.rename_columns(["k", "other", "x"])], "k")
+    with pytest.raises(spillway.InvalidArgument, match="'flag' has the type bool"):
+        spillway.shuffle(pa.table({"k": [1], "flag": [True]}), "k")
+    with pytest.raises(spillway.InvalidArgument, match="expected Arrow data"):
+        spillway.shuffle(42, "k")
+    with pytest.raises(spillway.InvalidArgument, match="partitions"):
+        spillway.shuffle(table, "k", partitions=0)
+    with pytest.raises(spillway.InvalidArgument, match="ranks"):
+        spillway.shuffle(table, "k", ranks=0)
+    with pytest.raises(spillway.InvalidArgument, match="memory_limit_host"):
+        spillway.shuffle(table, "k", memory_limit="lots")
+
+
+def test_a_batch_larger_than_the_limit_is_out_of_memory():
+    big = pa.table({"k": pa.array(range(1_000_000), pa.int64())})  # 8 MB in one batch
+    with pytest.raises(spillway.OutOfMemory) as raised:
+        spillway.shuffle(big, "k", memory_limit="1MiB", options={"memory_reserve_timeout": "1s"})
+    assert isinstance(raised.value, MemoryError)
+
+
+def test_the_gil_is_released_while_spillway_works():
+    """A Python thread keeps running while a shuffle works in C++ (it could not if the GIL were held)."""
+    # One stream of many batches: a single call into C++.
+    table = pa.Table.from_batches(pa.concat_tables([sample(200_000)] * 25).to_batches(max_chunksize=100_000))
+    ticks: list[float] = []
+    stop = threading.Event()
+
+    def tick():
+        while not stop.is_set():
+            ticks.append(time.monotonic())
+            time.sleep(0.001)
+
+    ticker = threading.Thread(target=tick)
+    ticker.start()
+    try:
+        started = time.monotonic()
+        # Every chunk through the disk, so that the call lasts long enough to tell.
+        result = spillway.shuffle(table, "k", partitions=32, ranks=2, memory_limit="16MiB",
+                                  options={"spill_force_disk": "true"})
+        ended = time.monotonic()
+    finally:
+        stop.set()
+        ticker.join()
+    result.close()
+    # The middle half of the call: with the GIL held there, no tick falls in it.
+    quarter = (ended - started) / 4
+    inside = [t for t in ticks if started + quarter < t < ended - quarter]
+    assert ended - started > 0.3, "the shuffle was too short to tell"
+    assert len(inside) > 10
