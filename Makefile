@@ -1,5 +1,5 @@
 # The commands README.md documents. Each one installs what is missing first.
-.PHONY: setup run test test-memory-bound test-python test-tsan check-thread-safety fuzz bench bench-tpch example clean
+.PHONY: setup run test test-memory-bound python test-python test-tsan check-thread-safety fuzz bench bench-tpch example clean
 
 setup:
 	@scripts/setup
@@ -29,11 +29,14 @@ test-memory-bound: setup
 	ctest --preset memory-bound
 
 # Installs the Python package into .venv as `pip install .` does (its CMake
-# build is kept in build/python, so a rerun compiles only what changed), then
-# runs its pytest suite: round trips with pyarrow and Polars, errors, MPI with
-# 2 processes, and the memory limit as the peak resident set shows it.
-test-python: setup
+# build is kept in build/python, so a rerun compiles only what changed).
+python: setup
 	.venv/bin/pip install --quiet --disable-pip-version-check --no-build-isolation .
+
+# The Python package's pytest suite: round trips with pyarrow and Polars,
+# errors, MPI with 2 processes, and the memory limit as the peak resident set
+# shows it.
+test-python: python
 	.venv/bin/python -m pytest -q tests/python
 
 # Builds under ThreadSanitizer and runs the concurrency-heavy modules' tests.
@@ -56,8 +59,11 @@ fuzz: setup
 	cmake --build --preset fuzz
 	scripts/fuzz build/fuzz $(FUZZ_SECONDS)
 
-# Builds the optimized tree and runs every benchmark; prints METRIC lines.
-bench: setup
+# Builds the optimized tree, installs the Python package and the peers of
+# bench/peers (scripts/setup --peers), and runs every benchmark; prints
+# METRIC lines. The peers benchmark alone: build/release/bench/peers/spillway_bench_peers.
+bench: python
+	scripts/setup --peers
 	cmake --preset release >/dev/null
 	cmake --build --preset release
 	scripts/bench build/release
