@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Union
 
@@ -36,7 +37,8 @@ class ShuffleResult:
     schema. Until a partition is taken, its rows wait in memory or on disk
     under the memory limit; the table handed out is the caller's, outside
     the limit. Use it as a context manager, or call ``close``, to free what
-    is left (spill files included) without iterating to the end.
+    is left (spill files included) without iterating to the end. Use it from
+    one thread at a time.
     """
 
     def __init__(self, shuffle: _core.LocalShuffle, partitions: int) -> None:
@@ -151,6 +153,7 @@ class MpiCommunicator:
         self._options = _options(memory_limit, spill_directory, options)
         handle = MPI._handleof(comm if comm is not None else MPI.COMM_WORLD)
         self._core: _core.MpiRank | None = _core.MpiRank(handle, self._options)
+        self._shufflers: weakref.WeakSet[Shuffler] = weakref.WeakSet()
 
     @property
     def rank(self) -> int:
@@ -168,10 +171,17 @@ class MpiCommunicator:
         return self._open().figures()
 
     def close(self) -> None:
-        """Frees the duplicated communicator and the spill files. Every Shuffler on it must be closed."""
-        if self._core is not None:
-            self._core.close()
-            self._core = None
+        """Frees the duplicated communicator and the spill files. Idempotent.
+
+        Raises:
+            InvalidArgument: a Shuffler made on it is still open.
+        """
+        if self._core is None:
+            return
+        if any(shuffler._core is not None for shuffler in self._shufflers):
+            raise InvalidArgument("close the communicator's Shufflers before the communicator")
+        self._core.close()
+        self._core = None
 
     def __enter__(self) -> MpiCommunicator:
         return self
@@ -209,6 +219,7 @@ class Shuffler:
         merged = {**communicator._options, **{name: str(value) for name, value in (options or {}).items()}}
         self._core: _core.TableShuffler | None = _core.TableShuffler(communicator._open(), _keys(key), partitions,
                                                                      merged)
+        communicator._shufflers.add(self)
 
     @property
     def local_partitions(self) -> list[int]:

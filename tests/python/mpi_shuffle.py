@@ -1,31 +1,53 @@
-"""One rank of an MPI shuffle from Python: mpirun -np N python mpi_shuffle.py FILE OUTPUT PARTITIONS.
+"""One rank of an MPI shuffle from Python: mpirun -np N python mpi_shuffle.py FILE OUTPUT PARTITIONS [fail].
 
 Rank r inserts row groups r, r + N, ... of the Parquet FILE, then writes each partition it owns
-to OUTPUT/part-NNNNN.rank-R.parquet.
+to OUTPUT/part-NNNNN.rank-R.parquet. With `fail`, rank 1 inserts a table without the key column
+instead, and every rank writes what it raised to OUTPUT/error.rank-R.txt.
 """
 
 import sys
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 from mpi4py import MPI
 
 import spillway
 
 
-def main() -> None:
-    path, output, partitions = sys.argv[1], sys.argv[2], int(sys.argv[3])
+def shuffle(communicator: spillway.MpiCommunicator, path: str, output: str, partitions: int, fail: bool) -> None:
     world = MPI.COMM_WORLD
     source = pq.ParquetFile(path)
+    with spillway.Shuffler(communicator, "l_orderkey", partitions=partitions) as shuffler:
+        if fail and world.rank == 1:
+            shuffler.insert(pa.table({"other": [1, 2, 3]}))
+        for group in range(world.rank, source.num_row_groups, world.size):
+            shuffler.insert(source.read_row_group(group))
+        shuffler.insert_finished()
+        for partition, table in shuffler:
+            pq.write_table(table, f"{output}/part-{partition:05d}.rank-{world.rank}.parquet")
+
+
+def main() -> None:
+    path, output, partitions = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    fail = sys.argv[4:] == ["fail"]
+    world = MPI.COMM_WORLD
     with spillway.MpiCommunicator(world, memory_limit="32MiB") as communicator:
         assert (communicator.rank, communicator.size) == (world.rank, world.size)
-        with spillway.Shuffler(communicator, "l_orderkey", partitions=partitions) as shuffler:
-            for group in range(world.rank, source.num_row_groups, world.size):
-                shuffler.insert(source.read_row_group(group))
-            shuffler.insert_finished()
-            for partition, table in shuffler:
-                pq.write_table(table, f"{output}/part-{partition:05d}.rank-{world.rank}.parquet")
+        try:
+            shuffle(communicator, path, output, partitions, fail)
+        except spillway.Error as error:
+            if not fail:
+                raise
+            with open(f"{output}/error.rank-{world.rank}.txt", "w") as file:
+                file.write(f"{type(error).__name__}: {error}")
         # A second shuffle on the same communicator takes the next op id.
         with spillway.Shuffler(communicator, "l_orderkey", partitions=2) as second:
+            try:
+                communicator.close()
+            except spillway.InvalidArgument:
+                pass
+            else:
+                raise AssertionError("a communicator with an open Shuffler closed")
             second.insert_finished()
             assert [second.extract(p).num_rows for p in second.local_partitions] == [0]
     world.Barrier()

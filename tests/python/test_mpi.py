@@ -44,3 +44,15 @@ def test_two_processes_shuffle_like_spillway_partition(lineitem_parquet: Path, t
             SELECT count(*) FROM ((SELECT * FROM '{mine}' EXCEPT ALL SELECT * FROM '{theirs}')
                                   UNION ALL (SELECT * FROM '{theirs}' EXCEPT ALL SELECT * FROM '{mine}'))""")
         assert difference.fetchall() == [(0,)], f"partition {p} differs from spillway partition's"
+
+
+def test_a_rank_that_fails_fails_the_shuffle_on_every_rank(lineitem_parquet: Path, tmp_path: Path):
+    script = Path(__file__).with_name("mpi_shuffle.py")
+    subprocess.run([*mpirun(), "-np", "2", sys.executable, str(script), str(lineitem_parquet), str(tmp_path), "6",
+                    "fail"], check=True, timeout=300)
+    own = (tmp_path / "error.rank-1.txt").read_text()
+    assert own.startswith("InvalidArgument: no column is named 'l_orderkey'")
+    peer = (tmp_path / "error.rank-0.txt").read_text()
+    assert peer.startswith("InvalidArgument:") and "rank 1" in peer, peer
+    assert not list(tmp_path.glob("part-*")), "no partition of a failed shuffle was written"
+
