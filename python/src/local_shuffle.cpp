@@ -38,6 +38,9 @@ void LocalShuffle::check_open(char const* action) const {
 void LocalShuffle::insert(io::TableFileReader& reader) {
     check_open("insert");
     SPILLWAY_EXPECTS(!finished_, "cannot insert after the shuffle's input was finished", InvalidArgument);
+    for (auto& shuffler : shufflers_) {
+        static_cast<void>(shuffler->expect_schema(reader.schema()));
+    }
     while (auto table = reader.read()) {
         shufflers_[next_rank_]->insert(*table);
         next_rank_ = (next_rank_ + 1) % shufflers_.size();

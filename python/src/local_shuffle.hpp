@@ -41,7 +41,9 @@ class LocalShuffle {
     LocalShuffle(LocalShuffle const&) = delete;
     LocalShuffle& operator=(LocalShuffle const&) = delete;
 
-    /// Inserts every table `reader` gives, each into the next rank in turn.
+    /// Inserts every table `reader` gives, each into the next rank in turn,
+    /// after checking its schema on every rank (`TableShuffler::expect_schema`),
+    /// so that a stream of no batches sets the schema of empty partitions.
     /// @throws InvalidArgument after `finish` or `close`; as
     ///         `TableShuffler::insert` and `reader.read` do.
     void insert(io::TableFileReader& reader);

@@ -174,6 +174,7 @@ NB_MODULE(_core, module) {
         .def("insert",
              [](TableShuffler& self, nb::handle data) {
                  auto const reader = read_arrow_stream(data);
+                 static_cast<void>(self.expect_schema(reader->schema()));
                  nb::gil_scoped_release const released;
                  while (auto table = reader->read()) {
                      self.insert(*table);

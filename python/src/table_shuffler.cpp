@@ -20,23 +20,25 @@ TableShuffler::TableShuffler(comm::Communicator& communicator, shuffle::OpId op_
       shuffler_(communicator, op_id, partitions, communicator.buffer_resource(), shuffle::PartitionOwner::round_robin,
                 config) {}
 
-void TableShuffler::insert(table::Table const& table) {
-    std::vector<std::size_t> key_columns;
-    {
-        MutexLock lock(mutex_);
-        if (!schema_) {
-            for (auto const& key : keys_) {
-                key_columns_.push_back(table.schema().index_of(key));
-            }
-            schema_ = table.schema();
+std::vector<std::size_t> TableShuffler::expect_schema(table::Schema const& schema) {
+    MutexLock lock(mutex_);
+    if (!schema_) {
+        std::vector<std::size_t> key_columns;
+        for (auto const& key : keys_) {
+            key_columns.push_back(schema.index_of(key));
         }
-        SPILLWAY_EXPECTS(table.schema() == *schema_,
-                         "every table of a shuffle must have one schema: " << schema_->to_string()
-                                                                           << "; this one has "
-                                                                           << table.schema().to_string(),
-                         InvalidArgument);
-        key_columns = key_columns_;
+        key_columns_ = std::move(key_columns);
+        schema_ = schema;
     }
+    SPILLWAY_EXPECTS(schema == *schema_,
+                     "every table of a shuffle must have one schema: " << schema_->to_string() << "; this one has "
+                                                                       << schema.to_string(),
+                     InvalidArgument);
+    return key_columns_;
+}
+
+void TableShuffler::insert(table::Table const& table) {
+    auto const key_columns = expect_schema(table.schema());
     if (table.num_rows() == 0) {
         return;
     }

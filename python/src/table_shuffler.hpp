@@ -33,6 +33,13 @@ class TableShuffler {
     TableShuffler(comm::Communicator& communicator, shuffle::OpId op_id, std::vector<std::string> keys,
                   shuffle::PartitionId partitions, shuffle::ShuffleConfig const& config);
 
+    /// Checks that tables of `schema` may be inserted (as `insert` does,
+    /// before any table is read), and returns the indices of the key
+    /// columns. The first schema seen is the shuffle's on this rank.
+    /// @throws InvalidArgument if a key is not a column of `schema`, or it
+    ///         differs from the schema seen before.
+    std::vector<std::size_t> expect_schema(table::Schema const& schema);
+
     /// Inserts the rows of `table`.
     /// @throws InvalidArgument if a key is not a column of `table`, or its
     ///         schema differs from the tables inserted before; as

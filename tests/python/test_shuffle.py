@@ -52,6 +52,15 @@ def test_a_partition_without_rows_is_an_empty_table_of_the_schema():
     assert all(part.schema == table.schema for part in parts.values())
 
 
+def test_a_stream_of_no_batches_gives_empty_partitions_of_its_schema():
+    schema = pa.schema([("k", pa.int64()), ("v", pa.string())])
+    parts = shuffled(spillway.shuffle(pa.RecordBatchReader.from_batches(schema, []), "k", partitions=3))
+    assert [part.schema for part in parts.values()] == [schema] * 3
+    assert all(part.num_rows == 0 for part in parts.values())
+    with pytest.raises(spillway.InvalidArgument, match="no column is named 'nope'"):
+        spillway.shuffle(pa.RecordBatchReader.from_batches(schema, []), "nope")
+
+
 def test_partitions_agree_with_spillway_partition(tmp_path):
     table = sample(5_000)
     pq.write_table(table, tmp_path / "in.parquet")
