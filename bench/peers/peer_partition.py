@@ -14,12 +14,14 @@ TOOL is one of
   memory at the limit, `repartition(PARTITIONS, KEY)`;
 - ray: Ray Data on THREADS CPUs with an object store of a third of the limit,
   `repartition(PARTITIONS, keys=[KEY])`;
-- spillway: the Python package, `spillway.shuffle` over RANKS in-process
-  ranks (default 4) with a quarter of the limit (pyarrow's reader, its
-  writers and the partitions being written hold the rest), each partition
-  written by pyarrow on THREADS writer threads as the next is extracted;
+- spillway: the Python package, `spillway.shuffle` of the file (read by
+  spillway itself) over RANKS in-process ranks (default 4) with half the
+  limit (the partitions being written and pyarrow's writers hold the rest),
+  each partition written by pyarrow on THREADS writer threads as the next is
+  extracted;
 - spillway-mpi: the same over MPI, one rank per process of `mpirun -np N`,
-  each reading its share of the row groups, with that quarter shared equally.
+  each reading its share of the row groups with pyarrow, with a quarter of
+  the limit shared equally.
 
 Every column is read and written. Prints `seconds S` (rank 0 only under MPI).
 """
@@ -139,14 +141,11 @@ def write_partitions(partitions_of) -> None:
 
 
 def run_spillway() -> float:
-    import pyarrow.parquet as pq
-
     import spillway
 
     start = time.perf_counter()
-    batches = pq.ParquetFile(source).iter_batches(batch_size=1 << 16)
-    with spillway.shuffle(batches, key, partitions=partitions, ranks=ranks,
-                          memory_limit=f"{limit_mib // 4}MiB") as result:
+    with spillway.shuffle(source, key, partitions=partitions, ranks=ranks,
+                          memory_limit=f"{limit_mib // 2}MiB") as result:
         write_partitions(result)
     return time.perf_counter() - start
 

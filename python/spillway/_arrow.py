@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from typing import Any
 
@@ -11,22 +12,27 @@ from spillway import _core
 
 
 def arrow_streams(data: Any) -> Iterator[Any]:
-    """``data`` as objects with ``__arrow_c_stream__``, in order.
+    """``data`` as objects with ``__arrow_c_stream__`` and file paths, in order.
 
     ``data`` is an object with ``__arrow_c_stream__`` (a pyarrow Table or
     RecordBatchReader, a Polars DataFrame, a DuckDB relation, ...), one with
-    only ``__arrow_c_array__`` (a record batch), or an iterable of either.
+    only ``__arrow_c_array__`` (a record batch), the path of a Parquet, Arrow
+    IPC or CSV file (a ``str`` or ``os.PathLike``, yielded as a string), or
+    an iterable of any of these.
     """
-    if hasattr(data, "__arrow_c_stream__"):
+    if isinstance(data, (str, os.PathLike)):
+        yield os.fspath(data)
+    elif hasattr(data, "__arrow_c_stream__"):
         yield data
     elif hasattr(data, "__arrow_c_array__"):
         yield pa.Table.from_batches([pa.record_batch(data)])
-    elif isinstance(data, (str, bytes)) or not hasattr(data, "__iter__"):
+    elif isinstance(data, bytes) or not hasattr(data, "__iter__"):
         from spillway._errors import InvalidArgument
 
         raise InvalidArgument(
             "expected Arrow data (an object with __arrow_c_stream__ or __arrow_c_array__, such as a pyarrow "
-            f"Table, RecordBatch or RecordBatchReader, or a Polars DataFrame) or an iterable of it, not "
+            f"Table, RecordBatch or RecordBatchReader, or a Polars DataFrame), a file path, or an iterable of "
+            f"them, not "
             f"{type(data).__name__}"
         )
     else:

@@ -94,10 +94,13 @@ def shuffle(
     Args:
         data: Arrow data: a pyarrow Table, RecordBatch or RecordBatchReader,
             a Polars DataFrame, a DuckDB relation (anything with
-            ``__arrow_c_stream__`` or ``__arrow_c_array__``), or an iterable
-            of them, all with one schema. Read once, batch by batch. Column
-            types: int32, int64, float64, date32 and strings (narrower
-            integers, float32 and large or view strings are converted).
+            ``__arrow_c_stream__`` or ``__arrow_c_array__``); the path of a
+            Parquet, Arrow IPC or CSV file (told by its extension), which
+            spillway reads itself, Parquet in batches of 65,536 rows so that
+            memory stays bounded; or an iterable of them, all with one
+            schema. Read once, batch by batch. Column types: int32, int64,
+            float64, date32 and strings (narrower integers, float32 and
+            large or view strings are converted).
         key: the key column, or columns, by name. Rows with equal keys go to
             one partition, the one ``spillway partition`` puts them in.
         partitions: how many partitions.
@@ -122,7 +125,10 @@ def shuffle(
     core = _core.LocalShuffle(_keys(key), partitions, ranks, _options(memory_limit, spill_directory, options))
     try:
         for stream in arrow_streams(data):
-            core.insert(stream)
+            if isinstance(stream, str):
+                core.insert_file(stream)
+            else:
+                core.insert(stream)
         core.finish()
     except BaseException:
         core.close()
@@ -227,10 +233,14 @@ class Shuffler:
         return self._open().local_partitions
 
     def insert(self, data: Any) -> None:
-        """Inserts the rows of ``data``; any number of times, before ``insert_finished``."""
+        """Inserts the rows of ``data`` (as :func:`shuffle` takes it, file paths too); any number of times,
+        before ``insert_finished``."""
         shuffler = self._open()
         for stream in arrow_streams(data):
-            shuffler.insert(stream)
+            if isinstance(stream, str):
+                shuffler.insert_file(stream)
+            else:
+                shuffler.insert(stream)
 
     def insert_finished(self) -> None:
         """Ends this rank's input; partitions complete once every rank has called it."""

@@ -18,6 +18,7 @@
 
 #include <spillway/core/error.hpp>
 #include <spillway/core/options.hpp>
+#include <spillway/io/file_format.hpp>
 #include <spillway/shuffle/shuffle_config.hpp>
 
 #include "arrow_capsules.hpp"
@@ -59,6 +60,13 @@ std::unique_ptr<cli::Progress> progress_of(std::optional<nb::callable> callback)
         }
     };
     return std::make_unique<cli::Progress>(std::move(listener));
+}
+
+/// The tables of the Parquet, Arrow IPC or CSV file `path` (its format told
+/// by its extension), read by spillway's own reader: Parquet row groups in
+/// batches of 65,536 rows, so a large row group does not bound memory.
+std::unique_ptr<io::TableFileReader> read_file(std::string const& path) {
+    return io::open_table_file(path, io::format_of(path));
 }
 
 /// `table` for Python, or None.
@@ -142,6 +150,11 @@ NB_MODULE(_core, module) {
                  nb::gil_scoped_release const released;
                  self.insert(*reader);
              })
+        .def("insert_file",
+             [](LocalShuffle& self, std::string const& path) {
+                 nb::gil_scoped_release const released;
+                 self.insert(*read_file(path));
+             })
         .def("finish", &LocalShuffle::finish, nb::call_guard<nb::gil_scoped_release>())
         .def(
             "extract", [](LocalShuffle& self, std::uint32_t partition) { return exportable(self.extract(partition)); },
@@ -176,6 +189,15 @@ NB_MODULE(_core, module) {
                  auto const reader = read_arrow_stream(data);
                  static_cast<void>(self.expect_schema(reader->schema()));
                  nb::gil_scoped_release const released;
+                 while (auto table = reader->read()) {
+                     self.insert(*table);
+                 }
+             })
+        .def("insert_file",
+             [](TableShuffler& self, std::string const& path) {
+                 nb::gil_scoped_release const released;
+                 auto const reader = read_file(path);
+                 static_cast<void>(self.expect_schema(reader->schema()));
                  while (auto table = reader->read()) {
                      self.insert(*table);
                  }

@@ -71,6 +71,19 @@ def test_partitions_agree_with_spillway_partition(tmp_path):
         assert rows(part) == rows(written)
 
 
+def test_files_are_read_by_spillway_itself(tmp_path):
+    table = sample(5_000)
+    pq.write_table(table, tmp_path / "a.parquet", row_group_size=1_000)
+    pq.write_table(table, tmp_path / "b.parquet")
+    parts = shuffled(spillway.shuffle([tmp_path / "a.parquet", str(tmp_path / "b.parquet")], "k", partitions=3))
+    assert rows(pa.concat_tables(parts.values())) == rows(pa.concat_tables([table, table]))
+    with pytest.raises(spillway.IoError, match="missing.parquet"):
+        spillway.shuffle(tmp_path / "missing.parquet", "k")
+    (tmp_path / "bad.parquet").write_bytes(b"not parquet at all")
+    with pytest.raises(spillway.CorruptData, match="bad.parquet"):
+        spillway.shuffle(tmp_path / "bad.parquet", "k")
+
+
 def test_polars_in_and_out():
     frame = pl.DataFrame({"id": list(range(1000)), "city": [f"c{i % 7}" for i in range(1000)]})
     parts = shuffled(spillway.shuffle(frame, ["city", "id"], partitions=3))
