@@ -31,9 +31,8 @@ def arrow_streams(data: Any) -> Iterator[Any]:
 
         raise InvalidArgument(
             "expected Arrow data (an object with __arrow_c_stream__ or __arrow_c_array__, such as a pyarrow "
-            f"Table, RecordBatch or RecordBatchReader, or a Polars DataFrame), a file path, or an iterable of "
-            f"them, not "
-            f"{type(data).__name__}"
+            "Table, RecordBatch or RecordBatchReader, or a Polars DataFrame), a file path, or an iterable of "
+            f"them, not {type(data).__name__}"
         )
     else:
         for item in data:
