@@ -30,14 +30,10 @@
 extern "C" int LLVMFuzzerTestOneInput(std::uint8_t const* data, std::size_t size) {
     using namespace spillway;
     auto const arguments = fuzz::read_command_line_input(std::as_bytes(std::span(data, size)));
-    std::vector<char const*> argv = {"spillway"};
-    for (auto const& argument : arguments) {
-        argv.push_back(argument.c_str());
-    }
     cli::CommandLine command_line;
     std::ostringstream out;
     std::ostringstream err;
-    if (command_line.parse(static_cast<int>(argv.size()), argv.data(), out, err)) {
+    if (command_line.parse(arguments, out, err)) {
         return 0;  // help, or a usage error
     }
     try {

@@ -252,6 +252,15 @@ void CommandLine::add_output_flags(CLI::App& command) {
         ->type_name("FILE");
 }
 
+std::optional<ExitCode> CommandLine::parse(std::vector<std::string> const& arguments, std::ostream& out,
+                                           std::ostream& err) {
+    std::vector<char const*> argv{"spillway"};
+    for (auto const& argument : arguments) {
+        argv.push_back(argument.c_str());
+    }
+    return parse(static_cast<int>(argv.size()), argv.data(), out, err);
+}
+
 std::optional<ExitCode> CommandLine::parse(int argc, char const* const* argv, std::ostream& out, std::ostream& err) {
     try {
         app_.parse(argc, argv);

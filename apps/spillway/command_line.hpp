@@ -7,6 +7,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -47,6 +48,9 @@ class CommandLine {
     /// to `out`, unless an MPI launcher started this process as a rank other
     /// than 0: `launcher_rank`). Returns nothing when a job is to run.
     [[nodiscard]] std::optional<ExitCode> parse(int argc, char const* const* argv, std::ostream& out,
+                                                std::ostream& err);
+    /// As above, for `arguments` without the program's name (`{"partition", "-i", ...}`).
+    [[nodiscard]] std::optional<ExitCode> parse(std::vector<std::string> const& arguments, std::ostream& out,
                                                 std::ostream& err);
 
     /// The `SPILLWAY_*` environment, with the option flags given on the
