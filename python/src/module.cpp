@@ -23,6 +23,7 @@
 
 #include "arrow_capsules.hpp"
 #include "command.hpp"
+#include "error_types.hpp"
 #include "local_shuffle.hpp"
 #include "table_shuffler.hpp"
 #ifdef SPILLWAY_PYTHON_HAVE_MPI
@@ -89,26 +90,13 @@ nb::dict figures_dict(ResourceFigures const& figures) {
 
 /// Raises spillway's errors as the exceptions of `spillway._errors`.
 void translate_error(std::exception_ptr const& pointer, void* /*payload*/) {
-    auto const raise = [](char const* name, std::exception const& error) {
-        nb::object const type = nb::module_::import_("spillway._errors").attr(name);
-        PyErr_SetString(type.ptr(), error.what());
-    };
     try {
         std::rethrow_exception(pointer);
-    } catch (InvalidArgument const& error) {
-        raise("InvalidArgument", error);
-    } catch (OutOfMemory const& error) {
-        raise("OutOfMemory", error);
-    } catch (ReservationError const& error) {
-        raise("ReservationError", error);
-    } catch (IoError const& error) {
-        raise("IoError", error);
-    } catch (CorruptData const& error) {
-        raise("CorruptData", error);
-    } catch (PeerTimeout const& error) {
-        raise("PeerTimeout", error);
     } catch (Error const& error) {
-        raise("Error", error);
+        with_error_type(error, [&](Error const&, char const* name) {
+            nb::object const type = nb::module_::import_("spillway._errors").attr(name);
+            PyErr_SetString(type.ptr(), error.what());
+        });
     }
 }
 
