@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any, Union
+from typing import Any, Generic, Self, TypeVar, Union
 
 import pyarrow as pa
 
@@ -29,7 +29,32 @@ def _keys(key: str | Sequence[str]) -> list[str]:
     return [key] if isinstance(key, str) else list(key)
 
 
-class ShuffleResult:
+CoreT = TypeVar("CoreT")
+
+
+class _Closable(Generic[CoreT]):
+    """An object over C++ state in ``_core``, None once closed: a context manager that closes it, and
+    ``_open`` for every use, which raises InvalidArgument naming ``_what`` once it is closed."""
+
+    _what = "object"
+    _core: CoreT | None
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def _open(self) -> CoreT:
+        if self._core is None:
+            raise InvalidArgument(f"the {self._what} is closed")
+        return self._core
+
+
+class ShuffleResult(_Closable["_core.LocalShuffle"]):
     """The partitions of a shuffle, extracted as they are iterated.
 
     Iterating yields ``(partition, pyarrow.Table)`` for every partition in
@@ -41,8 +66,10 @@ class ShuffleResult:
     one thread at a time.
     """
 
+    _what = "shuffle's result"
+
     def __init__(self, shuffle: _core.LocalShuffle, partitions: int) -> None:
-        self._shuffle: _core.LocalShuffle | None = shuffle
+        self._core = shuffle
         self._partitions = partitions
         self._next = 0
 
@@ -63,20 +90,9 @@ class ShuffleResult:
 
     def close(self) -> None:
         """Frees the partitions not yet taken and the spill files. Idempotent."""
-        if self._shuffle is not None:
-            self._shuffle.close()
-            self._shuffle = None
-
-    def __enter__(self) -> ShuffleResult:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
-
-    def _open(self) -> _core.LocalShuffle:
-        if self._shuffle is None:
-            raise InvalidArgument("the shuffle's result is closed")
-        return self._shuffle
+        if self._core is not None:
+            self._core.close()
+            self._core = None
 
 
 def shuffle(
@@ -136,7 +152,7 @@ def shuffle(
     return ShuffleResult(core, partitions)
 
 
-class MpiCommunicator:
+class MpiCommunicator(_Closable["_core.MpiRank"]):
     """This process's rank of an MPI communicator, with its memory and spill directory.
 
     ``comm`` is an mpi4py communicator (default ``MPI.COMM_WORLD``); MPI must
@@ -145,6 +161,8 @@ class MpiCommunicator:
     application's. ``memory_limit`` is this process's HOST limit. Close it
     (or leave its ``with`` block) before MPI is finalised.
     """
+
+    _what = "communicator"
 
     def __init__(
         self,
@@ -158,7 +176,7 @@ class MpiCommunicator:
 
         self._options = _options(memory_limit, spill_directory, options)
         handle = MPI._handleof(comm if comm is not None else MPI.COMM_WORLD)
-        self._core: _core.MpiRank | None = _core.MpiRank(handle, self._options)
+        self._core = _core.MpiRank(handle, self._options)
         self._shufflers: weakref.WeakSet[Shuffler] = weakref.WeakSet()
 
     @property
@@ -189,19 +207,9 @@ class MpiCommunicator:
         self._core.close()
         self._core = None
 
-    def __enter__(self) -> MpiCommunicator:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
-
-    def _open(self) -> _core.MpiRank:
-        if self._core is None:
-            raise InvalidArgument("the communicator is closed")
-        return self._core
 
 
-class Shuffler:
+class Shuffler(_Closable["_core.TableShuffler"]):
     """One rank's part of a shuffle over an :class:`MpiCommunicator`.
 
     Every rank makes its shufflers in the same order, inserts any Arrow data
@@ -211,6 +219,8 @@ class Shuffler:
     is an empty table with this rank's schema (no columns if this rank
     inserted nothing).
     """
+
+    _what = "shuffler"
 
     def __init__(
         self,
@@ -223,8 +233,7 @@ class Shuffler:
         if not isinstance(partitions, int) or partitions < 1:
             raise InvalidArgument(f"partitions must be a positive integer, not {partitions!r}")
         merged = {**communicator._options, **{name: str(value) for name, value in (options or {}).items()}}
-        self._core: _core.TableShuffler | None = _core.TableShuffler(communicator._open(), _keys(key), partitions,
-                                                                     merged)
+        self._core = _core.TableShuffler(communicator._open(), _keys(key), partitions, merged)
         communicator._shufflers.add(self)
 
     @property
@@ -259,13 +268,3 @@ class Shuffler:
         """Ends this rank's part; before ``insert_finished``, the shuffle fails on every rank. Idempotent."""
         self._core = None
 
-    def __enter__(self) -> Shuffler:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
-
-    def _open(self) -> _core.TableShuffler:
-        if self._core is None:
-            raise InvalidArgument("the shuffler is closed")
-        return self._core

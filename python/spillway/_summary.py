@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 
@@ -35,22 +35,7 @@ class Summary:
 
     @classmethod
     def from_json(cls, text: str) -> Summary:
-        """The summary in ``text``, one JSON object of the tool's ``--json``."""
+        """The summary in ``text``, one JSON object of the tool's ``--json``; keys it has no field for
+        (``exit_code``, ``error``) are left out."""
         values = json.loads(text)
-        return cls(
-            command=values["command"],
-            verified=values["verified"],
-            settings=values["settings"],
-            rows=values["rows"],
-            bytes=values["bytes"],
-            seconds=values["seconds"],
-            throughput_bytes_per_second=values["throughput_bytes_per_second"],
-            phases=values["phases"],
-            spilled_bytes=values["spilled_bytes"],
-            read_back_bytes=values["read_back_bytes"],
-            peak_memory=values["peak_memory"],
-            peak_resident_bytes=values["peak_resident_bytes"],
-            verification=values["verification"],
-            skipped_rows=values.get("skipped_rows"),
-            sent_bytes=values.get("sent_bytes"),
-        )
+        return cls(**{f.name: values[f.name] for f in fields(cls) if f.name in values})
