@@ -18,10 +18,15 @@ def spillway_tool() -> str:
     return str(tool)
 
 
-@pytest.fixture(scope="session")
-def lineitem_parquet(tmp_path_factory: pytest.TempPathFactory, spillway_tool: str) -> Path:
-    """TPC-H lineitem at scale 0.05 (about 300,000 rows) as a Parquet file, made by `spillway generate`."""
-    path = tmp_path_factory.mktemp("lineitem") / "lineitem.parquet"
-    subprocess.run([spillway_tool, "generate", "--table", "lineitem", "--scale", "0.05", "-o", str(path), "--quiet"],
+def generate_lineitem(spillway_tool: str, directory: Path, scale: str) -> Path:
+    """TPC-H lineitem at `scale` as `directory`/lineitem.parquet, made by `spillway generate`."""
+    path = directory / "lineitem.parquet"
+    subprocess.run([spillway_tool, "generate", "--table", "lineitem", "--scale", scale, "-o", str(path), "--quiet"],
                    check=True)
     return path
+
+
+@pytest.fixture(scope="session")
+def lineitem_parquet(tmp_path_factory: pytest.TempPathFactory, spillway_tool: str) -> Path:
+    """TPC-H lineitem at scale 0.05 (about 300,000 rows) as a Parquet file."""
+    return generate_lineitem(spillway_tool, tmp_path_factory.mktemp("lineitem"), "0.05")

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import generate_lineitem
 
 #: What the process holds besides the limit: the partition just taken, the
 #: one before it and the chunks it was unpacked from (about 6 MiB each here),
@@ -19,10 +20,7 @@ ALLOWANCE = 64 << 20
 @pytest.fixture(scope="module")
 def lineitem_half(tmp_path_factory: pytest.TempPathFactory, spillway_tool: str) -> Path:
     """TPC-H lineitem at scale 0.5: 3 million rows, about 400 MB once in memory."""
-    path = tmp_path_factory.mktemp("lineitem_half") / "lineitem.parquet"
-    subprocess.run([spillway_tool, "generate", "--table", "lineitem", "--scale", "0.5", "-o", str(path), "--quiet"],
-                   check=True)
-    return path
+    return generate_lineitem(spillway_tool, tmp_path_factory.mktemp("lineitem_half"), "0.5")
 
 
 @pytest.mark.parametrize("limit_mib", [16, 64])
