@@ -69,8 +69,13 @@ std::unique_ptr<parquet::arrow::FileReader> open_reader(
 /// allocator (whose freed memory goes back to the process's heap).
 class ParquetFileReader final : public TableFileReader {
   public:
-    explicit ParquetFileReader(std::filesystem::path const& path) : path_(path.string()) {
-        reader_ = open_reader(path_);
+    /// Reads the whole file, or only row groups `groups` in that order; with
+    /// `footer`, the file's footer as read before.
+    explicit ParquetFileReader(std::filesystem::path const& path,
+                               std::optional<std::vector<std::size_t>> const& groups = std::nullopt,
+                               std::shared_ptr<parquet::FileMetaData> footer = nullptr)
+        : path_(path.string()) {
+        reader_ = open_reader(path_, std::move(footer));
         auto const what = "'" + path_ + "' is not a readable Parquet file";
         std::shared_ptr<arrow::Schema> schema;
         check(reader_->GetSchema(&schema), "cannot read the schema of '" + path_ + "'");
@@ -82,7 +87,12 @@ class ParquetFileReader final : public TableFileReader {
             auto const rows = static_cast<std::uint64_t>(std::max<std::int64_t>(row_group->num_rows(), 1));
             largest_ = std::max(largest_, rows <= rows_per_read ? bytes : bytes / rows * rows_per_read);
         }
-        batches_ = guarded(what, [&] { return value_of(reader_->GetRecordBatchReader(), what); });
+        batches_ = guarded(what, [&] {
+            if (!groups) {
+                return value_of(reader_->GetRecordBatchReader(), what);
+            }
+            return value_of(reader_->GetRecordBatchReader(std::vector<int>(groups->begin(), groups->end())), what);
+        });
         // The footer gives encoded sizes (dictionaries, run lengths), which
         // decoded strings can exceed severalfold: the first batch, read now,
         // is measured too, with a quarter more for batches of longer rows.
@@ -228,7 +238,25 @@ ParquetRowGroups::ParquetRowGroups(std::filesystem::path path) : path_(std::move
     );
 }
 
+void ParquetRowGroups::check_group(std::size_t group) const {
+    SPILLWAY_EXPECTS(group < row_groups_,
+                     "row group " << group << " of '" << path_.string() << "', which has " << row_groups_,
+                     InvalidArgument);
+}
+
+std::uint64_t ParquetRowGroups::rows(std::size_t group) const {
+    check_group(group);
+    return static_cast<std::uint64_t>(footer_->metadata->RowGroup(static_cast<int>(group))->num_rows());
+}
+
 table::Table ParquetRowGroups::read(std::size_t group) const { return read_columns(group, {}); }
+
+std::unique_ptr<TableFileReader> ParquetRowGroups::reader(std::vector<std::size_t> const& groups) const {
+    for (auto const group : groups) {
+        check_group(group);
+    }
+    return std::make_unique<detail::ParquetFileReader>(path_, groups, footer_->metadata);
+}
 
 table::Table ParquetRowGroups::read(std::size_t group, std::span<std::string const> columns) const {
     for (auto const& name : columns) {
@@ -247,9 +275,7 @@ table::Table ParquetRowGroups::read(std::size_t group, std::span<std::string con
 }
 
 table::Table ParquetRowGroups::read_columns(std::size_t group, std::vector<int> const& columns) const {
-    SPILLWAY_EXPECTS(group < row_groups_,
-                     "row group " << group << " of '" << path_.string() << "', which has " << row_groups_,
-                     InvalidArgument);
+    check_group(group);
     auto const path = path_.string();
     auto const reader = detail::open_reader(path, footer_->metadata);
     auto const what = "cannot read row group " + std::to_string(group) + " of '" + path + "'";

@@ -48,8 +48,36 @@ TEST(ParquetRowGroups, ThreadsReadingRowGroupsInAnyOrderGetTheFileBackWhole) {
         thread.join();
     }
     EXPECT_EQ(read[8].num_rows(), 100U);
+    EXPECT_EQ(groups.rows(0), 300U);
+    EXPECT_EQ(groups.rows(8), 100U);
+    EXPECT_THROW_WITH((void)groups.rows(9), InvalidArgument, "row group 9");
     EXPECT_EQ(table::Table::concatenate(read), rows);
     EXPECT_THROW_WITH((void)groups.read(9), InvalidArgument, "row group 9");
+}
+
+TEST(ParquetRowGroups, AReaderOfSomeRowGroupsReadsThemInTheOrderAskedInBoundedBatches) {
+    test::TemporaryDirectory directory;
+    auto const rows = table::test::random_table(200'000, 3, 0.1, 10);
+    WriteOptions options;
+    options.row_group_rows = 80'000;  // groups of 80000, 80000 and 40000 rows
+    auto const file = directory.path() / "rows.parquet";
+    auto writer = create_table_file(file, FileFormat::parquet, rows.schema(), options);
+    writer->write(rows.slice(0, rows.num_rows()));
+    writer->close();
+
+    ParquetRowGroups const groups(file);
+    ASSERT_EQ(groups.size(), 3U);
+    auto reader = groups.reader({2, 0});
+    EXPECT_EQ(reader->schema(), rows.schema());
+    std::vector<table::Table> read;
+    while (auto table = reader->read()) {
+        EXPECT_LE(table->num_rows(), std::size_t{1} << 16);  // a row group is not read whole
+        read.push_back(std::move(*table));
+    }
+    EXPECT_EQ(table::Table::concatenate(read),
+              table::Table::concatenate(std::vector{rows.slice(160'000, 40'000), rows.slice(0, 80'000)}));
+    EXPECT_EQ(groups.reader({})->read(), std::nullopt);
+    EXPECT_THROW_WITH((void)groups.reader({1, 3}), InvalidArgument, "row group 3");
 }
 
 TEST(ParquetRowGroups, ARowGroupsColumnsAskedForComeInTheFilesOrderAndOthersAreNotRead) {

@@ -3,12 +3,14 @@
 /// A Parquet file read row group by row group, in any order, so that the
 /// ranks or workers of a job can share its row groups out.
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <span>
 #include <string>
 #include <vector>
 
+#include <spillway/io/table_file.hpp>
 #include <spillway/table/schema.hpp>
 #include <spillway/table/table.hpp>
 
@@ -38,6 +40,9 @@ class ParquetRowGroups {
     /// The number of row groups.
     [[nodiscard]] std::size_t size() const noexcept { return row_groups_; }
 
+    /// The rows of row group `group`, as the footer says.
+    /// @throws InvalidArgument if `group >= size()`.
+    [[nodiscard]] std::uint64_t rows(std::size_t group) const;
     /// The columns of the file.
     [[nodiscard]] table::Schema const& schema() const noexcept { return schema_; }
 
@@ -53,7 +58,16 @@ class ParquetRowGroups {
     /// @throws IoError / CorruptData naming the file if reading fails.
     [[nodiscard]] table::Table read(std::size_t group, std::span<std::string const> columns) const;
 
+    /// A reader of row groups `groups`, in that order, that reads them as
+    /// `open_table_file` reads a whole file: in batches of a bounded number
+    /// of rows, decoding pages as the batch needs them.
+    /// @throws InvalidArgument if a group is not below `size()`.
+    /// @throws IoError naming the file if it cannot be opened.
+    [[nodiscard]] std::unique_ptr<TableFileReader> reader(std::vector<std::size_t> const& groups) const;
+
   private:
+    /// @throws InvalidArgument naming the file unless `group < size()`.
+    void check_group(std::size_t group) const;
     /// Row group `group`'s columns of the file's indices `columns` (all if empty).
     [[nodiscard]] table::Table read_columns(std::size_t group, std::vector<int> const& columns) const;
 
