@@ -182,7 +182,8 @@ CommandLine::CommandLine() : app_(description, "spillway") {
         "partition",
         "Repartition Parquet, Arrow IPC or CSV files (or TPC-H .tbl) by the hash of key columns into one file per "
         "partition, under a memory limit (CSV to CSV copies rows verbatim); then read the files back to verify "
-        "them.");
+        "them. With --ranks N or --comm mpi, each rank reads a share of the files (Parquet by row group), the "
+        "ranks shuffle the rows by key, spilling to disk, and each writes and verifies the partitions it owns.");
     partition_command_->add_option("--input,-i", partition_.inputs, "files to read, in order (comma-separated or "
                                                                      "repeated; quoted patterns such as '*.parquet' "
                                                                      "are expanded), all of one format")
@@ -202,7 +203,9 @@ CommandLine::CommandLine() : app_(description, "spillway") {
         ->required();
     flags_.add(*partition_command_, "--partitions", "partitions", "P", "number of partition files (default 64)",
                integer_value(1, std::int64_t{1} << 24));
+    add_rank_flags(*partition_command_, flags_, "partition", 1);
     add_memory_limit_flag(*partition_command_, flags_, "80% of RAM");
+    add_spill_flags(*partition_command_, flags_);
     add_execution_flags(*partition_command_, flags_,
                         "blocks in flight (default: as many as fit the memory limit, up to 4 per thread)");
     flags_.add(*partition_command_, "--block-size", "csv_chunk_bytes", "SIZE",
@@ -304,6 +307,9 @@ std::unique_ptr<Job> CommandLine::make_job(Options const& options) const {
     if (partition_command_->parsed()) {
         auto arguments = partition_;
         arguments.inputs = expand_inputs(arguments.inputs);
+        if (runs_on_ranks(options)) {
+            return std::make_unique<DistributedPartitionJob>(std::move(arguments), options);
+        }
         if (partitions_csv_verbatim(arguments)) {
             return std::make_unique<PartitionJob>(std::move(arguments), options);
         }

@@ -17,6 +17,7 @@
 #include "generate_job.hpp"
 #include "job.hpp"
 #include "option_flags.hpp"
+#include "distributed_partition_job.hpp"
 #include "partition_job.hpp"
 #include "shuffle_job.hpp"
 #include "table_partition_job.hpp"

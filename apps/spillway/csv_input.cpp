@@ -153,18 +153,20 @@ table::CsvRows CsvInput::parse(std::size_t file, table::CsvBlock const& block, s
 
 CsvBlockSource::CsvBlockSource(std::vector<std::filesystem::path> files, table::CsvOptions options,
                                std::vector<table::Schema> schemas)
-    : files_(std::move(files)), options_(options), schemas_(std::move(schemas)) {
+    : files_(std::move(files)), options_(options), schemas_(std::move(schemas)),
+      indices_(file_share(files_.size(), 0, 1)) {
     SPILLWAY_ASSERT(schemas_.size() == files_.size(), "one schema per file");
 }
 
-CsvBlockSource::CsvBlockSource(CsvInput const& input)
-    : CsvBlockSource(input.files, input.options, [&] {
-          std::vector<table::Schema> schemas;
-          for (std::size_t file = 0; file < input.files.size(); ++file) {
-              schemas.push_back(input.file_schema(file));
-          }
-          return schemas;
-      }()) {}
+CsvBlockSource::CsvBlockSource(CsvInput const& input) : CsvBlockSource(input, file_share(input.files.size(), 0, 1)) {}
+
+CsvBlockSource::CsvBlockSource(CsvInput const& input, std::vector<std::size_t> const& files)
+    : options_(input.options), indices_(files) {
+    for (auto const file : files) {
+        files_.push_back(input.files[file]);
+        schemas_.push_back(input.file_schema(file));
+    }
+}
 
 std::optional<FileBlock> CsvBlockSource::operator()() {
     while (true) {
@@ -176,7 +178,7 @@ std::optional<FileBlock> CsvBlockSource::operator()() {
             ++next_file_;
         }
         if (auto block = reader_->read_block()) {
-            return FileBlock{next_file_ - 1, std::move(*block)};
+            return FileBlock{indices_[next_file_ - 1], std::move(*block)};
         }
         reader_.reset();
     }

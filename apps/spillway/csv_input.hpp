@@ -106,6 +106,10 @@ class CsvBlockSource {
                    std::vector<table::Schema> schemas);
     /// A source of the blocks of `input`'s files.
     explicit CsvBlockSource(CsvInput const& input);
+    /// A source of the blocks of `input`'s files `files` (indices into
+    /// `input.files`), in that order; each block names its file by its index
+    /// in `input.files`.
+    CsvBlockSource(CsvInput const& input, std::vector<std::size_t> const& files);
 
     /// The next block, or nothing after the last file's last block.
     /// @throws IoError / CorruptData as `table::CsvReader` does.
@@ -115,6 +119,7 @@ class CsvBlockSource {
     std::vector<std::filesystem::path> files_;
     table::CsvOptions options_;
     std::vector<table::Schema> schemas_;
+    std::vector<std::size_t> indices_;  ///< what each of `files_` is called in the blocks
     std::size_t next_file_ = 0;                  ///< the file after the one `reader_` reads
     std::unique_ptr<table::CsvReader> reader_;  ///< the file being read; null between files
 };

@@ -37,4 +37,12 @@ std::uint64_t input_file_size(std::filesystem::path const& file) {
     return std::filesystem::file_size(file);
 }
 
+std::vector<std::size_t> file_share(std::size_t files, std::size_t rank, std::size_t ranks) {
+    std::vector<std::size_t> share;
+    for (auto file = rank; file < files; file += ranks) {
+        share.push_back(file);
+    }
+    return share;
+}
+
 }  // namespace spillway::cli

@@ -2,6 +2,7 @@
 /// @file
 /// The input files a user names: shell-style patterns expanded, each checked.
 
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <vector>
@@ -18,5 +19,10 @@ namespace spillway::cli {
 /// @throws InvalidArgument naming it if it does not exist or is not a
 ///         regular file.
 [[nodiscard]] std::uint64_t input_file_size(std::filesystem::path const& file);
+
+/// The indices of the files that rank `rank` of `ranks` reads, of `files`
+/// input files dealt out in turn: `rank`, `rank + ranks`, ...; with one
+/// rank, every file.
+[[nodiscard]] std::vector<std::size_t> file_share(std::size_t files, std::size_t rank, std::size_t ranks);
 
 }  // namespace spillway::cli

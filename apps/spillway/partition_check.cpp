@@ -4,7 +4,10 @@
 #include <sstream>
 
 #include <spillway/exec/seq_join.hpp>
+#include <spillway/io/table_file.hpp>
 #include <spillway/table/hash_partition.hpp>
+
+#include "table_input.hpp"
 
 namespace spillway::cli {
 namespace {
@@ -15,6 +18,14 @@ struct BlockCheck {
     std::uint64_t misplaced_rows = 0;
     std::string first_misplaced;
     std::size_t bytes = 0;
+};
+
+/// What one table read back from a partition file held.
+struct TableCheck {
+    table::TableChecksum checksum;
+    std::uint64_t misplaced_rows = 0;
+    std::string first_misplaced;
+    std::size_t rows = 0;
 };
 
 }  // namespace
@@ -55,6 +66,51 @@ PartitionCheck check_partition_files(std::vector<std::filesystem::path> const& f
         }
         result.misplaced_rows += check.misplaced_rows;
         progress.advance(check.bytes);
+    }
+    return result;
+}
+
+PartitionCheck check_partition_tables(std::vector<PartitionFile> const& files, std::uint32_t partitions,
+                                      io::FileFormat format, table::CsvOptions const& csv, table::Schema const& schema,
+                                      std::vector<std::size_t> const& keys, exec::Executor& executor,
+                                      std::size_t window, exec::SeqJoinOptions join_options, Progress& progress) {
+    auto csv_options = csv;
+    csv_options.bad_rows = table::CsvOptions::BadRows::fail;
+    auto read_back = [&, next_file = std::size_t{0},
+                      reader = std::unique_ptr<io::TableFileReader>()]() mutable -> std::optional<FileTable> {
+        while (true) {
+            if (!reader) {
+                if (next_file == files.size()) {
+                    return std::nullopt;
+                }
+                reader = io::open_table_file(files[next_file++].path, format, csv_options, schema);
+            }
+            if (auto table = reader->read()) {
+                return FileTable{next_file - 1, std::move(*table)};
+            }
+            reader.reset();
+        }
+    };
+    auto const check_table = [&](FileTable read, std::stop_token const&) {
+        auto const& file = files[read.file];
+        TableCheck result{table::TableChecksum::of(read.table), 0, {}, read.table.num_rows()};
+        for (auto const partition : table::partition_rows(read.table, keys, partitions)) {
+            if (partition != file.partition && result.misplaced_rows++ == 0) {
+                result.first_misplaced = file.path.string() + ": a row whose key hashes to partition "
+                                       + std::to_string(partition) + ", not " + std::to_string(file.partition);
+            }
+        }
+        return result;
+    };
+    PartitionCheck result;
+    auto join = exec::seq_join(executor, window, std::move(read_back), check_table, std::move(join_options));
+    for (auto& check : join) {
+        result.checksum += check.checksum;
+        if (result.misplaced_rows == 0) {
+            result.first_misplaced = std::move(check.first_misplaced);
+        }
+        result.misplaced_rows += check.misplaced_rows;
+        progress.advance(check.rows);
     }
     return result;
 }

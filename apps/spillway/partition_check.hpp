@@ -10,6 +10,9 @@
 
 #include <spillway/exec/executor.hpp>
 #include <spillway/exec/seq_join_options.hpp>
+#include <spillway/io/file_format.hpp>
+#include <spillway/table/csv_options.hpp>
+#include <spillway/table/schema.hpp>
 #include <spillway/table/table_checksum.hpp>
 
 #include "csv_input.hpp"
@@ -39,5 +42,24 @@ struct PartitionCheck {
                                                    CsvInput const& input, exec::Executor& executor,
                                                    std::size_t window, exec::SeqJoinOptions join_options,
                                                    Progress& progress);
+
+/// One file of a repartition: the partition it holds, and where it is.
+struct PartitionFile {
+    std::uint32_t partition;
+    std::filesystem::path path;
+};
+
+/// Reads back `files`, files of `format` (CSV with `csv` and `schema`) of
+/// some of `partitions` partitions, a table at a time, on `executor` with
+/// `window` tables in flight and `join_options`. Checks that the key
+/// columns `keys` of every row hash to its file's partition, and sums the
+/// checksum of all columns of every row (`table::TableChecksum`). Advances
+/// `progress` by the rows of each table.
+/// @throws IoError / CorruptData naming the file if one cannot be read.
+[[nodiscard]] PartitionCheck check_partition_tables(std::vector<PartitionFile> const& files, std::uint32_t partitions,
+                                                    io::FileFormat format, table::CsvOptions const& csv,
+                                                    table::Schema const& schema, std::vector<std::size_t> const& keys,
+                                                    exec::Executor& executor, std::size_t window,
+                                                    exec::SeqJoinOptions join_options, Progress& progress);
 
 }  // namespace spillway::cli

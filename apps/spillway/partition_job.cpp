@@ -33,7 +33,7 @@ PartitionJob::PartitionJob(PartitionArguments arguments, Options const& options)
       partitions_(static_cast<std::uint32_t>(options.get_int("partitions", 64, 1, std::int64_t{1} << 24))),
       pool_(exec::ThreadPool::Config::from_options(options)) {
     SPILLWAY_EXPECTS(options.get_int("ranks", 1, 1, 4096) == 1 && options.get_string("comm", "local") == "local",
-                     "spillway partition runs on one local rank; leave out --ranks and --comm", InvalidArgument);
+                     "PartitionJob runs on one local rank; DistributedPartitionJob on several", InvalidArgument);
     auto const limit = memory::MemoryConfig::from_options(options).host_limit.resolve(memory::host_memory_capacity());
     auto const window = options.find("window") ? std::optional<std::size_t>(options.get_int("window", 1, 1, 1 << 20))
                                                : std::nullopt;

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstring>
 #include <functional>
 #include <limits>
 #include <mutex>
@@ -13,7 +12,6 @@
 #include <spillway/exec/seq_join.hpp>
 #include <spillway/memory/host_allocator.hpp>
 #include <spillway/memory/memory_config.hpp>
-#include <spillway/shuffle/all_gather.hpp>
 #include <spillway/shuffle/shuffler.hpp>
 #include <spillway/table/hash_partition.hpp>
 #include <spillway/table_shuffle/packed_partitions.hpp>
@@ -21,6 +19,7 @@
 
 #include "chunk_numbers.hpp"
 #include "interruption.hpp"
+#include "rank_values.hpp"
 #include "seq_join_tracer.hpp"
 
 namespace spillway::cli {
@@ -296,21 +295,7 @@ std::vector<ShuffleJob::RankResult> ShuffleJob::run_rank(comm::Communicator& com
     result.peak_host = resource.peak_memory_used(memory::MemoryType::HOST);
     result.peak_disk = resource.peak_memory_used(memory::MemoryType::DISK);
 
-    shuffle::AllGather gather(communicator, gather_op, resource, shuffle_config_);
-    auto reservation = resource.reserve(memory::MemoryType::HOST, sizeof result, memory::AllowOverbooking::yes);
-    auto buffer = resource.make_buffer(sizeof result, reservation);
-    std::memcpy(buffer.data().data(), &result, sizeof result);
-    gather.insert(0, shuffle::PackedData{{}, std::move(buffer)});
-    gather.insert_finished();
-    std::vector<RankResult> results;
-    for (auto const& chunk : gather.wait_and_extract()) {
-        SPILLWAY_EXPECTS(chunk.data.size() == sizeof(RankResult), "a rank sent a result of " << chunk.data.size()
-                                                                       << " bytes, not " << sizeof(RankResult),
-                         CorruptData);
-        auto& received = results.emplace_back();
-        std::memcpy(&received, chunk.data.data().data(), sizeof received);
-    }
-    return results;
+    return gather_values(communicator, gather_op, result, shuffle_config_);
 }
 
 }  // namespace spillway::cli

@@ -57,7 +57,8 @@ TableInput TableInput::open(std::vector<std::filesystem::path> files, std::vecto
             input.schema = reader->schema();
         }
         input.column_orders.push_back(match_columns(input.schema, files.front(), reader->schema(), file));
-        input.rows += reader->rows().value_or(0);
+        input.file_rows.push_back(reader->rows().value_or(0));
+        input.rows += input.file_rows.back();
         // A file that does not say how large its reads are is bounded by its size.
         auto const largest = reader->largest_read_bytes();
         input.largest_read_bytes =
@@ -68,19 +69,27 @@ TableInput TableInput::open(std::vector<std::filesystem::path> files, std::vecto
     return input;
 }
 
-TableSource::TableSource(TableInput const& input) : input_(input) {}
+TableSource::TableSource(TableInput const& input)
+    : TableSource(input, file_share(input.files.size(), 0, 1)) {}
+
+TableSource::TableSource(TableInput const& input, std::vector<std::size_t> files, Opener open)
+    : input_(input), files_(std::move(files)), open_(std::move(open)) {
+    if (!open_) {
+        open_ = [&input](std::size_t file) { return io::open_table_file(input.files[file], input.format); };
+    }
+}
 
 std::optional<FileTable> TableSource::operator()() {
     while (true) {
         if (!reader_) {
-            if (next_file_ == input_.files.size()) {
+            if (next_file_ == files_.size()) {
                 return std::nullopt;
             }
-            reader_ = io::open_table_file(input_.files[next_file_], input_.format);
+            reader_ = open_(files_[next_file_]);
             ++next_file_;
         }
         if (auto table = reader_->read()) {
-            auto const file = next_file_ - 1;
+            auto const file = files_[next_file_ - 1];
             auto const& order = input_.column_orders[file];
             return FileTable{file, order.empty() ? std::move(*table) : table->select(order)};
         }

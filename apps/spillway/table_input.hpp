@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -35,6 +36,7 @@ struct TableInput {
     std::vector<std::vector<std::size_t>> column_orders;
     std::uint64_t bytes = 0;               ///< the files' sizes together
     std::uint64_t rows = 0;                ///< the files' rows together
+    std::vector<std::uint64_t> file_rows;  ///< by file, its rows (0 where the file does not say)
     std::uint64_t largest_read_bytes = 0;  ///< the most column data one read returns, as the files tell
 
     /// Checks and describes `files`, all of `format` (not CSV). Each key is
@@ -64,6 +66,14 @@ class TableSource {
   public:
     /// A source of the tables of `input`'s files.
     explicit TableSource(TableInput const& input);
+    /// Opens file `f` of the input (an index into `TableInput::files`) for reading.
+    using Opener = std::function<std::unique_ptr<io::TableFileReader>(std::size_t file)>;
+
+    /// A source of the tables of `input`'s files `files` (indices into
+    /// `input.files`), in that order, each opened by `open` (by default
+    /// whole, with `io::open_table_file`); each table names its file by its
+    /// index in `input.files`.
+    TableSource(TableInput const& input, std::vector<std::size_t> files, Opener open = {});
 
     /// The next table, or nothing after the last file's last.
     /// @throws IoError / CorruptData naming the file if reading fails.
@@ -71,7 +81,9 @@ class TableSource {
 
   private:
     TableInput const& input_;
-    std::size_t next_file_ = 0;                       ///< the file after the one `reader_` reads
+    std::vector<std::size_t> files_;                  ///< indices into `input_.files`
+    Opener open_;
+    std::size_t next_file_ = 0;                       ///< the entry of `files_` after the one `reader_` reads
     std::unique_ptr<io::TableFileReader> reader_;  ///< the file being read; null between files
 };
 

@@ -15,12 +15,11 @@
 #include <spillway/exec/thread_pool.hpp>
 #include <spillway/io/table_file.hpp>
 
-#include "csv_input.hpp"
 #include "job.hpp"
+#include "partition_input.hpp"
 #include "partition_job.hpp"
 #include "partition_plan.hpp"
 #include "staged_output.hpp"
-#include "table_input.hpp"
 
 namespace spillway::cli {
 
@@ -66,12 +65,7 @@ class TablePartitionJob final : public Job {
     [[nodiscard]] RunSummary run(Progress& progress) override;
 
   private:
-    /// The columns and keys of the input, whichever format it is in.
-    [[nodiscard]] table::Schema const& schema() const noexcept;
-    [[nodiscard]] std::vector<std::size_t> const& keys() const noexcept;
-
-    std::optional<CsvInput> csv_input_;      ///< when the input is CSV
-    std::optional<TableInput> table_input_;  ///< otherwise
+    PartitionInput input_;
     io::FileFormat output_format_;
     std::string compression_;
     std::filesystem::path output_;

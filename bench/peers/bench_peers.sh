@@ -4,9 +4,13 @@
 # each partition written as zstd Parquet, by every tool on the same machine
 # in one run, each with 2 threads and one memory budget:
 #
+#   spillway-ranks      `spillway partition --ranks 4`: 4 in-process ranks that
+#                       share the row groups out and shuffle the rows (verified)
+#   spillway-ranks-mpi  the same over MPI: mpirun -np 4 spillway partition
+#                       --comm mpi, a quarter of the budget and 1 worker each
 #   spillway      the Python package: spillway.shuffle over 4 in-process ranks
 #   spillway-mpi  the Python package over MPI: mpirun -np 4, one rank each
-#   spillway-cli  `spillway partition` (one process, 2 threads, verified)
+#   spillway-cli  `spillway partition` (one rank, 2 threads, verified)
 #   duckdb        COPY ... PARTITION_BY hash % 64
 #   spillway-cli-csv, duckdb-csv  the same two from the CSV that the Parquet
 #                 file was made from (spillway's generated lineitem)
@@ -26,9 +30,10 @@
 # measured inside each tool's process, without start-up (for spillway-cli,
 # its own summary, which includes its verification).
 #
-# METRIC shuffle_vs_<tool> is the tool's time / spillway's (in-process
-# ranks), with shuffle_vs_<tool>_budget_factor; shuffle_mpi_vs_ranks is
-# spillway's in-process time / its MPI time; partition_parquet_vs_duckdb,
+# METRIC shuffle_vs_<tool> is the tool's time / spillway-ranks's, with
+# shuffle_vs_<tool>_budget_factor; shuffle_mpi_vs_ranks is spillway-ranks's
+# time / spillway-ranks-mpi's; shuffle_python_vs_ranks the Python package's
+# in-process time / spillway-ranks's; partition_parquet_vs_duckdb,
 # partition_parquet_vs_polars and partition_csv_vs_duckdb compare
 # `spillway partition` with those two.
 #
@@ -46,7 +51,8 @@ budget=${2:-1024}
 shift $(($# > 2 ? 2 : $#))
 tools=("$@")
 ((${#tools[@]} != 0)) \
-  || tools=(spillway spillway-mpi spillway-cli duckdb polars dask spark ray spillway-cli-csv duckdb-csv)
+  || tools=(spillway-ranks spillway-ranks-mpi spillway spillway-mpi spillway-cli duckdb polars dask spark ray
+            spillway-cli-csv duckdb-csv)
 partitions=64
 threads=2
 key=l_orderkey
@@ -79,11 +85,19 @@ run() {
   rm -rf "$out"
   local input=$parquet format=parquet
   [[ $tool != *-csv ]] || input=$csv format=csv
+  local launch=() flags=(--memory-limit "${limit}MiB" --threads $threads)
   case $tool in
-    spillway-cli*)
-      (cd "$work" && "${run_in_cgroup[@]}" "$cgroup" "$spillway" partition -i "$input" -k $key \
-        --partitions $partitions --output-format parquet -o "$out" --memory-limit "${limit}MiB" --threads $threads \
-        --json --quiet) >"$log" 2>&1 || true
+    spillway-ranks) flags+=(--ranks 4) ;;
+    spillway-ranks-mpi)
+      launch=("$mpirun" --allow-run-as-root --oversubscribe -np 4 -x OMPI_MCA_btl=self,vader
+              -x OMPI_MCA_btl_vader_single_copy_mechanism=none)
+      flags=(--comm mpi --memory-limit "$((limit / 4))MiB" --threads 1)
+      ;;
+  esac
+  case $tool in
+    spillway-cli* | spillway-ranks*)
+      (cd "$work" && "${run_in_cgroup[@]}" "$cgroup" "${launch[@]}" "$spillway" partition -i "$input" -k $key \
+        --partitions $partitions --output-format parquet -o "$out" "${flags[@]}" --json --quiet) >"$log" 2>&1 || true
       grep -q '"verified":true' "$log" && seconds=$(sed -n 's/.*"seconds":\([0-9.e+-]*\).*/\1/p' "$log" | head -1)
       ;;
     spillway-mpi)
@@ -136,14 +150,16 @@ ratio() {
   awk -v name="$1" -v p="$peer" -v s="$base" 'BEGIN { printf "METRIC %s %.3f ratio\n", name, p / s }'
 }
 for tool in dask spark polars duckdb ray; do
-  ratio "shuffle_vs_$tool" "$tool" spillway
+  ratio "shuffle_vs_$tool" "$tool" spillway-ranks
   [[ -z ${factor_of[$tool]:-} ]] || echo "METRIC shuffle_vs_${tool}_budget_factor ${factor_of[$tool]} factor"
 done
-ratio shuffle_mpi_vs_ranks spillway spillway-mpi
+ratio shuffle_mpi_vs_ranks spillway-ranks spillway-ranks-mpi
+ratio shuffle_python_vs_ranks spillway spillway-ranks
+ratio shuffle_python_mpi_vs_ranks spillway-mpi spillway-ranks
 ratio partition_parquet_vs_duckdb duckdb spillway-cli
 ratio partition_parquet_vs_polars polars spillway-cli
 ratio partition_csv_vs_duckdb duckdb-csv spillway-cli-csv
-if [[ -n ${seconds_of[spillway]:-} ]]; then
-  awk -v b="$(stat -c %s "$parquet")" -v s="${seconds_of[spillway]}" \
+if [[ -n ${seconds_of[spillway-ranks]:-} ]]; then
+  awk -v b="$(stat -c %s "$parquet")" -v s="${seconds_of[spillway-ranks]}" \
     'BEGIN { printf "METRIC shuffle_spillway_parquet_rate %.1f MB/s\n", b / s / 1e6 }'
 fi

@@ -29,7 +29,10 @@ def partition(
     output: PathLike,
     *,
     partitions: int | None = None,
+    ranks: int | None = None,
     memory_limit: Size | None = None,
+    spill_directory: PathLike | None = None,
+    codec: str | None = None,
     threads: int | None = None,
     window: int | None = None,
     input_format: str | None = None,
@@ -60,6 +63,11 @@ def partition(
             missing, and it must be empty. The files appear in it only once
             they are verified: a run that fails leaves it as it was.
         partitions: the number of partition files (default 64).
+        ranks: in-process ranks (default 1). With more than one, each reads
+            a share of the input (Parquet files by row group), the ranks
+            shuffle the rows by key, spilling what does not fit into
+            ``spill_directory`` (compressed with ``codec``), and each writes
+            the partitions it owns: the same files, one open per rank.
         memory_limit: what the job may use: bytes, ``"1GiB"`` or ``"25%"``
             of RAM (default 80%).
         schema: column types of CSV input, ``{"id": "int64"}``.
@@ -86,7 +94,10 @@ def partition(
     arguments += ["--key", ",".join(str(k) for k in keys), "--output", os.fspath(output)]
     flags = {
         "partitions": partitions,
+        "ranks": ranks,
         "memory-limit": memory_limit,
+        "spill-dir": None if spill_directory is None else os.fspath(spill_directory),
+        "codec": codec,
         "threads": threads,
         "window": window,
         "input-format": input_format,

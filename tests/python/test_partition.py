@@ -35,6 +35,24 @@ def test_parquet_to_parquet_matches_duckdb(lineitem_parquet: Path, tmp_path: Pat
     assert shared == [(0,)]
 
 
+def test_ranks_shuffle_the_rows_into_the_files_one_rank_writes(lineitem_parquet: Path, tmp_path: Path):
+    one = spillway.partition(lineitem_parquet, "l_orderkey", tmp_path / "one", partitions=5, threads=2)
+    ranks = spillway.partition(lineitem_parquet, "l_orderkey", tmp_path / "ranks", partitions=5, ranks=3,
+                               memory_limit="320MiB", spill_directory=tmp_path, codec="lz4", threads=2)
+    assert ranks.verified is True
+    assert ranks.rows == one.rows
+    assert ranks.settings["ranks"] == 3
+    assert len(ranks.peak_memory["HOST"]["ranks"]) == 3
+    connection = duckdb.connect()
+    for name in sorted(p.name for p in (tmp_path / "one").iterdir()):
+        differences = connection.sql(f"""
+            (SELECT * FROM '{tmp_path / "one" / name}' EXCEPT ALL SELECT * FROM '{tmp_path / "ranks" / name}')
+            UNION ALL
+            (SELECT * FROM '{tmp_path / "ranks" / name}' EXCEPT ALL SELECT * FROM '{tmp_path / "one" / name}')
+        """).fetchall()
+        assert differences == [], name
+
+
 def test_progress_reaches_a_callback(lineitem_parquet: Path, tmp_path: Path):
     calls = []
     spillway.partition([lineitem_parquet], ["l_orderkey"], tmp_path / "out", partitions=4,

@@ -1,0 +1,425 @@
+#include "distributed_partition_job.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <mutex>
+#include <span>
+#include <unordered_map>
+#include <type_traits>
+
+#include <spillway/core/error.hpp>
+#include <spillway/exec/seq_join.hpp>
+#include <spillway/memory/host_allocator.hpp>
+#include <spillway/memory/memory_config.hpp>
+#include <spillway/memory/system_memory.hpp>
+#include <spillway/shuffle/shuffler.hpp>
+#include <spillway/table_shuffle/packed_partitions.hpp>
+
+#include "partition_check.hpp"
+#include "partition_files.hpp"
+#include "rank_values.hpp"
+#include "seq_join_tracer.hpp"
+
+namespace spillway::cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+/// The collectives' op ids.
+constexpr shuffle::OpId staging_op = 0;
+constexpr shuffle::OpId shuffle_op = 1;
+constexpr shuffle::OpId results_op = 2;
+
+/// Input tables in flight per worker thread unless `window` is set.
+constexpr std::size_t tables_per_thread = 2;
+
+double seconds(Clock::duration duration) { return std::chrono::duration<double>(duration).count(); }
+
+/// The write buffer of a rank's open file (a Parquet row group's column
+/// data), and the bytes of received chunks written as one table, for a rank
+/// with `limit` bytes: fractions of it, within bounds.
+struct RankBuffers {
+    std::uint64_t write_buffer;
+    std::uint64_t receive_batch;
+
+    static RankBuffers for_limit(std::uint64_t limit) noexcept {
+        constexpr std::uint64_t page = 4096;
+        constexpr std::uint64_t kibibyte = 1024;
+        return {std::clamp<std::uint64_t>(limit / 16 / page * page, 64 * kibibyte, 16 * kibibyte * kibibyte),
+                std::clamp<std::uint64_t>(limit / 32 / page * page, 64 * kibibyte, 4 * kibibyte * kibibyte)};
+    }
+};
+
+/// The memory of one rank, of `rank_limit` bytes, with `window` tables in
+/// flight, tables of `piece_bytes` and a file writer that holds
+/// `writer_overhead` besides its write buffer.
+struct RankMemory {
+    /// What the file reader and writer hold in the Arrow library's memory,
+    /// which the rank's resource does not count: the batch read before it
+    /// becomes a table, the write buffer and the writer.
+    std::uint64_t outside;
+    /// What the rank's resource holds outside its spillable chunks: while
+    /// reading, each table in flight and its parse and its packed pieces,
+    /// and the pieces being inserted; while writing, each batch in flight
+    /// packed and unpacked, and the one being written.
+    std::uint64_t working;
+    /// Room for spillable chunks besides, so that a chunk can be inserted
+    /// while the working set is at its largest: one table's worth.
+    std::uint64_t chunks;
+
+    static RankMemory of(std::uint64_t rank_limit, std::uint64_t piece_bytes, std::uint64_t writer_overhead,
+                         std::size_t window) noexcept {
+        auto const buffers = RankBuffers::for_limit(rank_limit);
+        auto const reading = piece_bytes * (3 * window + 1);
+        auto const writing = 2 * buffers.receive_batch * (window + 1);
+        return {piece_bytes + buffers.write_buffer + writer_overhead, std::max(reading, writing), piece_bytes};
+    }
+
+    [[nodiscard]] std::uint64_t total() const noexcept { return outside + working + chunks; }
+};
+
+/// One input table, hash-partitioned and packed.
+struct PackedTable {
+    std::unordered_map<shuffle::PartitionId, shuffle::PackedData> pieces;
+    table::TableChecksum checksum;
+    std::uint64_t skipped_rows = 0;
+    std::uint64_t progress = 0;
+};
+
+/// Received chunks of one partition, to be written together; none for a
+/// partition that received nothing.
+struct ReceivedChunks {
+    shuffle::PartitionId partition;
+    std::vector<shuffle::PackedData> chunks;
+};
+
+/// The rows of received chunks, to be written to their partition's file.
+struct ReceivedTable {
+    shuffle::PartitionId partition;
+    std::optional<table::Table> rows;  ///< nothing for a partition that received nothing
+};
+
+}  // namespace
+
+bool runs_on_ranks(Options const& options) {
+    return options.get_int("ranks", 1, 1, 4096) > 1 || options.get_choice("comm", {"local", "mpi"}, "local") == "mpi";
+}
+
+DistributedPartitionJob::DistributedPartitionJob(PartitionArguments arguments, Options const& options)
+    : input_(arguments, options),
+      output_format_(output_format_of(arguments)),
+      compression_(arguments.compression.empty() ? "zstd" : arguments.compression),
+      output_(std::move(arguments.output)),
+      key_names_(std::move(arguments.keys)),
+      ranks_(options, memory::MemoryConfig::from_options(options), 1),
+      pool_(exec::ThreadPool::Config::from_options(options)),
+      partitions_(static_cast<shuffle::PartitionId>(options.get_int("partitions", 64, 1, std::int64_t{1} << 24))),
+      shuffle_config_(shuffle::ShuffleConfig::from_options(options)),
+      limit_(memory::MemoryConfig::from_options(options).host_limit.resolve(memory::host_memory_capacity())) {
+    // CSV files keep the input's extension (`.tbl`, say), as `PartitionJob` writes them.
+    auto const& first = arguments.inputs.front();
+    extension_ = input_.format() == io::FileFormat::csv && output_format_ == io::FileFormat::csv
+                         && first.has_extension()
+                   ? first.extension().string()
+                   : std::string(io::extension_of(output_format_));
+    auto const local_ranks = ranks_.resources().size();
+    auto const piece_bytes = input_.piece_bytes();
+    auto const overhead = io::writer_overhead_bytes(output_format_, input_.schema());
+    auto const rank_memory = [&](std::uint64_t limit, std::size_t window) {
+        return RankMemory::of(limit > fixed_bytes ? (limit - fixed_bytes) / local_ranks : 0, piece_bytes, overhead,
+                              window);
+    };
+    auto const bound = [&](std::uint64_t limit, std::size_t window) {
+        return fixed_bytes + local_ranks * rank_memory(limit, window).total();
+    };
+    auto const fits = [&](std::uint64_t limit, std::size_t window) { return bound(limit, window) <= limit; };
+    if (!fits(limit_, 1)) {
+        constexpr std::uint64_t mebibyte = std::uint64_t{1} << 20;
+        auto least = std::max<std::uint64_t>(limit_ / mebibyte, 1);
+        while (!fits(least * mebibyte, 1)) {
+            ++least;
+        }
+        SPILLWAY_FAIL("memory limit " << format_bytes(limit_) << " is too small to partition on " << local_ranks
+                                      << (local_ranks == 1 ? " rank" : " ranks") << " with input tables of "
+                                      << format_bytes(piece_bytes) << ": it needs at least "
+                                      << format_bytes(least * mebibyte)
+                                      << "; raise --memory-limit to at least that"
+                                      << (input_.format() == io::FileFormat::csv ? ", or lower --block-size" : "")
+                                      << (local_ranks == 1 ? "" : ", or lower --ranks"),
+                      InvalidArgument);
+    }
+    if (options.find("window")) {
+        window_ = static_cast<std::size_t>(options.get_int("window", 1, 1, 1 << 20));
+        if (!fits(limit_, window_)) {
+            std::size_t largest = 1;
+            while (fits(limit_, largest + 1)) {
+                ++largest;
+            }
+            SPILLWAY_FAIL("--window " << window_ << " does not fit in the memory limit " << format_bytes(limit_)
+                                      << " with input tables of " << format_bytes(piece_bytes) << " on "
+                                      << local_ranks << (local_ranks == 1 ? " rank" : " ranks") << ": at most "
+                                      << largest << " fit; lower --window or raise --memory-limit",
+                          InvalidArgument);
+        }
+    } else {
+        auto const wanted = std::max<std::size_t>(1, tables_per_thread * pool_.concurrency() / local_ranks);
+        window_ = 1;
+        while (window_ < wanted && fits(limit_, window_ + 1)) {
+            ++window_;
+        }
+    }
+    bound_ = bound(limit_, window_);
+    // The ranks' resources hold what the reader and writer do not.
+    auto const rank_limit = (limit_ - fixed_bytes) / local_ranks;
+    for (auto const& resource : ranks_.resources()) {
+        resource->set_memory_limit(memory::MemoryType::HOST,
+                                   SizeSpec::bytes(rank_limit - rank_memory(limit_, window_).outside));
+    }
+    auto const buffers = RankBuffers::for_limit(rank_limit);
+    receive_batch_bytes_ = buffers.receive_batch;
+    write_options_.compression = compression_;
+    write_options_.row_group_bytes = buffers.write_buffer;
+    write_options_.csv = input_.csv_options();
+    if (ranks_.first_rank() == 0) {
+        staged_output_.emplace(output_);
+    }
+}
+
+RunSummary DistributedPartitionJob::run(Progress& progress) {
+    auto const started = Clock::now();
+    auto const local_ranks = ranks_.resources().size();
+    std::uint64_t local_progress = 0;
+    std::uint64_t local_partitions = 0;
+    for (std::size_t local = 0; local < local_ranks; ++local) {
+        auto const rank = static_cast<std::size_t>(ranks_.first_rank()) + local;
+        auto const ranks = static_cast<std::size_t>(ranks_.size());
+        local_progress += input_.progress_total(rank, ranks);
+        local_partitions += shuffle::owned_partitions(shuffle::PartitionOwner::round_robin, partitions_,
+                                                      ranks_.size(), static_cast<comm::Rank>(rank))
+                                .size();
+    }
+    progress.start("partition", local_progress,
+                   input_.progress_in_bytes() ? Progress::Unit::bytes : Progress::Unit::items);
+    // No partition completes before every rank has inserted everything, so
+    // the first rank to see one ends the partition phase for all. Each file
+    // counts twice: written, then verified.
+    std::once_flag write_started;
+    auto const start_write = [&] {
+        std::call_once(write_started, [&] {
+            progress.finish();
+            progress.start("write and verify", 2 * local_partitions, Progress::Unit::items);
+        });
+    };
+    std::vector<std::vector<RankResult>> gathered(local_ranks);
+    std::vector<std::string> first_misplaced(local_ranks);
+    ranks_.run([&](comm::Communicator& communicator) {
+        auto const local = static_cast<std::size_t>(communicator.rank() - ranks_.first_rank());
+        gathered[local] = run_rank(communicator, progress, start_write, first_misplaced[local]);
+    });
+    progress.finish();
+    auto const& results = gathered.front();
+
+    RunSummary summary;
+    summary.command = "partition";
+    summary.settings["ranks"] = ranks_.size();
+    summary.settings["comm"] = ranks_.uses_mpi() ? "mpi" : "local";
+    summary.settings["inputs"] = input_.files();
+    summary.settings["input_format"] = io::to_string(input_.format());
+    summary.settings["output_format"] = io::to_string(output_format_);
+    if (output_format_ != io::FileFormat::csv) {
+        summary.settings["compression"] = compression_;
+    }
+    summary.settings["keys"] = key_names_;
+    summary.settings["partitions"] = partitions_;
+    summary.settings["output"] = output_.string();
+    summary.settings["threads"] = pool_.concurrency();
+    summary.settings["window"] = window_;
+    summary.settings["block_size_bytes"] = input_.piece_bytes();
+    summary.settings["memory_limit_bytes"] = limit_;
+    summary.settings["memory_bound_bytes"] = bound_;
+    RankResult total;
+    TierPeak host{"HOST", ranks_.host_limit_per_rank(), {}};
+    TierPeak disk{"DISK", ranks_.resources().front()->memory_limit(memory::MemoryType::DISK), {}};
+    for (auto const& result : results) {
+        total.input += result.input;
+        total.output += result.output;
+        total.misplaced_rows += result.misplaced_rows;
+        total.skipped_rows += result.skipped_rows;
+        summary.spilled_bytes += result.spilled_bytes;
+        summary.read_back_bytes += result.read_back_bytes;
+        summary.sent_bytes = summary.sent_bytes.value_or(0) + result.sent_bytes;
+        host.ranks.push_back(result.peak_host);
+        disk.ranks.push_back(result.peak_disk);
+        total.partition_seconds = std::max(total.partition_seconds, result.partition_seconds);
+        total.write_seconds = std::max(total.write_seconds, result.write_seconds);
+        total.verify_seconds = std::max(total.verify_seconds, result.verify_seconds);
+    }
+    summary.rows = total.input.rows;
+    if (input_.skips_bad_rows()) {
+        summary.skipped_rows = total.skipped_rows;
+    }
+    summary.bytes = input_.bytes();
+    summary.peak_memory = {host, disk};
+
+    bool const placed = total.misplaced_rows == 0;
+    bool const complete = total.output == total.input;
+    summary.verified = placed && complete;
+    std::string where;
+    for (auto const& found : first_misplaced) {
+        if (where.empty() && !found.empty()) {
+            where = ", the first in " + found;
+        }
+    }
+    summary.verification.push_back(placed ? "every row is in the file of its key's partition"
+                                          : std::to_string(total.misplaced_rows) + " rows are in the wrong file"
+                                                + where);
+    summary.verification.push_back(complete ? "rows and checksum equal the input's: " + total.input.to_string()
+                                            : "rows and checksum differ: input " + total.input.to_string()
+                                                  + ", output " + total.output.to_string());
+    if (*summary.verified && staged_output_) {
+        staged_output_->commit();
+    }
+    auto const verified = Clock::now();
+    progress.start("clean up", local_ranks, Progress::Unit::items);
+    ranks_.release_resources([&] { progress.advance(1); });
+    progress.finish();
+    auto const finished = Clock::now();
+    summary.seconds = seconds(finished - started);
+    summary.phases = {{"partition", total.partition_seconds},
+                      {"write", total.write_seconds},
+                      {"verify", total.verify_seconds},
+                      {"clean up", seconds(finished - verified)}};
+    summary.peak_resident_bytes = peak_resident_bytes();
+    return summary;
+}
+
+std::vector<DistributedPartitionJob::RankResult> DistributedPartitionJob::run_rank(
+    comm::Communicator& communicator, Progress& progress, std::function<void()> const& start_write,
+    std::string& first_misplaced) {
+    static_assert(std::is_trivially_copyable_v<RankResult>, "ranks exchange their results as bytes");
+    auto& resource = communicator.buffer_resource();
+    auto const rank = static_cast<std::size_t>(communicator.rank());
+    auto const nranks = static_cast<std::size_t>(communicator.nranks());
+    // Every rank writes into rank 0's staging directory.
+    std::filesystem::path const staging = gather_strings(
+        communicator, staging_op, staged_output_ ? staged_output_->staging().string() : std::string(), shuffle_config_
+    ).front();
+
+    RankResult result;
+    std::vector<PartitionFile> files;
+    auto const started = Clock::now();
+    {
+        shuffle::Shuffler shuffler(communicator, shuffle_op, partitions_, resource,
+                                   shuffle::PartitionOwner::round_robin, shuffle_config_);
+        auto const pack = [&](InputPiece piece, std::stop_token const&) {
+            memory::ScopedHostResource const charged(&resource);
+            auto const read = input_.to_table(std::move(piece));
+            return PackedTable{
+                table_shuffle::hash_partition_and_pack(read.table, input_.keys(), partitions_, resource),
+                table::TableChecksum::of(read.table), read.skipped_rows, read.progress
+            };
+        };
+        {
+            SeqJoinTracer tracer("pack table", window_);
+            for (auto& packed :
+                 exec::seq_join(pool_, window_, input_.source(rank, nranks), pack, tracer.observe({}))) {
+                result.input += packed.checksum;
+                result.skipped_rows += packed.skipped_rows;
+                shuffler.insert(std::move(packed.pieces));
+                progress.advance(packed.progress);
+            }
+        }
+        shuffler.insert_finished();
+        auto const inserted = Clock::now();
+        result.partition_seconds = seconds(inserted - started);
+
+        // This rank's partitions as they complete, a batch of chunks at a
+        // time; a partition that received nothing comes as one empty batch.
+        std::optional<shuffle::PartitionId> current;
+        bool current_started = false;
+        auto next_received = [&]() -> std::optional<ReceivedChunks> {
+            while (true) {
+                if (current) {
+                    ReceivedChunks batch{*current, {}};
+                    std::uint64_t bytes = 0;
+                    while (bytes < receive_batch_bytes_) {
+                        auto chunk = shuffler.extract_chunk(*current);
+                        if (!chunk) {
+                            break;
+                        }
+                        bytes += chunk->data.size();
+                        batch.chunks.push_back(std::move(*chunk));
+                    }
+                    if (!batch.chunks.empty() || !std::exchange(current_started, true)) {
+                        return batch;
+                    }
+                }
+                current = shuffler.wait_any();
+                current_started = false;
+                if (!current) {
+                    return std::nullopt;
+                }
+                start_write();
+            }
+        };
+        auto const unpack = [&](ReceivedChunks batch, std::stop_token const&) {
+            memory::ScopedHostResource const charged(&resource);
+            if (batch.chunks.empty()) {
+                return ReceivedTable{batch.partition, std::nullopt};
+            }
+            return ReceivedTable{batch.partition,
+                                 table_shuffle::unpack(std::span<shuffle::PackedData const>(batch.chunks))};
+        };
+        std::unique_ptr<io::TableFileWriter> writer;
+        auto const close_file = [&] {
+            writer->close();
+            writer.reset();
+            progress.advance(1);
+        };
+        SeqJoinTracer tracer("unpack chunks", window_);
+        for (auto& received : exec::seq_join(pool_, window_, next_received, unpack, tracer.observe({}))) {
+            if (files.empty() || files.back().partition != received.partition) {
+                if (writer) {
+                    close_file();
+                }
+                files.push_back({received.partition,
+                                 partition_file(staging, received.partition, extension_)});
+                writer = io::create_table_file(files.back().path, output_format_, input_.schema(), write_options_);
+            }
+            if (received.rows) {
+                writer->write(std::move(*received.rows));
+            }
+        }
+        if (writer) {
+            close_file();
+        }
+        result.write_seconds = seconds(Clock::now() - inserted);
+    }
+
+    auto const written = Clock::now();
+    Progress unreported(Progress::Style::none, std::cerr);
+    PartitionCheck check;
+    {
+        SeqJoinTracer tracer("check table", window_);
+        check = check_partition_tables(files, partitions_, output_format_, input_.csv_options(), input_.schema(),
+                                       input_.keys(), pool_, window_, tracer.observe({}), unreported);
+    }
+    progress.advance(files.size());
+    result.output = check.checksum;
+    result.misplaced_rows = check.misplaced_rows;
+    first_misplaced = check.first_misplaced;
+    result.verify_seconds = seconds(Clock::now() - written);
+
+    auto const& statistics = resource.statistics();
+    auto const total = [&](char const* name) {
+        return static_cast<std::uint64_t>(statistics.get(name).value_or(Statistics::Entry{}).total);
+    };
+    result.spilled_bytes = total("memory.copy.host_to_disk.bytes");
+    result.read_back_bytes = total("memory.copy.disk_to_host.bytes");
+    result.sent_bytes = total("shuffle.send.bytes");
+    result.peak_host = resource.peak_memory_used(memory::MemoryType::HOST);
+    result.peak_disk = resource.peak_memory_used(memory::MemoryType::DISK);
+    return gather_values(communicator, results_op, result, shuffle_config_);
+}
+
+}  // namespace spillway::cli
