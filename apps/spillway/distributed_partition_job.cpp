@@ -51,12 +51,12 @@ struct RankBuffers {
 };
 
 /// The memory of one rank, of `rank_limit` bytes, with `window` tables in
-/// flight, tables of `piece_bytes` and a file writer that holds
-/// `writer_overhead` besides its write buffer.
+/// flight, tables of `piece_bytes`, a file reader that holds `reader_bytes`
+/// and a file writer that holds `writer_overhead` besides its write buffer.
 struct RankMemory {
     /// What the file reader and writer hold in the Arrow library's memory,
-    /// which the rank's resource does not count: the batch read before it
-    /// becomes a table, the write buffer and the writer.
+    /// which the rank's resource does not count: the reader's pages and the
+    /// batch read before it becomes a table, the write buffer and the writer.
     std::uint64_t outside;
     /// What the rank's resource holds outside its spillable chunks: while
     /// reading, each table in flight and its parse and its packed pieces,
@@ -67,12 +67,13 @@ struct RankMemory {
     /// while the working set is at its largest: one table's worth.
     std::uint64_t chunks;
 
-    static RankMemory of(std::uint64_t rank_limit, std::uint64_t piece_bytes, std::uint64_t writer_overhead,
-                         std::size_t window) noexcept {
+    static RankMemory of(std::uint64_t rank_limit, std::uint64_t piece_bytes, std::uint64_t reader_bytes,
+                         std::uint64_t writer_overhead, std::size_t window) noexcept {
         auto const buffers = RankBuffers::for_limit(rank_limit);
         auto const reading = piece_bytes * (3 * window + 1);
         auto const writing = 2 * buffers.receive_batch * (window + 1);
-        return {piece_bytes + buffers.write_buffer + writer_overhead, std::max(reading, writing), piece_bytes};
+        return {reader_bytes + piece_bytes + buffers.write_buffer + writer_overhead, std::max(reading, writing),
+                piece_bytes};
     }
 
     [[nodiscard]] std::uint64_t total() const noexcept { return outside + working + chunks; }
@@ -126,8 +127,8 @@ DistributedPartitionJob::DistributedPartitionJob(PartitionArguments arguments, O
     auto const piece_bytes = input_.piece_bytes();
     auto const overhead = io::writer_overhead_bytes(output_format_, input_.schema());
     auto const rank_memory = [&](std::uint64_t limit, std::size_t window) {
-        return RankMemory::of(limit > fixed_bytes ? (limit - fixed_bytes) / local_ranks : 0, piece_bytes, overhead,
-                              window);
+        return RankMemory::of(limit > fixed_bytes ? (limit - fixed_bytes) / local_ranks : 0, piece_bytes,
+                              input_.reader_bytes(), overhead, window);
     };
     auto const bound = [&](std::uint64_t limit, std::size_t window) {
         return fixed_bytes + local_ranks * rank_memory(limit, window).total();
@@ -141,7 +142,10 @@ DistributedPartitionJob::DistributedPartitionJob(PartitionArguments arguments, O
         }
         SPILLWAY_FAIL("memory limit " << format_bytes(limit_) << " is too small to partition on " << local_ranks
                                       << (local_ranks == 1 ? " rank" : " ranks") << " with input tables of "
-                                      << format_bytes(piece_bytes) << ": it needs at least "
+                                      << format_bytes(piece_bytes)
+                                      << (input_.reader_bytes() == 0 ? "" : " and file readers that hold ")
+                                      << (input_.reader_bytes() == 0 ? "" : format_bytes(input_.reader_bytes()))
+                                      << ": it needs at least "
                                       << format_bytes(least * mebibyte)
                                       << "; raise --memory-limit to at least that"
                                       << (input_.format() == io::FileFormat::csv ? ", or lower --block-size" : "")
@@ -319,10 +323,14 @@ std::vector<DistributedPartitionJob::RankResult> DistributedPartitionJob::run_ra
                 table::TableChecksum::of(read.table), read.skipped_rows, read.progress
             };
         };
+        // The tables read count against the rank's limit too.
+        auto read = [&resource, pieces = input_.source(rank, nranks)] {
+            memory::ScopedHostResource const charged(&resource);
+            return pieces();
+        };
         {
             SeqJoinTracer tracer("pack table", window_);
-            for (auto& packed :
-                 exec::seq_join(pool_, window_, input_.source(rank, nranks), pack, tracer.observe({}))) {
+            for (auto& packed : exec::seq_join(pool_, window_, std::move(read), pack, tracer.observe({}))) {
                 result.input += packed.checksum;
                 result.skipped_rows += packed.skipped_rows;
                 shuffler.insert(std::move(packed.pieces));

@@ -61,6 +61,8 @@ std::uint64_t PartitionInput::piece_bytes() const noexcept {
     return csv_input_ ? csv_input_->options.chunk_bytes : std::max<std::uint64_t>(table_input_->largest_read_bytes, 1);
 }
 
+std::uint64_t PartitionInput::reader_bytes() const noexcept { return csv_input_ ? 0 : table_input_->reader_bytes; }
+
 bool PartitionInput::skips_bad_rows() const noexcept {
     return csv_input_ && csv_input_->options.bad_rows == table::CsvOptions::BadRows::skip;
 }

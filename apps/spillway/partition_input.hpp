@@ -69,6 +69,9 @@ class PartitionInput {
     /// The most bytes of rows one piece holds as a table: the CSV block
     /// size, or the largest read of the files (see `TableInput`).
     [[nodiscard]] std::uint64_t piece_bytes() const noexcept;
+    /// What one file reader holds besides the tables it returns
+    /// (`io::TableFileReader::held_bytes`, the most of the input's files).
+    [[nodiscard]] std::uint64_t reader_bytes() const noexcept;
     /// Whether `--bad-rows skip` counts skipped CSV rows.
     [[nodiscard]] bool skips_bad_rows() const noexcept;
 

@@ -60,6 +60,7 @@ TableInput TableInput::open(std::vector<std::filesystem::path> files, std::vecto
         input.file_rows.push_back(reader->rows().value_or(0));
         input.rows += input.file_rows.back();
         // A file that does not say how large its reads are is bounded by its size.
+        input.reader_bytes = std::max(input.reader_bytes, reader->held_bytes());
         auto const largest = reader->largest_read_bytes();
         input.largest_read_bytes =
             std::max(input.largest_read_bytes, largest != 0 ? largest : size);

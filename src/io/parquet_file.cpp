@@ -39,6 +39,9 @@ auto guarded(std::string const& what, Action&& action) {
 /// The most rows one read of a Parquet file returns: a row group is read in
 /// batches of this many rows, so that its size does not bound memory.
 constexpr std::uint64_t rows_per_read = std::uint64_t{1} << 16;
+/// What a reader reads of a column chunk at a time: without a bound, the
+/// library reads each column chunk of a row group whole.
+constexpr std::uint64_t read_buffer_bytes = std::uint64_t{256} << 10;
 
 /// A reader of the Parquet file `path` that decodes each column's pages as a
 /// batch of at most `rows_per_read` rows needs them, with Arrow's system
@@ -55,7 +58,10 @@ std::unique_ptr<parquet::arrow::FileReader> open_reader(
     properties.set_pre_buffer(false);
     parquet::arrow::FileReaderBuilder builder;
     return guarded(what, [&] {
-        auto const opened = builder.Open(file, parquet::ReaderProperties(arrow::system_memory_pool()), std::move(footer));
+        parquet::ReaderProperties reader_properties(arrow::system_memory_pool());
+        reader_properties.enable_buffered_stream();
+        reader_properties.set_buffer_size(static_cast<std::int64_t>(read_buffer_bytes));
+        auto const opened = builder.Open(file, reader_properties, std::move(footer));
         // A footer that does not decode is an IOError without an errno; a failed read has one.
         SPILLWAY_EXPECTS(opened.ok() || arrow::internal::ErrnoFromStatus(opened) != 0, what << ": " << opened.message(),
                          CorruptData);
@@ -75,6 +81,7 @@ class ParquetFileReader final : public TableFileReader {
                                std::optional<std::vector<std::size_t>> const& groups = std::nullopt,
                                std::shared_ptr<parquet::FileMetaData> footer = nullptr)
         : path_(path.string()) {
+        auto const allocated_before = arrow::system_memory_pool()->bytes_allocated();
         reader_ = open_reader(path_, std::move(footer));
         auto const what = "'" + path_ + "' is not a readable Parquet file";
         std::shared_ptr<arrow::Schema> schema;
@@ -97,6 +104,9 @@ class ParquetFileReader final : public TableFileReader {
         // decoded strings can exceed severalfold: the first batch, read now,
         // is measured too, with a quarter more for batches of longer rows.
         first_ = read_next();
+        held_ = static_cast<std::uint64_t>(
+            std::max<std::int64_t>(arrow::system_memory_pool()->bytes_allocated() - allocated_before, 0)
+        );
         if (first_) {
             largest_ = std::max<std::uint64_t>(largest_, first_->byte_size() + first_->byte_size() / 4);
         }
@@ -112,6 +122,8 @@ class ParquetFileReader final : public TableFileReader {
     }
 
     [[nodiscard]] std::uint64_t largest_read_bytes() const noexcept override { return largest_; }
+
+    [[nodiscard]] std::uint64_t held_bytes() const noexcept override { return held_; }
 
     [[nodiscard]] std::optional<std::uint64_t> rows() const noexcept override {
         return static_cast<std::uint64_t>(reader_->parquet_reader()->metadata()->num_rows());
@@ -134,6 +146,7 @@ class ParquetFileReader final : public TableFileReader {
     std::unique_ptr<arrow::RecordBatchReader> batches_;
     table::Schema schema_;
     std::uint64_t largest_ = 0;
+    std::uint64_t held_ = 0;  ///< see `held_bytes`
     std::optional<table::Table> first_;  ///< the first batch, read to measure it, until `read` returns it
 };
 

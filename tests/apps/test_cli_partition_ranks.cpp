@@ -151,7 +151,7 @@ TEST_F(CliPartitionRanks, UnderASmallLimitTheShuffleSpillsAndTheFilesAreStillTho
     auto const one = partition({"-i", input.string(), "-k", "key", "--partitions", "8", "-o", path("one").string()});
     ASSERT_EQ(one.exit_code, 0) << one.err;
     auto const two = partition({"-i", input.string(), "-k", "key", "--partitions", "8", "--ranks", "2",
-                                "--memory-limit", "56MiB", "--threads", "1", "-o", path("two").string()});
+                                "--memory-limit", "64MiB", "--threads", "1", "-o", path("two").string()});
     ASSERT_EQ(two.exit_code, 0) << two.err;
     auto const summary = two.summary();
     EXPECT_EQ(summary.at("verified"), true);

@@ -54,6 +54,13 @@ class TableFileReader {
     /// the first batch's size (read when the file is opened) plus a quarter;
     /// 0 for an Arrow IPC file, which does not say.
     [[nodiscard]] virtual std::uint64_t largest_read_bytes() const noexcept = 0;
+
+    /// What the reader itself holds while it reads, besides the tables it
+    /// returns: for Parquet, the pages, dictionaries and buffers of its
+    /// column readers, measured by the Arrow library's allocations across
+    /// the first read (when the file is opened; an allocation another
+    /// thread makes meanwhile counts too); 0 for the other formats.
+    [[nodiscard]] virtual std::uint64_t held_bytes() const noexcept { return 0; }
 };
 
 /// Opens `path`, a file of `format`, for reading. CSV files are read with
