@@ -61,12 +61,14 @@ fuzz: setup
 
 # Builds the optimized tree, installs the Python package and the peers of
 # bench/peers (scripts/setup --peers), and runs every benchmark; prints
-# METRIC lines. The peers benchmark alone: build/release/bench/peers/spillway_bench_peers.
+# METRIC lines, and draws BENCHMARKS.md's plots from them into docs/benchmarks/.
+# The peers benchmark alone: build/release/bench/peers/spillway_bench_peers.
 bench: python
 	scripts/setup --peers
 	cmake --preset release >/dev/null
 	cmake --build --preset release
 	scripts/bench build/release
+	.venv/bin/python bench/plot_benchmarks.py build/release/bench/results.txt docs/benchmarks
 
 # TPC-H at scale 10 (about 2.8 GB of Parquet, written once under
 # build/release/bench/tpch/data) against DuckDB
