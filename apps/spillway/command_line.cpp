@@ -59,6 +59,14 @@ void add_rank_flags(CLI::App& command, OptionFlags& flags, std::string const& na
               choice_value({"local", "mpi"}));
 }
 
+/// Adds `--collective-timeout`.
+void add_collective_timeout_flag(CLI::App& command, OptionFlags& flags) {
+    flags.add(command, "--collective-timeout", "collective_timeout", "DURATION",
+              "fail, naming the rank, when a rank sends nothing for this long: it has stopped, hangs or cannot "
+              "be reached (default 60s; ranks that are only busy send heartbeats)",
+              positive_duration_value());
+}
+
 /// Adds `--memory-limit`, whose default is `limit_default`.
 void add_memory_limit_flag(CLI::App& command, OptionFlags& flags, std::string const& limit_default) {
     flags.add(command, "--memory-limit", "memory_limit_host", "SIZE",
@@ -110,10 +118,7 @@ CommandLine::CommandLine() : app_(description, "spillway") {
     add_rank_flags(*shuffle_command_, flags_, "shuffle", 4);
     flags_.add(*shuffle_command_, "--partitions", "partitions", "P", "partitions to shuffle into (default 4 per rank)",
                integer_value(1, std::int64_t{1} << 24));
-    flags_.add(*shuffle_command_, "--collective-timeout", "collective_timeout", "DURATION",
-               "fail, naming the rank, when a rank sends nothing for this long: it has stopped, hangs or cannot "
-               "be reached (default 60s; ranks that are only busy send heartbeats)",
-               positive_duration_value());
+    add_collective_timeout_flag(*shuffle_command_, flags_);
     add_generator_flags(*shuffle_command_, flags_, "1.3, about 1 GiB");
     add_memory_limit_flag(*shuffle_command_, flags_, "512MiB for the process, shared by its ranks");
     add_spill_flags(*shuffle_command_, flags_);
@@ -204,6 +209,7 @@ CommandLine::CommandLine() : app_(description, "spillway") {
     flags_.add(*partition_command_, "--partitions", "partitions", "P", "number of partition files (default 64)",
                integer_value(1, std::int64_t{1} << 24));
     add_rank_flags(*partition_command_, flags_, "partition", 1);
+    add_collective_timeout_flag(*partition_command_, flags_);
     add_memory_limit_flag(*partition_command_, flags_, "80% of RAM");
     add_spill_flags(*partition_command_, flags_);
     add_execution_flags(*partition_command_, flags_,

@@ -12,6 +12,7 @@
 #include <spillway/memory/host_allocator.hpp>
 #include <spillway/memory/memory_config.hpp>
 #include <spillway/memory/system_memory.hpp>
+#include <spillway/shuffle/all_gather.hpp>
 #include <spillway/shuffle/shuffler.hpp>
 #include <spillway/table_shuffle/packed_partitions.hpp>
 
@@ -71,7 +72,8 @@ struct RankMemory {
                          std::uint64_t writer_overhead, std::size_t window) noexcept {
         auto const buffers = RankBuffers::for_limit(rank_limit);
         auto const reading = piece_bytes * (3 * window + 1);
-        auto const writing = 2 * buffers.receive_batch * (window + 1);
+        // A batch passes its size by at most one chunk, at most one table's rows.
+        auto const writing = 2 * (buffers.receive_batch + piece_bytes) * (window + 1);
         return {reader_bytes + piece_bytes + buffers.write_buffer + writer_overhead, std::max(reading, writing),
                 piece_bytes};
     }
@@ -305,9 +307,24 @@ std::vector<DistributedPartitionJob::RankResult> DistributedPartitionJob::run_ra
     auto const rank = static_cast<std::size_t>(communicator.rank());
     auto const nranks = static_cast<std::size_t>(communicator.nranks());
     // Every rank writes into rank 0's staging directory.
-    std::filesystem::path const staging = gather_strings(
-        communicator, staging_op, staged_output_ ? staged_output_->staging().string() : std::string(), shuffle_config_
-    ).front();
+    std::filesystem::path staging;
+    {
+        shuffle::AllGather gather(communicator, staging_op, resource, shuffle_config_);
+        staging = gather_strings(gather, resource, staged_output_ ? staged_output_->staging().string() : "").front();
+    }
+    // Made now, so that a rank that finishes early (with fewer rows to
+    // write, say) hears from the others while they still work.
+    shuffle::AllGather results(communicator, results_op, resource, shuffle_config_);
+
+    // Runs `work`, noting its error while the collectives above still exist.
+    auto const noting_failure = [&](auto const& work) {
+        try {
+            work();
+        } catch (...) {
+            ranks_.note_failure(std::current_exception());
+            throw;
+        }
+    };
 
     RankResult result;
     std::vector<PartitionFile> files;
@@ -315,103 +332,108 @@ std::vector<DistributedPartitionJob::RankResult> DistributedPartitionJob::run_ra
     {
         shuffle::Shuffler shuffler(communicator, shuffle_op, partitions_, resource,
                                    shuffle::PartitionOwner::round_robin, shuffle_config_);
-        auto const pack = [&](InputPiece piece, std::stop_token const&) {
-            memory::ScopedHostResource const charged(&resource);
-            auto const read = input_.to_table(std::move(piece));
-            return PackedTable{
-                table_shuffle::hash_partition_and_pack(read.table, input_.keys(), partitions_, resource),
-                table::TableChecksum::of(read.table), read.skipped_rows, read.progress
+        noting_failure([&] {
+            auto const pack = [&](InputPiece piece, std::stop_token const&) {
+                memory::ScopedHostResource const charged(&resource);
+                auto const read = input_.to_table(std::move(piece));
+                return PackedTable{
+                    table_shuffle::hash_partition_and_pack(read.table, input_.keys(), partitions_, resource),
+                    table::TableChecksum::of(read.table), read.skipped_rows, read.progress
+                };
             };
-        };
-        // The tables read count against the rank's limit too.
-        auto read = [&resource, pieces = input_.source(rank, nranks)] {
-            memory::ScopedHostResource const charged(&resource);
-            return pieces();
-        };
-        {
-            SeqJoinTracer tracer("pack table", window_);
-            for (auto& packed : exec::seq_join(pool_, window_, std::move(read), pack, tracer.observe({}))) {
-                result.input += packed.checksum;
-                result.skipped_rows += packed.skipped_rows;
-                shuffler.insert(std::move(packed.pieces));
-                progress.advance(packed.progress);
+            // The tables read count against the rank's limit too.
+            auto read = [&resource, pieces = input_.source(rank, nranks)] {
+                memory::ScopedHostResource const charged(&resource);
+                return pieces();
+            };
+            {
+                SeqJoinTracer tracer("pack table", window_);
+                for (auto& packed : exec::seq_join(pool_, window_, std::move(read), pack, tracer.observe({}))) {
+                    result.input += packed.checksum;
+                    result.skipped_rows += packed.skipped_rows;
+                    shuffler.insert(std::move(packed.pieces));
+                    progress.advance(packed.progress);
+                }
             }
-        }
-        shuffler.insert_finished();
-        auto const inserted = Clock::now();
-        result.partition_seconds = seconds(inserted - started);
+            shuffler.insert_finished();
+            auto const inserted = Clock::now();
+            result.partition_seconds = seconds(inserted - started);
 
-        // This rank's partitions as they complete, a batch of chunks at a
-        // time; a partition that received nothing comes as one empty batch.
-        std::optional<shuffle::PartitionId> current;
-        bool current_started = false;
-        auto next_received = [&]() -> std::optional<ReceivedChunks> {
-            while (true) {
-                if (current) {
-                    ReceivedChunks batch{*current, {}};
-                    std::uint64_t bytes = 0;
-                    while (bytes < receive_batch_bytes_) {
-                        auto chunk = shuffler.extract_chunk(*current);
-                        if (!chunk) {
-                            break;
+            // This rank's partitions as they complete, a batch of chunks at a
+            // time; a partition that received nothing comes as one empty batch.
+            std::optional<shuffle::PartitionId> current;
+            bool current_started = false;
+            auto next_received = [&]() -> std::optional<ReceivedChunks> {
+                while (true) {
+                    if (current) {
+                        ReceivedChunks batch{*current, {}};
+                        std::uint64_t bytes = 0;
+                        while (bytes < receive_batch_bytes_) {
+                            auto chunk = shuffler.extract_chunk(*current);
+                            if (!chunk) {
+                                break;
+                            }
+                            bytes += chunk->data.size();
+                            batch.chunks.push_back(std::move(*chunk));
                         }
-                        bytes += chunk->data.size();
-                        batch.chunks.push_back(std::move(*chunk));
+                        if (!batch.chunks.empty() || !current_started) {
+                            current_started = true;
+                            return batch;
+                        }
                     }
-                    if (!batch.chunks.empty() || !std::exchange(current_started, true)) {
-                        return batch;
+                    current = shuffler.wait_any();
+                    current_started = false;
+                    // Every rank has inserted everything now, whether this one
+                    // owns a partition or not.
+                    start_write();
+                    if (!current) {
+                        return std::nullopt;
                     }
                 }
-                current = shuffler.wait_any();
-                current_started = false;
-                if (!current) {
-                    return std::nullopt;
+            };
+            auto const unpack = [&](ReceivedChunks batch, std::stop_token const&) {
+                memory::ScopedHostResource const charged(&resource);
+                if (batch.chunks.empty()) {
+                    return ReceivedTable{batch.partition, std::nullopt};
                 }
-                start_write();
-            }
-        };
-        auto const unpack = [&](ReceivedChunks batch, std::stop_token const&) {
-            memory::ScopedHostResource const charged(&resource);
-            if (batch.chunks.empty()) {
-                return ReceivedTable{batch.partition, std::nullopt};
-            }
-            return ReceivedTable{batch.partition,
-                                 table_shuffle::unpack(std::span<shuffle::PackedData const>(batch.chunks))};
-        };
-        std::unique_ptr<io::TableFileWriter> writer;
-        auto const close_file = [&] {
-            writer->close();
-            writer.reset();
-            progress.advance(1);
-        };
-        SeqJoinTracer tracer("unpack chunks", window_);
-        for (auto& received : exec::seq_join(pool_, window_, next_received, unpack, tracer.observe({}))) {
-            if (files.empty() || files.back().partition != received.partition) {
-                if (writer) {
-                    close_file();
+                return ReceivedTable{batch.partition,
+                                     table_shuffle::unpack(std::span<shuffle::PackedData const>(batch.chunks))};
+            };
+            std::unique_ptr<io::TableFileWriter> writer;
+            auto const close_file = [&] {
+                writer->close();
+                writer.reset();
+                progress.advance(1);
+            };
+            SeqJoinTracer tracer("unpack chunks", window_);
+            for (auto& received : exec::seq_join(pool_, window_, next_received, unpack, tracer.observe({}))) {
+                if (files.empty() || files.back().partition != received.partition) {
+                    if (writer) {
+                        close_file();
+                    }
+                    files.push_back({received.partition,
+                                     partition_file(staging, received.partition, extension_)});
+                    writer = io::create_table_file(files.back().path, output_format_, input_.schema(), write_options_);
                 }
-                files.push_back({received.partition,
-                                 partition_file(staging, received.partition, extension_)});
-                writer = io::create_table_file(files.back().path, output_format_, input_.schema(), write_options_);
+                if (received.rows) {
+                    writer->write(std::move(*received.rows));
+                }
             }
-            if (received.rows) {
-                writer->write(std::move(*received.rows));
+            if (writer) {
+                close_file();
             }
-        }
-        if (writer) {
-            close_file();
-        }
-        result.write_seconds = seconds(Clock::now() - inserted);
+            result.write_seconds = seconds(Clock::now() - inserted);
+        });
     }
 
     auto const written = Clock::now();
     Progress unreported(Progress::Style::none, std::cerr);
     PartitionCheck check;
-    {
+    noting_failure([&] {
         SeqJoinTracer tracer("check table", window_);
         check = check_partition_tables(files, partitions_, output_format_, input_.csv_options(), input_.schema(),
                                        input_.keys(), pool_, window_, tracer.observe({}), unreported);
-    }
+    });
     progress.advance(files.size());
     result.output = check.checksum;
     result.misplaced_rows = check.misplaced_rows;
@@ -427,7 +449,7 @@ std::vector<DistributedPartitionJob::RankResult> DistributedPartitionJob::run_ra
     result.sent_bytes = total("shuffle.send.bytes");
     result.peak_host = resource.peak_memory_used(memory::MemoryType::HOST);
     result.peak_disk = resource.peak_memory_used(memory::MemoryType::DISK);
-    return gather_values(communicator, results_op, result, shuffle_config_);
+    return gather_values(results, resource, result);
 }
 
 }  // namespace spillway::cli

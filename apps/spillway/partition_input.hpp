@@ -55,6 +55,9 @@ class PartitionInput {
     ///         those do; InvalidArgument if `--schema` is given for input that
     ///         is not CSV.
     PartitionInput(PartitionArguments const& arguments, Options const& options);
+    /// Not copied or moved: its sources refer to it.
+    PartitionInput(PartitionInput const&) = delete;
+    PartitionInput& operator=(PartitionInput const&) = delete;
 
     [[nodiscard]] io::FileFormat format() const noexcept;
     [[nodiscard]] std::size_t files() const noexcept;

@@ -63,6 +63,13 @@ void RankGroup::release_resources(std::function<void()> const& removed) {
     spill_removals_.clear();
 }
 
+void RankGroup::note_failure(std::exception_ptr error) {
+    MutexLock lock(failure_mutex_);
+    if (!noted_failure_) {
+        noted_failure_ = std::move(error);
+    }
+}
+
 void RankGroup::run(std::function<void(comm::Communicator&)> const& body) {
 #ifdef SPILLWAY_CLI_HAVE_MPI
     if (uses_mpi_) {
@@ -103,7 +110,8 @@ void RankGroup::run(std::function<void(comm::Communicator&)> const& body) {
         }
     }
     if (first_error) {
-        std::rethrow_exception(first_error);
+        MutexLock lock(failure_mutex_);
+        std::rethrow_exception(noted_failure_ ? noted_failure_ : first_error);
     }
 }
 

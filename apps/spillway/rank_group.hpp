@@ -6,11 +6,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <exception>
 #include <functional>
 #include <memory>
 #include <vector>
 
 #include <spillway/comm/communicator.hpp>
+#include <spillway/core/mutex.hpp>
 #include <spillway/core/options.hpp>
 #include <spillway/memory/buffer_resource.hpp>
 #include <spillway/memory/memory_config.hpp>
@@ -55,9 +57,18 @@ class RankGroup {
     /// Connects this process's ranks (over MPI: a collective with the other
     /// processes) and runs `body(communicator)` for each of them, each on a
     /// thread of its own, and returns once all have returned.
-    /// @throws the first exception a body threw (others, such as the errors
-    ///         a failed rank causes in the collectives of the rest, are dropped).
+    /// @throws the first error `note_failure` recorded, or else the first
+    ///         exception a body threw (others, such as the errors a failed
+    ///         rank causes in the collectives of the rest, are dropped).
     void run(std::function<void(comm::Communicator&)> const& body);
+
+    /// Records `error`, which a rank's body is about to throw, while the
+    /// body's collectives still exist: once they are destroyed they tell the
+    /// other ranks that this one gave up, and those fail too, perhaps before
+    /// this rank's error has left its body. `run` then throws the error
+    /// recorded first, the cause, not its echo in another rank.
+    /// Thread safety: may be called concurrently.
+    void note_failure(std::exception_ptr error);
 
     /// Destroys the buffer resources, each on a thread of its own, removing
     /// their spill directories, and calls `removed()` after each one (one call
@@ -77,6 +88,8 @@ class RankGroup {
     /// stay registered while the destructor removes them.
     std::deque<RemoveOnInterruption> spill_removals_;
     std::vector<std::unique_ptr<memory::BufferResource>> resources_;
+    Mutex failure_mutex_;
+    std::exception_ptr noted_failure_ SPILLWAY_GUARDED_BY(failure_mutex_);  ///< the first `note_failure`
 };
 
 }  // namespace spillway::cli

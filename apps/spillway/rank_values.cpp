@@ -3,15 +3,11 @@
 #include <algorithm>
 
 #include <spillway/core/error.hpp>
-#include <spillway/shuffle/all_gather.hpp>
 
 namespace spillway::cli {
 
-std::vector<std::vector<std::byte>> gather_bytes(comm::Communicator& communicator, shuffle::OpId op_id,
-                                                 std::span<std::byte const> bytes,
-                                                 shuffle::ShuffleConfig const& config) {
-    auto& resource = communicator.buffer_resource();
-    shuffle::AllGather gather(communicator, op_id, resource, config);
+std::vector<std::vector<std::byte>> gather_bytes(shuffle::AllGather& gather, memory::BufferResource& resource,
+                                                 std::span<std::byte const> bytes) {
     auto reservation = resource.reserve(memory::MemoryType::HOST, bytes.size(), memory::AllowOverbooking::yes);
     auto buffer = resource.make_buffer(bytes.size(), reservation);
     std::copy(bytes.begin(), bytes.end(), buffer.data().begin());
@@ -25,10 +21,10 @@ std::vector<std::vector<std::byte>> gather_bytes(comm::Communicator& communicato
     return gathered;
 }
 
-std::vector<std::string> gather_strings(comm::Communicator& communicator, shuffle::OpId op_id,
-                                        std::string const& text, shuffle::ShuffleConfig const& config) {
+std::vector<std::string> gather_strings(shuffle::AllGather& gather, memory::BufferResource& resource,
+                                        std::string const& text) {
     std::vector<std::string> texts;
-    for (auto const& bytes : gather_bytes(communicator, op_id, std::as_bytes(std::span(text)), config)) {
+    for (auto const& bytes : gather_bytes(gather, resource, std::as_bytes(std::span(text)))) {
         auto& gathered = texts.emplace_back(bytes.size(), '\0');
         std::transform(bytes.begin(), bytes.end(), gathered.begin(),
                        [](std::byte byte) { return static_cast<char>(byte); });

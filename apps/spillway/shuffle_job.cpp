@@ -12,6 +12,7 @@
 #include <spillway/exec/seq_join.hpp>
 #include <spillway/memory/host_allocator.hpp>
 #include <spillway/memory/memory_config.hpp>
+#include <spillway/shuffle/all_gather.hpp>
 #include <spillway/shuffle/shuffler.hpp>
 #include <spillway/table/hash_partition.hpp>
 #include <spillway/table_shuffle/packed_partitions.hpp>
@@ -211,6 +212,9 @@ std::vector<ShuffleJob::RankResult> ShuffleJob::run_rank(comm::Communicator& com
     auto& resource = communicator.buffer_resource();
     auto const rank = static_cast<std::size_t>(communicator.rank());
     auto const nranks = static_cast<std::size_t>(communicator.nranks());
+    // Made now, so that a rank that finishes early hears from the others
+    // while they still work.
+    shuffle::AllGather gather(communicator, gather_op, resource, shuffle_config_);
     RankResult result;
     auto const started = Clock::now();
     {
@@ -295,7 +299,7 @@ std::vector<ShuffleJob::RankResult> ShuffleJob::run_rank(comm::Communicator& com
     result.peak_host = resource.peak_memory_used(memory::MemoryType::HOST);
     result.peak_disk = resource.peak_memory_used(memory::MemoryType::DISK);
 
-    return gather_values(communicator, gather_op, result, shuffle_config_);
+    return gather_values(gather, resource, result);
 }
 
 }  // namespace spillway::cli

@@ -88,6 +88,13 @@ class ParquetFileReader final : public TableFileReader {
         check(reader_->GetSchema(&schema), "cannot read the schema of '" + path_ + "'");
         schema_ = to_spillway(*schema, path_);
         auto const metadata = reader_->parquet_reader()->metadata();
+        rows_ = static_cast<std::uint64_t>(metadata->num_rows());
+        if (groups) {
+            rows_ = 0;
+            for (auto const group : *groups) {
+                rows_ += static_cast<std::uint64_t>(metadata->RowGroup(static_cast<int>(group))->num_rows());
+            }
+        }
         for (int group = 0; group < metadata->num_row_groups(); ++group) {
             auto const row_group = metadata->RowGroup(group);
             auto const bytes = static_cast<std::uint64_t>(row_group->total_byte_size());
@@ -125,9 +132,7 @@ class ParquetFileReader final : public TableFileReader {
 
     [[nodiscard]] std::uint64_t held_bytes() const noexcept override { return held_; }
 
-    [[nodiscard]] std::optional<std::uint64_t> rows() const noexcept override {
-        return static_cast<std::uint64_t>(reader_->parquet_reader()->metadata()->num_rows());
-    }
+    [[nodiscard]] std::optional<std::uint64_t> rows() const noexcept override { return rows_; }
 
   private:
     /// The next batch from the file, or nothing at its end.
@@ -147,6 +152,7 @@ class ParquetFileReader final : public TableFileReader {
     table::Schema schema_;
     std::uint64_t largest_ = 0;
     std::uint64_t held_ = 0;  ///< see `held_bytes`
+    std::uint64_t rows_ = 0;  ///< of the row groups read
     std::optional<table::Table> first_;  ///< the first batch, read to measure it, until `read` returns it
 };
 

@@ -119,6 +119,7 @@ TEST_F(CliPartitionRanks, CsvFilesAreDealtToTheRanksWholeAndTheOutputKeepsTheirE
     ASSERT_EQ(two.exit_code, 0) << two.err;
     EXPECT_EQ(two.summary().at("rows"), 6000);
     EXPECT_EQ(two.summary().at("settings").at("input_format"), "csv");
+    EXPECT_GT(two.summary().at("sent_bytes").get<std::uint64_t>(), 0U);
     std::string header;
     std::getline(std::ifstream(path("two") / "part-00003.txt"), header);
     EXPECT_EQ(header, "id,customer");
@@ -146,12 +147,27 @@ TEST_F(CliPartitionRanks, RanksWithoutPartitionsAndPartitionsWithoutRowsStillEnd
     EXPECT_THAT(rows, testing::UnorderedElementsAre(100U, 0U, 0U));
 }
 
+TEST_F(CliPartitionRanks, ARankLeftWithEveryRowToWriteIsNotTakenForAStalledOneByThoseDoneEarly) {
+    // One key: the rank that owns its partition writes and reads back every
+    // row while the others, done at once, wait for its result.
+    table::TableBuilder builder(table::Schema({{"key", table::DataType::int64}, {"value", table::DataType::int64}}));
+    for (std::int64_t row = 0; row < 3'000'000; ++row) {
+        builder.column(0).append(std::int64_t{7});
+        builder.column(1).append(row);
+    }
+    auto const input = write_parquet("one-key.parquet", builder.finish(), 100'000);
+    auto const result = partition({"-i", input.string(), "-k", "key", "--partitions", "3", "--ranks", "3",
+                                   "--collective-timeout", "500ms", "-o", path("out").string()});
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_EQ(result.summary().at("verified"), true);
+}
+
 TEST_F(CliPartitionRanks, UnderASmallLimitTheShuffleSpillsAndTheFilesAreStillThoseOfOneRankAndDuckDbAgrees) {
     auto const input = write_parquet("keyed.parquet", keyed_rows(1'500'000), 100'000);
     auto const one = partition({"-i", input.string(), "-k", "key", "--partitions", "8", "-o", path("one").string()});
     ASSERT_EQ(one.exit_code, 0) << one.err;
     auto const two = partition({"-i", input.string(), "-k", "key", "--partitions", "8", "--ranks", "2",
-                                "--memory-limit", "64MiB", "--threads", "1", "-o", path("two").string()});
+                                "--memory-limit", "72MiB", "--threads", "1", "-o", path("two").string()});
     ASSERT_EQ(two.exit_code, 0) << two.err;
     auto const summary = two.summary();
     EXPECT_EQ(summary.at("verified"), true);

@@ -69,6 +69,7 @@ TEST(ParquetRowGroups, AReaderOfSomeRowGroupsReadsThemInTheOrderAskedInBoundedBa
     ASSERT_EQ(groups.size(), 3U);
     auto reader = groups.reader({2, 0});
     EXPECT_EQ(reader->schema(), rows.schema());
+    EXPECT_EQ(reader->rows(), 120'000U);
     std::vector<table::Table> read;
     while (auto table = reader->read()) {
         EXPECT_LE(table->num_rows(), std::size_t{1} << 16);  // a row group is not read whole
