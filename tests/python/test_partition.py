@@ -38,7 +38,7 @@ def test_parquet_to_parquet_matches_duckdb(lineitem_parquet: Path, tmp_path: Pat
 def test_ranks_shuffle_the_rows_into_the_files_one_rank_writes(lineitem_parquet: Path, tmp_path: Path):
     one = spillway.partition(lineitem_parquet, "l_orderkey", tmp_path / "one", partitions=5, threads=2)
     ranks = spillway.partition(lineitem_parquet, "l_orderkey", tmp_path / "ranks", partitions=5, ranks=3,
-                               memory_limit="320MiB", spill_directory=tmp_path, codec="lz4", threads=2)
+                               memory_limit="400MiB", spill_directory=tmp_path, codec="lz4", threads=2)
     assert ranks.verified is True
     assert ranks.rows == one.rows
     assert ranks.settings["ranks"] == 3
