@@ -68,13 +68,18 @@ namespace spillway::cli {
 /// into the output directory when verification passes: over MPI, the output
 /// directory must be one that every process reaches at the same path.
 ///
-/// Memory: the HOST limit is the process's, shared by its ranks. A rank
-/// holds, outside its spillable chunks, at most `3 * window + 1` input
+/// Memory: the HOST limit is the process's: a fixed allowance for the
+/// program, and an equal share for each of its ranks. A rank's buffer
+/// resource gets its share less what its file reader (its pages and
+/// buffers, `PartitionInput::reader_bytes`, and one batch) and its file
+/// writer (the write buffer and the writer's own) hold in the Arrow
+/// library's memory, which no resource counts. Within the resource, a rank
+/// holds outside its spillable chunks at most `3 * window + 1` input
 /// tables' worth of rows while reading (a table, its parse, its packed
 /// pieces), or while writing `window + 1` batches of received chunks, each
-/// packed and unpacked, and one file's write buffer and writer; the
-/// program takes a fixed allowance besides. Unless told the window, the job
-/// takes the largest up to 2 per thread (shared by the process's ranks)
+/// packed and unpacked (a batch passes its size by at most one table), and
+/// keeps one table's worth of room for chunks. Unless told the window, the
+/// job takes the largest up to 2 per thread (shared by the process's ranks)
 /// that fits; a limit that does not fit a window of 1 fails at once, naming
 /// the least limit that works.
 ///
