@@ -1,5 +1,7 @@
 #include "partition_input.hpp"
 
+#include <algorithm>
+#include <filesystem>
 #include <memory>
 
 #include <spillway/core/error.hpp>
