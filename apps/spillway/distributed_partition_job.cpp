@@ -19,6 +19,7 @@
 #include "partition_check.hpp"
 #include "partition_files.hpp"
 #include "rank_values.hpp"
+#include "received_batches.hpp"
 #include "seq_join_tracer.hpp"
 
 namespace spillway::cli {
@@ -87,13 +88,6 @@ struct PackedTable {
     table::TableChecksum checksum;
     std::uint64_t skipped_rows = 0;
     std::uint64_t progress = 0;
-};
-
-/// Received chunks of one partition, to be written together; none for a
-/// partition that received nothing.
-struct ReceivedChunks {
-    shuffle::PartitionId partition;
-    std::vector<shuffle::PackedData> chunks;
 };
 
 /// The rows of received chunks, to be written to their partition's file.
@@ -359,38 +353,11 @@ std::vector<DistributedPartitionJob::RankResult> DistributedPartitionJob::run_ra
             auto const inserted = Clock::now();
             result.partition_seconds = seconds(inserted - started);
 
-            // This rank's partitions as they complete, a batch of chunks at a
-            // time; a partition that received nothing comes as one empty batch.
-            std::optional<shuffle::PartitionId> current;
-            bool current_started = false;
-            auto next_received = [&]() -> std::optional<ReceivedChunks> {
-                while (true) {
-                    if (current) {
-                        ReceivedChunks batch{*current, {}};
-                        std::uint64_t bytes = 0;
-                        while (bytes < receive_batch_bytes_) {
-                            auto chunk = shuffler.extract_chunk(*current);
-                            if (!chunk) {
-                                break;
-                            }
-                            bytes += chunk->data.size();
-                            batch.chunks.push_back(std::move(*chunk));
-                        }
-                        if (!batch.chunks.empty() || !current_started) {
-                            current_started = true;
-                            return batch;
-                        }
-                    }
-                    current = shuffler.wait_any();
-                    current_started = false;
-                    // Every rank has inserted everything now, whether this one
-                    // owns a partition or not.
-                    start_write();
-                    if (!current) {
-                        return std::nullopt;
-                    }
-                }
-            };
+            // A partition that received nothing comes as one empty batch, so
+            // that it gets its file. Once wait_any returns, every rank has
+            // inserted everything, whether this one owns a partition or not.
+            ReceivedBatches next_received(shuffler, receive_batch_bytes_, ReceivedBatches::EmptyPartitions::yield,
+                                          [&](std::optional<shuffle::PartitionId>) { start_write(); });
             auto const unpack = [&](ReceivedChunks batch, std::stop_token const&) {
                 memory::ScopedHostResource const charged(&resource);
                 if (batch.chunks.empty()) {
@@ -406,7 +373,8 @@ std::vector<DistributedPartitionJob::RankResult> DistributedPartitionJob::run_ra
                 progress.advance(1);
             };
             SeqJoinTracer tracer("unpack chunks", window_);
-            for (auto& received : exec::seq_join(pool_, window_, next_received, unpack, tracer.observe({}))) {
+            for (auto& received :
+                 exec::seq_join(pool_, window_, std::move(next_received), unpack, tracer.observe({}))) {
                 if (files.empty() || files.back().partition != received.partition) {
                     if (writer) {
                         close_file();

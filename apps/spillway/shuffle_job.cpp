@@ -21,6 +21,7 @@
 #include "chunk_numbers.hpp"
 #include "interruption.hpp"
 #include "rank_values.hpp"
+#include "received_batches.hpp"
 #include "seq_join_tracer.hpp"
 
 namespace spillway::cli {
@@ -56,12 +57,6 @@ struct PackedChunk {
     std::unordered_map<shuffle::PartitionId, shuffle::PackedData> pieces;
     table::TableChecksum checksum;
     std::uint64_t bytes = 0;
-};
-
-/// Received chunks of one partition, checked together.
-struct ReceivedChunks {
-    shuffle::PartitionId partition;
-    std::vector<shuffle::PackedData> chunks;
 };
 
 /// The bytes of received chunks the verify phase unpacks and checks as one
@@ -240,39 +235,20 @@ std::vector<ShuffleJob::RankResult> ShuffleJob::run_rank(comm::Communicator& com
         auto const inserted = Clock::now();
         result.generate_seconds = seconds(inserted - started);
 
-        // Extracts this rank's partitions a batch of chunks at a time as they
-        // complete, so that only the window's batches are in memory at once.
+        // The first partition to complete ends the exchange.
         auto const batch_bytes = check_batch_bytes(ranks_.host_limit_per_rank());
-        std::optional<shuffle::PartitionId> current;
         std::optional<Clock::time_point> first_complete;
-        auto next_received = [&]() -> std::optional<ReceivedChunks> {
-            while (true) {
-                if (current) {
-                    ReceivedChunks batch{*current, {}};
-                    std::uint64_t bytes = 0;
-                    while (bytes < batch_bytes) {
-                        auto chunk = shuffler.extract_chunk(*current);
-                        if (!chunk) {
-                            break;
-                        }
-                        bytes += chunk->data.size();
-                        batch.chunks.push_back(std::move(*chunk));
-                    }
-                    if (!batch.chunks.empty()) {
-                        return batch;
-                    }
-                }
-                current = shuffler.wait_any();
-                if (!current) {
-                    return std::nullopt;
-                }
-                if (!first_complete) {
-                    first_complete = Clock::now();
-                    start_verify();
-                }
-                progress.advance(1);
-            }
-        };
+        ReceivedBatches next_received(shuffler, batch_bytes, ReceivedBatches::EmptyPartitions::skip,
+                                      [&](std::optional<shuffle::PartitionId> partition) {
+                                          if (!partition) {
+                                              return;
+                                          }
+                                          if (!first_complete) {
+                                              first_complete = Clock::now();
+                                              start_verify();
+                                          }
+                                          progress.advance(1);
+                                      });
         auto const check_chunk = [&](ReceivedChunks batch, std::stop_token const&) {
             memory::ScopedHostResource const charged(&resource);
             auto const table = table_shuffle::unpack(std::span<shuffle::PackedData const>(batch.chunks));
@@ -281,7 +257,8 @@ std::vector<ShuffleJob::RankResult> ShuffleJob::run_rank(comm::Communicator& com
             return check;
         };
         SeqJoinTracer tracer("check chunks", window_);
-        for (auto const& check : exec::seq_join(pool_, window_, next_received, check_chunk, tracer.observe({}))) {
+        for (auto const& check :
+             exec::seq_join(pool_, window_, std::move(next_received), check_chunk, tracer.observe({}))) {
             result.check += check;
         }
         auto const verified = Clock::now();
