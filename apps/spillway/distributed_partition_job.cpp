@@ -261,21 +261,13 @@ RunSummary DistributedPartitionJob::run(Progress& progress) {
     summary.bytes = input_.bytes();
     summary.peak_memory = {host, disk};
 
-    bool const placed = total.misplaced_rows == 0;
-    bool const complete = total.output == total.input;
-    summary.verified = placed && complete;
-    std::string where;
+    PartitionCheck read_back{total.output, total.misplaced_rows, {}};
     for (auto const& found : first_misplaced) {
-        if (where.empty() && !found.empty()) {
-            where = ", the first in " + found;
+        if (read_back.first_misplaced.empty()) {
+            read_back.first_misplaced = found;
         }
     }
-    summary.verification.push_back(placed ? "every row is in the file of its key's partition"
-                                          : std::to_string(total.misplaced_rows) + " rows are in the wrong file"
-                                                + where);
-    summary.verification.push_back(complete ? "rows and checksum equal the input's: " + total.input.to_string()
-                                            : "rows and checksum differ: input " + total.input.to_string()
-                                                  + ", output " + total.output.to_string());
+    report_partition_check(read_back, total.input, summary);
     if (*summary.verified && staged_output_) {
         staged_output_->commit();
     }

@@ -30,6 +30,24 @@ struct TableCheck {
 
 }  // namespace
 
+void report_partition_check(PartitionCheck const& check, table::TableChecksum const& input, RunSummary& summary) {
+    bool const placed = check.misplaced_rows == 0;
+    bool const complete = check.checksum == input;
+    summary.verified = placed && complete;
+    if (placed) {
+        summary.verification.push_back("every row is in the file of its key's partition");
+    } else {
+        summary.verification.push_back(std::to_string(check.misplaced_rows) + " rows are in the wrong file"
+                                       + (check.first_misplaced.empty() ? "" : "; first: " + check.first_misplaced));
+    }
+    if (complete) {
+        summary.verification.push_back("rows and checksum equal the input's: " + input.to_string());
+    } else {
+        summary.verification.push_back("rows and checksum differ: input " + input.to_string() + ", output "
+                                       + check.checksum.to_string());
+    }
+}
+
 PartitionCheck check_partition_files(std::vector<std::filesystem::path> const& files, CsvInput const& input,
                                      exec::Executor& executor, std::size_t window, exec::SeqJoinOptions join_options,
                                      Progress& progress) {

@@ -17,6 +17,7 @@
 
 #include "csv_input.hpp"
 #include "progress.hpp"
+#include "run_summary.hpp"
 
 namespace spillway::cli {
 
@@ -42,6 +43,13 @@ struct PartitionCheck {
                                                    CsvInput const& input, exec::Executor& executor,
                                                    std::size_t window, exec::SeqJoinOptions join_options,
                                                    Progress& progress);
+
+/// Sets `summary.verified` and its two lines of `verification` from what
+/// reading the files back found, `check`, and `input`, the checksum of every
+/// input row: whether every row is in its partition's file (naming where
+/// the first misplaced one is, if `check` knows), and whether the rows read
+/// back equal the input's.
+void report_partition_check(PartitionCheck const& check, table::TableChecksum const& input, RunSummary& summary);
 
 /// One file of a repartition: the partition it holds, and where it is.
 struct PartitionFile {

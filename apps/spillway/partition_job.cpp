@@ -111,21 +111,7 @@ RunSummary PartitionJob::run(Progress& progress) {
     summary.phases = {{"partition", std::chrono::duration<double>(partitioned - started).count()},
                       {"verify", std::chrono::duration<double>(finished - partitioned).count()}};
     summary.peak_resident_bytes = peak_resident_bytes();
-    bool const placed = check.misplaced_rows == 0;
-    bool const complete = check.checksum == input_checksum;
-    summary.verified = placed && complete;
-    if (placed) {
-        summary.verification.push_back("every row is in the file of its key's partition");
-    } else {
-        summary.verification.push_back(std::to_string(check.misplaced_rows) + " rows are in the wrong file; first: "
-                                       + check.first_misplaced);
-    }
-    if (complete) {
-        summary.verification.push_back("rows and checksum equal the input's: " + input_checksum.to_string());
-    } else {
-        summary.verification.push_back("rows and checksum differ: input " + input_checksum.to_string() + ", output "
-                                       + check.checksum.to_string());
-    }
+    report_partition_check(check, input_checksum, summary);
     if (*summary.verified) {
         staged_output_->commit();
     }

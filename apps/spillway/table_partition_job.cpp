@@ -140,15 +140,7 @@ RunSummary TablePartitionJob::run(Progress& progress) {
     summary.phases = {{"partition", std::chrono::duration<double>(partitioned - started).count()},
                       {"verify", std::chrono::duration<double>(finished - partitioned).count()}};
     summary.peak_resident_bytes = peak_resident_bytes();
-    bool const placed = check.misplaced_rows == 0;
-    bool const complete = check.checksum == input_checksum;
-    summary.verified = placed && complete;
-    summary.verification.push_back(placed ? "every row is in the file of its key's partition"
-                                          : std::to_string(check.misplaced_rows) + " rows are in the wrong file, "
-                                                "the first in " + check.first_misplaced);
-    summary.verification.push_back(complete ? "rows and checksum equal the input's: " + input_checksum.to_string()
-                                            : "rows and checksum differ: input " + input_checksum.to_string()
-                                                  + ", output " + check.checksum.to_string());
+    report_partition_check(check, input_checksum, summary);
     if (*summary.verified) {
         staged_output_->commit();
     }
