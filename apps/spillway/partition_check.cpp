@@ -12,23 +12,23 @@
 namespace spillway::cli {
 namespace {
 
-/// What one block of a partition file held.
-struct BlockCheck {
-    table::TableChecksum checksum;
-    std::uint64_t misplaced_rows = 0;
-    std::string first_misplaced;
-    std::size_t bytes = 0;
-};
-
-/// What one table read back from a partition file held.
-struct TableCheck {
-    table::TableChecksum checksum;
-    std::uint64_t misplaced_rows = 0;
-    std::string first_misplaced;
-    std::size_t rows = 0;
+/// What one piece of a partition file (a CSV block, a table) held, and its
+/// bytes or rows, for progress.
+struct PieceCheck {
+    PartitionCheck found;
+    std::uint64_t progress = 0;
 };
 
 }  // namespace
+
+PartitionCheck& PartitionCheck::operator+=(PartitionCheck other) {
+    checksum += other.checksum;
+    if (misplaced_rows == 0) {
+        first_misplaced = std::move(other.first_misplaced);
+    }
+    misplaced_rows += other.misplaced_rows;
+    return *this;
+}
 
 void report_partition_check(PartitionCheck const& check, table::TableChecksum const& input, RunSummary& summary) {
     bool const placed = check.misplaced_rows == 0;
@@ -57,17 +57,17 @@ PartitionCheck check_partition_files(std::vector<std::filesystem::path> const& f
     auto const check_block = [&](FileBlock file_block, std::stop_token const&) {
         auto const rows = file_block.block.parse_columns(input.keys);
         auto const partition_of_row = table::partition_rows(rows.columns, key_positions, partitions);
-        BlockCheck check{rows.checksum(), 0, {}, file_block.block.text().size()};
+        PieceCheck check{{rows.checksum(), 0, {}}, file_block.block.text().size()};
         for (std::size_t row = 0; row < partition_of_row.size(); ++row) {
             if (partition_of_row[row] == file_block.file) {
                 continue;
             }
-            if (check.misplaced_rows++ == 0) {
+            if (check.found.misplaced_rows++ == 0) {
                 std::ostringstream where;
                 where << files[file_block.file].string() << " near line " << file_block.block.first_line() + row
                       << ": a row whose key hashes to partition " << partition_of_row[row] << ", not "
                       << file_block.file;
-                check.first_misplaced = where.str();
+                check.found.first_misplaced = where.str();
             }
         }
         return check;
@@ -78,12 +78,8 @@ PartitionCheck check_partition_files(std::vector<std::filesystem::path> const& f
                                CsvBlockSource(files, input.options, std::vector(files.size(), input.schema)),
                                check_block, std::move(join_options));
     for (auto& check : join) {
-        result.checksum += check.checksum;
-        if (result.misplaced_rows == 0) {
-            result.first_misplaced = std::move(check.first_misplaced);
-        }
-        result.misplaced_rows += check.misplaced_rows;
-        progress.advance(check.bytes);
+        result += std::move(check.found);
+        progress.advance(check.progress);
     }
     return result;
 }
@@ -111,10 +107,10 @@ PartitionCheck check_partition_tables(std::vector<PartitionFile> const& files, s
     };
     auto const check_table = [&](FileTable read, std::stop_token const&) {
         auto const& file = files[read.file];
-        TableCheck result{table::TableChecksum::of(read.table), 0, {}, read.table.num_rows()};
+        PieceCheck result{{table::TableChecksum::of(read.table), 0, {}}, read.table.num_rows()};
         for (auto const partition : table::partition_rows(read.table, keys, partitions)) {
-            if (partition != file.partition && result.misplaced_rows++ == 0) {
-                result.first_misplaced = file.path.string() + ": a row whose key hashes to partition "
+            if (partition != file.partition && result.found.misplaced_rows++ == 0) {
+                result.found.first_misplaced = file.path.string() + ": a row whose key hashes to partition "
                                        + std::to_string(partition) + ", not " + std::to_string(file.partition);
             }
         }
@@ -123,12 +119,8 @@ PartitionCheck check_partition_tables(std::vector<PartitionFile> const& files, s
     PartitionCheck result;
     auto join = exec::seq_join(executor, window, std::move(read_back), check_table, std::move(join_options));
     for (auto& check : join) {
-        result.checksum += check.checksum;
-        if (result.misplaced_rows == 0) {
-            result.first_misplaced = std::move(check.first_misplaced);
-        }
-        result.misplaced_rows += check.misplaced_rows;
-        progress.advance(check.rows);
+        result += std::move(check.found);
+        progress.advance(check.progress);
     }
     return result;
 }

@@ -30,6 +30,10 @@ struct PartitionCheck {
     std::uint64_t misplaced_rows = 0;
     /// Where the first misplaced row is, for people; empty if there is none.
     std::string first_misplaced;
+
+    /// Adds what `other` found, after this: the first misplaced row stays
+    /// this one's, if it has one.
+    PartitionCheck& operator+=(PartitionCheck other);
 };
 
 /// Reads back `files[p]`, the file of partition `p` of `files.size()`, with
