@@ -70,9 +70,6 @@ TableInput TableInput::open(std::vector<std::filesystem::path> files, std::vecto
     return input;
 }
 
-TableSource::TableSource(TableInput const& input)
-    : TableSource(input, file_share(input.files.size(), 0, 1)) {}
-
 TableSource::TableSource(TableInput const& input, std::vector<std::size_t> files, Opener open)
     : input_(input), files_(std::move(files)), open_(std::move(open)) {
     if (!open_) {

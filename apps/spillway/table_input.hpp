@@ -65,8 +65,6 @@ struct FileTable {
 /// Thread safety: externally synchronized. Holds one open reader at a time.
 class TableSource {
   public:
-    /// A source of the tables of `input`'s files.
-    explicit TableSource(TableInput const& input);
     /// Opens file `f` of the input (an index into `TableInput::files`) for reading.
     using Opener = std::function<std::unique_ptr<io::TableFileReader>(std::size_t file)>;
 
