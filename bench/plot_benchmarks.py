@@ -29,6 +29,12 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 
+def _save(figure: plt.Figure, path: pathlib.Path) -> None:
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+
+
 def peers(text: str, out: pathlib.Path) -> bool:
     finished = re.findall(r"^  ([\w-]+): ([0-9.]+) s at (\d)x the budget, peak (\d+|\?) MiB", text, re.M)
     failed = re.findall(r"^  ([\w-]+): FAILED at every budget", text, re.M)
@@ -46,9 +52,7 @@ def peers(text: str, out: pathlib.Path) -> bool:
     axes.invert_yaxis()
     axes.set_xlabel("seconds (lower is better); in parentheses the budget factor it finished within")
     axes.set_title("Hash shuffle of lineitem Parquet into 64 partitions, 2 threads, 1 GiB budget")
-    figure.tight_layout()
-    figure.savefig(out / "peers.png", dpi=110)
-    plt.close(figure)
+    _save(figure, out / "peers.png")
     return True
 
 
@@ -68,9 +72,7 @@ def memory_limit(text: str, out: pathlib.Path) -> bool:
     axes.set_ylabel("peak RSS (MiB)")
     axes.set_title("spillway shuffle, 4 in-process ranks: peak RSS against the limit")
     axes.legend()
-    figure.tight_layout()
-    figure.savefig(out / "memory_limit.png", dpi=110)
-    plt.close(figure)
+    _save(figure, out / "memory_limit.png")
     return True
 
 
@@ -86,9 +88,7 @@ def partitions(text: str, out: pathlib.Path) -> bool:
     axes.set_ylabel("seconds, whole run")
     axes.set_ylim(bottom=0)
     axes.set_title("spillway shuffle at 256 MiB, scale 1: time against partitions")
-    figure.tight_layout()
-    figure.savefig(out / "partitions.png", dpi=110)
-    plt.close(figure)
+    _save(figure, out / "partitions.png")
     return True
 
 
@@ -107,9 +107,7 @@ def seq_join_grain(text: str, out: pathlib.Path) -> bool:
     axes.set_ylim(bottom=0)
     axes.set_title("Ordered parallel map overhead per item, 2 threads")
     axes.legend()
-    figure.tight_layout()
-    figure.savefig(out / "seq_join_grain.png", dpi=110)
-    plt.close(figure)
+    _save(figure, out / "seq_join_grain.png")
     return True
 
 
