@@ -2,6 +2,7 @@
 // several threads at once.
 #include <spillway/io/parquet_row_groups.hpp>
 
+#include <filesystem>
 #include <fstream>
 #include <thread>
 #include <vector>
@@ -19,15 +20,26 @@
 using namespace spillway;
 using namespace spillway::io;
 
+namespace {
+
+/// Writes `rows` as the Parquet file `path` in row groups of `group_rows` rows.
+std::filesystem::path write_row_groups(std::filesystem::path const& path, table::Table const& rows,
+                                       std::uint64_t group_rows) {
+    WriteOptions options;
+    options.row_group_rows = group_rows;
+    auto writer = create_table_file(path, FileFormat::parquet, rows.schema(), options);
+    writer->write(rows.slice(0, rows.num_rows()));
+    writer->close();
+    return path;
+}
+
+}  // namespace
+
 TEST(ParquetRowGroups, ThreadsReadingRowGroupsInAnyOrderGetTheFileBackWhole) {
     test::TemporaryDirectory directory;
     auto const rows = table::test::random_table(2500, 5, 0.1, 10);
-    WriteOptions options;
-    options.row_group_rows = 300;  // nine groups, the last of 100 rows
-    auto const file = directory.path() / "rows.parquet";
-    auto writer = create_table_file(file, FileFormat::parquet, rows.schema(), options);
-    writer->write(rows.slice(0, rows.num_rows()));
-    writer->close();
+    // Nine groups, the last of 100 rows.
+    auto const file = write_row_groups(directory.path() / "rows.parquet", rows, 300);
 
     ParquetRowGroups const groups(file);
     ASSERT_EQ(groups.size(), 9U);
@@ -58,12 +70,8 @@ TEST(ParquetRowGroups, ThreadsReadingRowGroupsInAnyOrderGetTheFileBackWhole) {
 TEST(ParquetRowGroups, AReaderOfSomeRowGroupsReadsThemInTheOrderAskedInBoundedBatches) {
     test::TemporaryDirectory directory;
     auto const rows = table::test::random_table(200'000, 3, 0.1, 10);
-    WriteOptions options;
-    options.row_group_rows = 80'000;  // groups of 80000, 80000 and 40000 rows
-    auto const file = directory.path() / "rows.parquet";
-    auto writer = create_table_file(file, FileFormat::parquet, rows.schema(), options);
-    writer->write(rows.slice(0, rows.num_rows()));
-    writer->close();
+    // Groups of 80000, 80000 and 40000 rows.
+    auto const file = write_row_groups(directory.path() / "rows.parquet", rows, 80'000);
 
     ParquetRowGroups const groups(file);
     ASSERT_EQ(groups.size(), 3U);
@@ -84,12 +92,7 @@ TEST(ParquetRowGroups, AReaderOfSomeRowGroupsReadsThemInTheOrderAskedInBoundedBa
 TEST(ParquetRowGroups, ARowGroupsColumnsAskedForComeInTheFilesOrderAndOthersAreNotRead) {
     test::TemporaryDirectory directory;
     auto const rows = table::test::random_table(1000, 8, 0.1, 10);
-    WriteOptions options;
-    options.row_group_rows = 400;
-    auto const file = directory.path() / "rows.parquet";
-    auto writer = create_table_file(file, FileFormat::parquet, rows.schema(), options);
-    writer->write(rows.slice(0, rows.num_rows()));
-    writer->close();
+    auto const file = write_row_groups(directory.path() / "rows.parquet", rows, 400);
     ParquetRowGroups const groups(file);
     std::string const asked[] = {"text", "i64"};
     std::size_t const in_file_order[] = {1, 4};
