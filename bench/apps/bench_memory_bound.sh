@@ -11,7 +11,8 @@
 # 256 MiB, scale 1, run outside a cgroup.
 # shuffle_1000_vs_16_partitions: the wall time per byte with 1000 partitions
 # over that with 16, at 256 MiB, scale 1 (the same bytes): the process's
-# whole run, clean-up included.
+# whole run, clean-up included. 64 and 256 partitions are run too, for the
+# plot of time against partitions.
 #
 # Usage: spillway_bench_memory_bound   (as root, for the cgroups)
 set -euo pipefail
@@ -55,7 +56,7 @@ done
 echo "METRIC peak_rss_over_limit $worst ratio"
 
 declare -A seconds_with
-for partitions in 16 1000; do
+for partitions in 16 64 256 1000; do
   start=$(now)
   shuffle --memory-limit 256MiB --scale 1 --partitions "$partitions"
   seconds_with[$partitions]=$(awk -v s="$start" -v e="$(now)" 'BEGIN { print e - s }')
