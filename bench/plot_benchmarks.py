@@ -13,6 +13,11 @@ are missing (a benchmark filtered out or failed):
   limit and the test cgroup drawn in (spillway_bench_memory_bound).
 - partitions.png: `spillway shuffle`'s time against its partition count
   (spillway_bench_memory_bound).
+- memory_sweep.png: `spillway shuffle`'s throughput as its limit shrinks
+  from all of the data to a tenth, with the I/O bound that fio's rates set
+  for the bytes each run spilled (spillway_bench_memory_sweep).
+- ranks.png: `spillway shuffle`'s throughput over in-process ranks and MPI
+  processes (spillway_bench_ranks).
 - seq_join_grain.png: seq_join's cost per item by grain, against oneTBB's
   parallel_pipeline (spillway_bench_overhead_vs_tbb).
 """
@@ -92,6 +97,50 @@ def partitions(text: str, out: pathlib.Path) -> bool:
     return True
 
 
+def memory_sweep(text: str, out: pathlib.Path) -> bool:
+    room = re.search(r"^  \| room for all \| \d+ MiB \| [0-9.]+ s \| (\d+) MB/s", text, re.M)
+    rows = re.findall(r"^  \| (\d+)% \| \d+ MiB \| [0-9.]+ s \| (\d+) MB/s \|.*\| (\d+|none)(?: MB/s)? \|$",
+                      text, re.M)
+    if not room or not rows:
+        return False
+    points = sorted((int(percent), int(rate), None if bound == "none" else int(bound)) for percent, rate, bound in rows)
+    figure, axes = plt.subplots(figsize=(7, 4.5))
+    axes.plot([p[0] for p in points], [p[1] for p in points], marker="o", label="spillway shuffle")
+    bounded = [(p[0], p[2]) for p in points if p[2] is not None]
+    axes.plot([p[0] for p in bounded], [p[1] for p in bounded], marker="s", linestyle="--", color="tab:red",
+              label="I/O bound: the bytes it spilled, written and read back at fio's rates")
+    axes.axhline(int(room.group(1)), linestyle=":", color="tab:gray", label="with room for all the data")
+    axes.set_xlim(105, 5)
+    axes.set_ylim(0, 3 * max(p[1] for p in points))
+    axes.set_xlabel("--memory-limit, % of the data (4 in-process ranks)")
+    axes.set_ylabel("MB/s of data shuffled and verified")
+    axes.set_title("spillway shuffle: throughput as the memory limit shrinks")
+    axes.legend()
+    _save(figure, out / "memory_sweep.png")
+    return True
+
+
+def ranks(text: str, out: pathlib.Path) -> bool:
+    rows = re.findall(r"^  \| (\d+) \| (local|mpi) \| (\d+) MiB \| [0-9.]+ s \| (\d+) MB/s", text, re.M)
+    if not rows:
+        return False
+    figure, axes = plt.subplots(figsize=(7, 4.5))
+    for comm, limit in sorted({(comm, int(limit)) for _, comm, limit, _ in rows}):
+        points = sorted((int(n), int(rate)) for n, c, l, rate in rows if c == comm and int(l) == limit)
+        name = "in-process ranks" if comm == "local" else "MPI processes"
+        axes.plot([p[0] for p in points], [p[1] for p in points], marker="o", label=f"{name}, {limit} MiB in all")
+    counts = sorted({int(n) for n, _, _, _ in rows})
+    axes.set_xscale("log", base=2)
+    axes.set_xticks(counts, [str(n) for n in counts])
+    axes.set_xlabel("ranks")
+    axes.set_ylabel("MB/s of data shuffled and verified")
+    axes.set_ylim(bottom=0)
+    axes.set_title("spillway shuffle of the same data over ranks, 2 cores")
+    axes.legend()
+    _save(figure, out / "ranks.png")
+    return True
+
+
 def seq_join_grain(text: str, out: pathlib.Path) -> bool:
     tbb = re.search(r"tbb parallel_pipeline:\s+([0-9.]+) ns/item", text)
     grains = re.findall(r"seq_join, grain (\d+)\s+([0-9.]+) ns/item", text)
@@ -117,7 +166,7 @@ def main() -> None:
     text = pathlib.Path(sys.argv[1]).read_text()
     out = pathlib.Path(sys.argv[2])
     out.mkdir(parents=True, exist_ok=True)
-    for plot in (peers, memory_limit, partitions, seq_join_grain):
+    for plot in (peers, memory_limit, partitions, memory_sweep, ranks, seq_join_grain):
         if plot(text, out):
             print(f"plot_benchmarks: wrote {out / (plot.__name__ + '.png')}")
         else:
