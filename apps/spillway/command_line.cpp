@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include <spillway/core/error.hpp>
+#include <spillway/tpch/queries.hpp>
 
 #include "input_files.hpp"
 
@@ -165,7 +166,7 @@ CommandLine::CommandLine() : app_(description, "spillway") {
     tpch_command_ = app_.add_subcommand(
         "tpch",
         "Run a TPC-H query over generated tables on one or more ranks under a memory limit (spilling to disk), and "
-        "print its answer and a summary. Queries: 1, 3, 7, 9, 21.");
+        "print its answer and a summary. Queries: " + tpch::implemented_queries_text() + ".");
     tpch_command_->add_option("--query", tpch_.query, "the TPC-H query's number")->type_name("N")->required();
     tpch_command_
         ->add_option("--data", tpch_.data,

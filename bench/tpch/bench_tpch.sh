@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tpch_q<N>_vs_duckdb and tpch_completed: TPC-H Q1, Q3, Q7, Q9 and Q21 in
+# tpch_q<N>_vs_duckdb and tpch_completed: TPC-H Q1, Q3, Q4, Q5, Q7, Q9, Q18 and Q21 in
 # `spillway tpch` against DuckDB, side by side in one run, over the same
 # Parquet files (written once by `spillway generate --tables all
 # --output-format parquet`; decimals are doubles in them).
@@ -30,7 +30,7 @@ scale=${1:-1}
 limit=${2:-110}
 threads=${3:-2}
 cgroup=$((limit * 115 / 100 + 64))
-queries=(1 3 7 9 21)
+queries=(1 3 4 5 7 9 18 21)
 
 [[ -x $python ]] || { echo "bench_tpch: needs $python with duckdb (run scripts/setup)" >&2; exit 1; }
 data="$here/data/parquet-$scale"

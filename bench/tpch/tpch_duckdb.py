@@ -79,6 +79,21 @@ where c_mktsegment = 'BUILDING' and c_custkey = o_custkey and l_orderkey = o_ord
 group by l_orderkey, o_orderdate, o_shippriority
 order by revenue desc, o_orderdate
 limit 10""",
+    4: """
+select o_orderpriority, count(*) as order_count
+from orders
+where o_orderdate >= date '1993-07-01' and o_orderdate < date '1993-07-01' + interval '3' month
+  and exists (select * from lineitem where l_orderkey = o_orderkey and l_commitdate < l_receiptdate)
+group by o_orderpriority
+order by o_orderpriority""",
+    5: """
+select n_name, sum(l_extendedprice * (1 - l_discount)) as revenue
+from customer, orders, lineitem, supplier, nation, region
+where c_custkey = o_custkey and l_orderkey = o_orderkey and l_suppkey = s_suppkey
+  and c_nationkey = s_nationkey and s_nationkey = n_nationkey and n_regionkey = r_regionkey
+  and r_name = 'ASIA' and o_orderdate >= date '1994-01-01' and o_orderdate < date '1994-01-01' + interval '1' year
+group by n_name
+order by revenue desc""",
     7: """
 select supp_nation, cust_nation, l_year, sum(volume) as revenue
 from (
@@ -103,6 +118,14 @@ from (
 ) as profit
 group by nation, o_year
 order by nation, o_year desc""",
+    18: """
+select c_name, c_custkey, o_orderkey, o_orderdate, o_totalprice, sum(l_quantity)
+from customer, orders, lineitem
+where o_orderkey in (select l_orderkey from lineitem group by l_orderkey having sum(l_quantity) > 300)
+  and c_custkey = o_custkey and o_orderkey = l_orderkey
+group by c_name, c_custkey, o_orderkey, o_orderdate, o_totalprice
+order by o_totalprice desc, o_orderdate
+limit 100""",
     21: """
 select s_name, count(*) as numwait
 from supplier, lineitem l1, orders, nation

@@ -26,7 +26,7 @@ using table::DataType;
 using table::Table;
 using table::TpchTable;
 
-constexpr std::array<int, 5> queries{1, 3, 7, 9, 21};
+constexpr std::array<int, 8> queries{1, 3, 4, 5, 7, 9, 18, 21};
 
 /// The values of column `name` of `table`, as `T`.
 template <typename T>
@@ -189,6 +189,110 @@ Table q3(detail::QueryPipeline& pipeline) {
     return pipeline.run(top);
 }
 
+/// Q4, the order priority checking query: the orders of 1993's third
+/// quarter with at least one line received after its commit date, counted
+/// by priority.
+Table q4(detail::QueryPipeline& pipeline) {
+    constexpr auto first = table::to_date32({1993, 7, 1});
+    constexpr auto next = table::to_date32({1993, 10, 1});
+    auto& orders = pipeline.scan(TpchTable::orders, {"o_orderkey", "o_orderdate", "o_orderpriority"},
+                                 [](Table const& order) {
+        auto const order_date = values<std::int32_t>(order, "o_orderdate");
+        ColumnExpression const columns[] = {query::column("o_orderkey"), query::column("o_orderpriority")};
+        return query::project(
+            keep_rows(order, [&](std::size_t row) { return order_date[row] >= first && order_date[row] < next; }),
+            columns
+        );
+    });
+    auto& late_lines = pipeline.scan(
+        TpchTable::lineitem, {"l_orderkey", "l_commitdate", "l_receiptdate"},
+        [](Table const& lineitem) {
+            auto const commit = values<std::int32_t>(lineitem, "l_commitdate");
+            auto const receipt = values<std::int32_t>(lineitem, "l_receiptdate");
+            ColumnExpression const columns[] = {query::column("l_orderkey")};
+            return query::project(keep_rows(lineitem, [&](std::size_t row) { return commit[row] < receipt[row]; }),
+                                  columns);
+        }
+    );
+    // A semi join keeps each order once, however many of its lines were late.
+    auto& late_orders =
+        pipeline.partitioned_join(late_lines, orders, {{"l_orderkey"}, {"o_orderkey"}, query::JoinKind::semi});
+    static std::string const keys[] = {"o_orderpriority"};
+    static std::vector<Aggregate> const counts = {{AggregateKind::count, "", "order_count"}};
+    auto& partials = pipeline.per_partition(late_orders, [](Table const& rows) {
+        return query::group_by(rows, keys, counts);
+    });
+    auto& answer = pipeline.all(pipeline.gather(partials), [](Table const& all) {
+        SortKey const order[] = {{"o_orderpriority"}};
+        return query::sort(query::group_by(all, keys, query::merging_aggregates(counts)), order);
+    });
+    return pipeline.run(answer);
+}
+
+/// Q5, the local supplier volume query: the revenue of 1994's orders in
+/// ASIA from line items whose supplier is of the customer's nation, by
+/// nation.
+Table q5(detail::QueryPipeline& pipeline) {
+    constexpr auto first = table::to_date32({1994, 1, 1});
+    constexpr auto next = table::to_date32({1995, 1, 1});
+    // Read twice: for the suppliers and for the customers.
+    auto const asian_nations = [&pipeline]() -> stream::Channel& {
+        auto& asia = pipeline.scan(TpchTable::region, {"r_regionkey", "r_name"}, [](Table const& region) {
+            ColumnExpression const columns[] = {query::column("r_regionkey")};
+            return query::project(keep_strings(region, "r_name", std::array<std::string_view, 1>{"ASIA"}), columns);
+        });
+        auto& all_nations =
+            pipeline.scan(TpchTable::nation, {"n_nationkey", "n_name", "n_regionkey"}, [](Table const& nation) {
+                ColumnExpression const columns[] = {query::column("n_nationkey"), query::column("n_name"),
+                                                    query::column("n_regionkey")};
+                return query::project(nation, columns);
+            });
+        return pipeline.broadcast_join(asia, all_nations, {{"r_regionkey"}, {"n_regionkey"}, query::JoinKind::semi});
+    };
+    auto& supplier_keys = pipeline.scan(TpchTable::supplier, {"s_suppkey", "s_nationkey"}, [](Table const& supplier) {
+        ColumnExpression const columns[] = {query::column("s_suppkey"), query::column("s_nationkey")};
+        return query::project(supplier, columns);
+    });
+    auto& suppliers = pipeline.broadcast_join(asian_nations(), supplier_keys, {{"n_nationkey"}, {"s_nationkey"}});
+    auto& customer_keys = pipeline.scan(TpchTable::customer, {"c_custkey", "c_nationkey"}, [](Table const& customer) {
+        ColumnExpression const columns[] = {query::column("c_custkey"), query::column("c_nationkey")};
+        return query::project(customer, columns);
+    });
+    auto& customers = pipeline.broadcast_join(asian_nations(), customer_keys,
+                                              {{"n_nationkey"}, {"c_nationkey"}, query::JoinKind::semi});
+    auto& order_keys = pipeline.scan(TpchTable::orders, {"o_orderkey", "o_custkey", "o_orderdate"},
+                                     [](Table const& order) {
+        auto const order_date = values<std::int32_t>(order, "o_orderdate");
+        ColumnExpression const columns[] = {query::column("o_orderkey"), query::column("o_custkey")};
+        return query::project(
+            keep_rows(order, [&](std::size_t row) { return order_date[row] >= first && order_date[row] < next; }),
+            columns
+        );
+    });
+    auto& orders = pipeline.broadcast_join(customers, order_keys, {{"c_custkey"}, {"o_custkey"}});
+    auto& lineitems = pipeline.scan(
+        TpchTable::lineitem, {"l_orderkey", "l_suppkey", "l_extendedprice", "l_discount"},
+        [](Table const& lineitem) {
+            ColumnExpression const columns[] = {query::column("l_orderkey"), query::column("l_suppkey"),
+                                                {"revenue", revenue}};
+            return query::project(lineitem, columns);
+        }
+    );
+    auto& supplied = pipeline.broadcast_join(suppliers, lineitems, {{"s_suppkey"}, {"l_suppkey"}});
+    // Joining on the nation too keeps the lines whose supplier shares the customer's nation.
+    auto& local = pipeline.partitioned_join(orders, supplied,
+                                            {{"o_orderkey", "c_nationkey"}, {"l_orderkey", "s_nationkey"}});
+    static std::string const keys[] = {"n_name"};
+    static std::vector<Aggregate> const sums = {{AggregateKind::sum, "revenue", "revenue"}};
+    auto& partials =
+        pipeline.per_partition(local, [](Table const& rows) { return query::group_by(rows, keys, sums); });
+    auto& answer = pipeline.all(pipeline.gather(partials), [](Table const& all) {
+        SortKey const order[] = {{"revenue", true}};
+        return query::sort(query::group_by(all, keys, query::merging_aggregates(sums)), order);
+    });
+    return pipeline.run(answer);
+}
+
 /// Q7, the volume shipping query: revenue of the goods shipped in 1995 and
 /// 1996 between suppliers and customers of FRANCE and GERMANY, by nations
 /// and year.
@@ -316,6 +420,46 @@ Table q9(detail::QueryPipeline& pipeline) {
     return pipeline.run(answer);
 }
 
+/// Q18, the large volume customer query: the customers of the orders of
+/// more than 300 units, with those orders, the 100 of highest total price.
+Table q18(detail::QueryPipeline& pipeline) {
+    auto& quantities = pipeline.scan(TpchTable::lineitem, {"l_orderkey", "l_quantity"}, [](Table const& lineitem) {
+        ColumnExpression const columns[] = {query::column("l_orderkey"), query::column("l_quantity")};
+        return query::project(lineitem, columns);
+    });
+    static std::string const order_key[] = {"l_orderkey"};
+    static std::vector<Aggregate> const sums = {{AggregateKind::sum, "l_quantity", "sum(l_quantity)"}};
+    // An order's line items are all in the partition of its key.
+    auto& large = pipeline.per_partition(pipeline.shuffle(quantities, {"l_orderkey"}), [](Table const& partition) {
+        auto const totals = query::group_by(partition, order_key, sums);
+        auto const quantity = values<double>(totals, "sum(l_quantity)");
+        return keep_rows(totals, [&](std::size_t row) { return quantity[row] > 300; });
+    });
+    auto& all_orders = pipeline.scan(
+        TpchTable::orders, {"o_orderkey", "o_custkey", "o_orderdate", "o_totalprice"},
+        [](Table const& order) {
+            ColumnExpression const columns[] = {query::column("o_orderkey"), query::column("o_custkey"),
+                                                query::column("o_orderdate"), query::column("o_totalprice")};
+            return query::project(order, columns);
+        }
+    );
+    // Few orders are that large: they are broadcast, and then so are their rows.
+    auto& orders = pipeline.broadcast_join(large, all_orders, {{"l_orderkey"}, {"o_orderkey"}});
+    auto& customer_names = pipeline.scan(TpchTable::customer, {"c_custkey", "c_name"}, [](Table const& customer) {
+        ColumnExpression const columns[] = {query::column("c_custkey"), query::column("c_name")};
+        return query::project(customer, columns);
+    });
+    auto& named = pipeline.broadcast_join(orders, customer_names, {{"o_custkey"}, {"c_custkey"}});
+    auto& answer = pipeline.all(pipeline.gather(named), [](Table const& all) {
+        SortKey const order[] = {{"o_totalprice", true}, {"o_orderdate"}};
+        ColumnExpression const columns[] = {query::column("c_name"),       query::column("c_custkey"),
+                                            query::column("o_orderkey"),   query::column("o_orderdate"),
+                                            query::column("o_totalprice"), query::column("sum(l_quantity)")};
+        return query::project(query::top_k(all, order, 100), columns);
+    });
+    return pipeline.run(answer);
+}
+
 /// The line items of `partition` (all the lines of its orders) that Q21
 /// counts: late lines of an order with several suppliers, where no other
 /// supplier was late.
@@ -400,15 +544,20 @@ TableSource generated_tables(table::TpchGenerator const& generator) {
 
 std::span<int const> implemented_queries() noexcept { return queries; }
 
-void check_implemented(int number) {
-    if (std::find(queries.begin(), queries.end(), number) != queries.end()) {
-        return;
-    }
+std::string implemented_queries_text() {
     std::string list;
     for (auto const implemented : queries) {
         list += (list.empty() ? "" : ", ") + std::to_string(implemented);
     }
-    SPILLWAY_FAIL("TPC-H query " << number << " is not implemented; the queries are " << list, InvalidArgument);
+    return list;
+}
+
+void check_implemented(int number) {
+    if (std::find(queries.begin(), queries.end(), number) != queries.end()) {
+        return;
+    }
+    SPILLWAY_FAIL("TPC-H query " << number << " is not implemented; the queries are " << implemented_queries_text(),
+                  InvalidArgument);
 }
 
 Table run_query(int number, comm::Communicator& communicator, exec::Executor& executor, TableSource const& source,
@@ -418,8 +567,11 @@ Table run_query(int number, comm::Communicator& communicator, exec::Executor& ex
     switch (number) {
         case 1: return q1(pipeline);
         case 3: return q3(pipeline);
+        case 4: return q4(pipeline);
+        case 5: return q5(pipeline);
         case 7: return q7(pipeline);
         case 9: return q9(pipeline);
+        case 18: return q18(pipeline);
         case 21: return q21(pipeline);
         default: break;
     }

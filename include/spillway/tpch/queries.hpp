@@ -48,6 +48,9 @@ struct QueryConfig {
 /// The numbers of the TPC-H queries spillway implements, in increasing order.
 [[nodiscard]] std::span<int const> implemented_queries() noexcept;
 
+/// The numbers of `implemented_queries()` as text, such as "1, 3, 21".
+[[nodiscard]] std::string implemented_queries_text();
+
 /// Checks that query `number` is one of `implemented_queries()`.
 /// @throws InvalidArgument naming the queries there are if it is not.
 void check_implemented(int number);
