@@ -60,14 +60,18 @@ fuzz: setup
 	scripts/fuzz build/fuzz $(FUZZ_SECONDS)
 
 # Builds the optimized tree, installs the Python package and the peers of
-# bench/peers (scripts/setup --peers), and runs every benchmark; prints
-# METRIC lines, and draws BENCHMARKS.md's plots from them into docs/benchmarks/.
-# The peers benchmark alone: build/release/bench/peers/spillway_bench_peers.
+# bench/peers (scripts/setup --peers), and runs every benchmark BENCH_RUNS
+# times; prints METRIC lines, then each figure's median and range (also kept
+# in build/release/bench/metrics.md), and draws BENCHMARKS.md's plots into
+# docs/benchmarks/. The peers benchmark alone:
+# build/release/bench/peers/spillway_bench_peers.
+BENCH_RUNS ?= 1
 bench: python
 	scripts/setup --peers
 	cmake --preset release >/dev/null
 	cmake --build --preset release
-	scripts/bench build/release
+	scripts/bench build/release "" $(BENCH_RUNS)
+	.venv/bin/python bench/metric_table.py build/release/bench/results.txt | tee build/release/bench/metrics.md
 	.venv/bin/python bench/plot_benchmarks.py build/release/bench/results.txt docs/benchmarks
 
 # TPC-H at scale 10 (about 2.8 GB of Parquet, written once under

@@ -4,8 +4,8 @@ Usage: plot_benchmarks.py RESULTS OUTPUT_DIR
 
 RESULTS is what `scripts/bench` printed (`make bench` keeps it in
 build/release/bench/results.txt). Each plot is drawn from the lines of the
-benchmark that measures it, and left out, with a message, where those lines
-are missing (a benchmark filtered out or failed):
+last run of the benchmark that measures it, and left out, with a message,
+where those lines are missing (a benchmark filtered out or failed):
 
 - peers.png: each tool's time on the peers workload (spillway_bench_peers),
   with the budget it finished within; tools that never finished are named.
@@ -160,10 +160,18 @@ def seq_join_grain(text: str, out: pathlib.Path) -> bool:
     return True
 
 
+def last_runs(text: str) -> str:
+    """The output of each benchmark's last run in `text`, which scripts/bench
+    heads with a line "== <benchmark> ..." per benchmark and run."""
+    sections = re.split(r"^== (\S+).*$", text, flags=re.M)
+    last = {name: body for name, body in zip(sections[1::2], sections[2::2])}
+    return "".join(last.values())
+
+
 def main() -> None:
     if len(sys.argv) != 3:
         sys.exit("usage: plot_benchmarks.py RESULTS OUTPUT_DIR")
-    text = pathlib.Path(sys.argv[1]).read_text()
+    text = last_runs(pathlib.Path(sys.argv[1]).read_text())
     out = pathlib.Path(sys.argv[2])
     out.mkdir(parents=True, exist_ok=True)
     for plot in (peers, memory_limit, partitions, memory_sweep, ranks, seq_join_grain):
