@@ -3,7 +3,9 @@
 // (bench/tpch/tpch_duckdb.py checks the answers against DuckDB's.)
 #include <spillway/tpch/queries.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <map>
 #include <memory>
 #include <string>
 #include <thread>
@@ -168,6 +170,43 @@ TEST(TpchQueries, Q3GivesItsTenOrdersOfMostRevenueInOrder) {
     }
     for (auto const date : answer.column("o_orderdate").values<std::int32_t>()) {
         EXPECT_LT(date, table::to_date32({1995, 3, 15}));
+    }
+}
+
+TEST(TpchQueries, Q18GivesTheOrdersOfMoreThan300UnitsByTotalPrice) {
+    test::Watchdog const watchdog("TPC-H Q18");
+    table::TpchGenerator const generator(0.05, 7, 500);
+    auto const answer = run_on_ranks(18, generator, 2, 64 * test::mebibyte).answers.front();
+    EXPECT_EQ(answer.schema().to_string(),
+              "c_name:string, c_custkey:int64, o_orderkey:int64, o_orderdate:date32, o_totalprice:float64, "
+              "sum(l_quantity):float64");
+    // Summed straight from the generated line items: each order's quantity.
+    std::map<std::int64_t, double> large;
+    for (std::size_t chunk = 0; chunk < generator.num_chunks(); ++chunk) {
+        auto const lineitem = generator.lineitem(chunk);
+        auto const keys = lineitem.column("l_orderkey").values<std::int64_t>();
+        auto const quantities = lineitem.column("l_quantity").values<double>();
+        std::map<std::int64_t, double> sums;
+        for (std::size_t row = 0; row < lineitem.num_rows(); ++row) {
+            sums[keys[row]] += quantities[row];
+        }
+        for (auto const& [key, sum] : sums) {
+            if (sum > 300) {
+                large[key] = sum;  // a chunk holds whole orders
+            }
+        }
+    }
+    ASSERT_GT(large.size(), 0U);
+    ASSERT_EQ(answer.num_rows(), std::min<std::size_t>(large.size(), 100));
+    auto const orders = answer.column("o_orderkey").values<std::int64_t>();
+    auto const sums = answer.column("sum(l_quantity)").values<double>();
+    auto const prices = answer.column("o_totalprice").values<double>();
+    for (std::size_t row = 0; row < answer.num_rows(); ++row) {
+        ASSERT_TRUE(large.contains(orders[row])) << "order " << orders[row];
+        EXPECT_NEAR(sums[row], large.at(orders[row]), 1e-9);
+        if (row > 0) {
+            EXPECT_GE(prices[row - 1], prices[row]);
+        }
     }
 }
 
