@@ -195,15 +195,17 @@ Table q3(detail::QueryPipeline& pipeline) {
 Table q4(detail::QueryPipeline& pipeline) {
     constexpr auto first = table::to_date32({1993, 7, 1});
     constexpr auto next = table::to_date32({1993, 10, 1});
-    auto& orders = pipeline.scan(TpchTable::orders, {"o_orderkey", "o_orderdate", "o_orderpriority"},
-                                 [](Table const& order) {
-        auto const order_date = values<std::int32_t>(order, "o_orderdate");
-        ColumnExpression const columns[] = {query::column("o_orderkey"), query::column("o_orderpriority")};
-        return query::project(
-            keep_rows(order, [&](std::size_t row) { return order_date[row] >= first && order_date[row] < next; }),
-            columns
-        );
-    });
+    auto& orders = pipeline.scan(
+        TpchTable::orders, {"o_orderkey", "o_orderdate", "o_orderpriority"},
+        [](Table const& order) {
+            auto const order_date = values<std::int32_t>(order, "o_orderdate");
+            ColumnExpression const columns[] = {query::column("o_orderkey"), query::column("o_orderpriority")};
+            return query::project(
+                keep_rows(order, [&](std::size_t row) { return order_date[row] >= first && order_date[row] < next; }),
+                columns
+            );
+        }
+    );
     auto& late_lines = pipeline.scan(
         TpchTable::lineitem, {"l_orderkey", "l_commitdate", "l_receiptdate"},
         [](Table const& lineitem) {
@@ -260,15 +262,17 @@ Table q5(detail::QueryPipeline& pipeline) {
     });
     auto& customers = pipeline.broadcast_join(asian_nations(), customer_keys,
                                               {{"n_nationkey"}, {"c_nationkey"}, query::JoinKind::semi});
-    auto& order_keys = pipeline.scan(TpchTable::orders, {"o_orderkey", "o_custkey", "o_orderdate"},
-                                     [](Table const& order) {
-        auto const order_date = values<std::int32_t>(order, "o_orderdate");
-        ColumnExpression const columns[] = {query::column("o_orderkey"), query::column("o_custkey")};
-        return query::project(
-            keep_rows(order, [&](std::size_t row) { return order_date[row] >= first && order_date[row] < next; }),
-            columns
-        );
-    });
+    auto& order_keys = pipeline.scan(
+        TpchTable::orders, {"o_orderkey", "o_custkey", "o_orderdate"},
+        [](Table const& order) {
+            auto const order_date = values<std::int32_t>(order, "o_orderdate");
+            ColumnExpression const columns[] = {query::column("o_orderkey"), query::column("o_custkey")};
+            return query::project(
+                keep_rows(order, [&](std::size_t row) { return order_date[row] >= first && order_date[row] < next; }),
+                columns
+            );
+        }
+    );
     auto& orders = pipeline.broadcast_join(customers, order_keys, {{"c_custkey"}, {"o_custkey"}});
     auto& lineitems = pipeline.scan(
         TpchTable::lineitem, {"l_orderkey", "l_suppkey", "l_extendedprice", "l_discount"},
