@@ -133,28 +133,34 @@ TEST(TpchQueries, Q1CountsAndSumsTheLineItemsShippedByItsDate) {
     EXPECT_NEAR(answer.column("avg_qty").values<double>()[0], sums[0] / static_cast<double>(counts[0]), 1e-9);
 }
 
-TEST(TpchQueries, EveryRankGetsTheAnswerOfOneRankAndSpillingChangesNothing) {
-    test::Watchdog const watchdog("TPC-H queries on 3 ranks");
+/// Each implemented query, as a test of its own.
+class EveryQuery : public testing::TestWithParam<int> {};
+
+INSTANTIATE_TEST_SUITE_P(TpchQueries, EveryQuery, testing::ValuesIn(tpch::implemented_queries().begin(),
+                                                                     tpch::implemented_queries().end()),
+                         [](testing::TestParamInfo<int> const& query) { return "q" + std::to_string(query.param); });
+
+TEST_P(EveryQuery, EveryRankGetsTheAnswerOfOneRankAndSpillingChangesNothing) {
+    test::Watchdog const watchdog("TPC-H query on 3 ranks");
     table::TpchGenerator const generator(0.05, 1, 300);
-    for (int const number : tpch::implemented_queries()) {
-        auto const one = run_on_ranks(number, generator, 1, 256 * test::mebibyte);
-        auto const three = run_on_ranks(number, generator, 3, 256 * test::mebibyte);
-        ASSERT_GT(one.answers.front().num_rows(), 0U) << "query " << number;
-        for (auto const& answer : three.answers) {
-            expect_same_answer(answer, one.answers.front());
-        }
-        // 1.5 MiB per rank, below what Q3 shuffles to each.
-        auto const tight = run_on_ranks(number, generator, 3, 1536 * test::kibibyte);
-        for (auto const& answer : tight.answers) {
-            expect_same_answer(answer, one.answers.front());
-        }
-        // Every message, shuffled chunk and gathered chunk through the disk.
-        auto const spilled = run_on_ranks(number, generator, 3, 256 * test::mebibyte, true);
-        for (auto const& answer : spilled.answers) {
-            expect_same_answer(answer, one.answers.front());
-        }
-        EXPECT_GT(spilled.spilled, 0.0) << "query " << number;
+    int const number = GetParam();
+    auto const one = run_on_ranks(number, generator, 1, 256 * test::mebibyte);
+    auto const three = run_on_ranks(number, generator, 3, 256 * test::mebibyte);
+    ASSERT_GT(one.answers.front().num_rows(), 0U) << "query " << number;
+    for (auto const& answer : three.answers) {
+        expect_same_answer(answer, one.answers.front());
     }
+    // 1.5 MiB per rank, below what Q3 shuffles to each.
+    auto const tight = run_on_ranks(number, generator, 3, 1536 * test::kibibyte);
+    for (auto const& answer : tight.answers) {
+        expect_same_answer(answer, one.answers.front());
+    }
+    // Every message, shuffled chunk and gathered chunk through the disk.
+    auto const spilled = run_on_ranks(number, generator, 3, 256 * test::mebibyte, true);
+    for (auto const& answer : spilled.answers) {
+        expect_same_answer(answer, one.answers.front());
+    }
+    EXPECT_GT(spilled.spilled, 0.0) << "query " << number;
 }
 
 TEST(TpchQueries, Q3GivesItsTenOrdersOfMostRevenueInOrder) {
