@@ -72,6 +72,12 @@ Table keep_strings(Table const& table, std::string_view name, std::array<std::st
     });
 }
 
+/// The rows of `orders` ordered on or after `first` and before `next`.
+Table ordered_between(Table const& orders, std::int32_t first, std::int32_t next) {
+    auto const order_date = values<std::int32_t>(orders, "o_orderdate");
+    return keep_rows(orders, [&](std::size_t row) { return order_date[row] >= first && order_date[row] < next; });
+}
+
 /// The nations named `names`, as (`n_nationkey`, `alias` holding the name).
 template <std::size_t N>
 stream::Channel& nations(detail::QueryPipeline& pipeline, std::array<std::string_view, N> names, std::string alias) {
@@ -198,12 +204,8 @@ Table q4(detail::QueryPipeline& pipeline) {
     auto& orders = pipeline.scan(
         TpchTable::orders, {"o_orderkey", "o_orderdate", "o_orderpriority"},
         [](Table const& order) {
-            auto const order_date = values<std::int32_t>(order, "o_orderdate");
             ColumnExpression const columns[] = {query::column("o_orderkey"), query::column("o_orderpriority")};
-            return query::project(
-                keep_rows(order, [&](std::size_t row) { return order_date[row] >= first && order_date[row] < next; }),
-                columns
-            );
+            return query::project(ordered_between(order, first, next), columns);
         }
     );
     auto& late_lines = pipeline.scan(
@@ -265,12 +267,8 @@ Table q5(detail::QueryPipeline& pipeline) {
     auto& order_keys = pipeline.scan(
         TpchTable::orders, {"o_orderkey", "o_custkey", "o_orderdate"},
         [](Table const& order) {
-            auto const order_date = values<std::int32_t>(order, "o_orderdate");
             ColumnExpression const columns[] = {query::column("o_orderkey"), query::column("o_custkey")};
-            return query::project(
-                keep_rows(order, [&](std::size_t row) { return order_date[row] >= first && order_date[row] < next; }),
-                columns
-            );
+            return query::project(ordered_between(order, first, next), columns);
         }
     );
     auto& orders = pipeline.broadcast_join(customers, order_keys, {{"c_custkey"}, {"o_custkey"}});
