@@ -251,7 +251,12 @@ Table q5(detail::QueryPipeline& pipeline) {
                                                     query::column("n_regionkey")};
                 return query::project(nation, columns);
             });
-        return pipeline.broadcast_join(asia, all_nations, {{"r_regionkey"}, {"n_regionkey"}, query::JoinKind::semi});
+        auto& asian =
+            pipeline.broadcast_join(asia, all_nations, {{"r_regionkey"}, {"n_regionkey"}, query::JoinKind::semi});
+        return pipeline.all(asian, [](Table const& nations) {
+            ColumnExpression const columns[] = {query::column("n_nationkey"), query::column("n_name")};
+            return query::project(nations, columns);
+        });
     };
     auto& supplier_keys = pipeline.scan(TpchTable::supplier, {"s_suppkey", "s_nationkey"}, [](Table const& supplier) {
         ColumnExpression const columns[] = {query::column("s_suppkey"), query::column("s_nationkey")};
