@@ -8,28 +8,23 @@
 #
 # Usage: spillway_bench_partition [SCALE]   (TPC-H scale, default 2.9: a 2 GiB CSV)
 #
-# DuckDB comes from the npm package @duckdb/node-api, installed on first use
-# into duckdb/ beside this script (in the build tree, never a dependency of
-# spillway); it needs node and npm. The generated input is kept in data/
-# beside this script for later runs.
+# DuckDB is the one the project's virtual environment pins (requirements.txt,
+# installed by scripts/setup). The generated input is kept in data/ beside
+# this script for later runs.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 spillway="$here/../../apps/spillway/spillway"
+python="@SPILLWAY_PYTHON@"
 scale=${1:-2.9}
 partitions=64
 limit_spillway=1GiB
 limit_duckdb=1GB
 threads=2
 
-if ! command -v npm >/dev/null || ! command -v node >/dev/null; then
-  echo "bench_partition: needs node and npm for DuckDB (Debian: apt-get install nodejs npm)" >&2
+if ! "$python" -c 'import duckdb' 2>/dev/null; then
+  echo "bench_partition: needs DuckDB in $python (run scripts/setup)" >&2
   exit 1
 fi
-if [[ ! -d "$here/duckdb/node_modules/@duckdb/node-api" ]]; then
-  echo "bench_partition: installing @duckdb/node-api into $here/duckdb"
-  npm install --prefix "$here/duckdb" --no-audit --no-fund --silent @duckdb/node-api >/dev/null
-fi
-cp "$here/duckdb_partition.mjs" "$here/duckdb/"
 
 mkdir -p "$here/data"
 input="$here/data/lineitem-$scale.csv"
@@ -64,7 +59,7 @@ run_spillway() {
 
 run_duckdb() {
   rm -rf "$work" && mkdir -p "$work"
-  node "$here/duckdb/duckdb_partition.mjs" "$input" "$work/duckdb" l_orderkey $partitions $limit_duckdb $threads \
+  "$python" "$here/duckdb_partition.py" "$input" "$work/duckdb" l_orderkey $partitions $limit_duckdb $threads \
     | awk '/^seconds/ { print $2 }'
 }
 
