@@ -438,6 +438,48 @@ void BufferResource::move_to_disk(std::span<Buffer> buffers, MemoryReservation& 
     statistics_->add_bytes("memory.copy.host_to_disk.bytes", total);
 }
 
+void BufferResource::move_to_host(std::span<Buffer> buffers, MemoryReservation& reservation) {
+    std::size_t total = 0;
+    for (auto const& buffer : buffers) {
+        SPILLWAY_EXPECTS(
+            buffer.resource_ == this && buffer.mem_type() == MemoryType::DISK,
+            "move_to_host needs DISK buffers of this BufferResource", InvalidArgument
+        );
+        total += buffer.size();
+    }
+    check_reservation(reservation, MemoryType::HOST, total, "move_to_host");
+    if (buffers.empty()) {
+        return;
+    }
+    ScopedTimer timer(*statistics_, "memory.copy.disk_to_host.seconds");
+    // Every block first, then the reads: on failure no buffer has left DISK.
+    std::vector<detail::HostBytes> blocks;
+    std::vector<detail::SpillSlot const*> slots;
+    std::vector<std::span<std::byte>> destinations;
+    blocks.reserve(buffers.size());
+    slots.reserve(buffers.size());
+    destinations.reserve(buffers.size());
+    try {
+        for (auto const& buffer : buffers) {
+            blocks.push_back(allocate_host(reservation, buffer.size(), buffer.size(), [](detail::HostBytes const&) {}));
+            slots.push_back(buffer.slot_.get());
+            destinations.emplace_back(blocks.back().get(), buffer.size());
+        }
+        disk_->read_together(slots, destinations);
+    } catch (...) {
+        for (std::size_t i = 0; i < blocks.size(); ++i) {
+            unconsume(reservation, buffers[i].size());
+        }
+        throw;
+    }
+    for (std::size_t i = 0; i < buffers.size(); ++i) {
+        auto const size = buffers[i].size();
+        Buffer const source(std::move(buffers[i]));
+        buffers[i] = Buffer(*this, size, std::move(blocks[i]));
+    }
+    statistics_->add_bytes("memory.copy.disk_to_host.bytes", total);
+}
+
 std::filesystem::path const& BufferResource::spill_directory() const noexcept {
     return disk_->directory();
 }

@@ -4,8 +4,11 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
 #include <future>
+#include <numeric>
 #include <string>
+#include <tuple>
 
 #include <spillway/core/error.hpp>
 #include <spillway/core/logging.hpp>
@@ -142,28 +145,145 @@ void DiskTier::read_once(SpillSlot const& slot, std::span<std::byte> padded) {
     auto const& path = slot.path();
     auto const& record = slot.record();
     OpenFile in = open(path, O_RDONLY);
-    std::uint64_t actual_checksum = 0;
     if (record.codec == Codec::none) {
         auto const payload = padded.first(align_up(record.size));
-        if (auto const read = in.read_at(payload, slot.offset()); read < payload.size()) {
+        auto const read = in.read_at(payload, slot.offset());
+        statistics_.add_count("memory.disk.read.requests");
+        if (read < payload.size()) {
             throw_truncated(path, payload.size(), slot.offset(), read);
         }
-        actual_checksum = checksum(padded.first(record.size));
-    } else {
-        auto const staging = allocate_aligned(codec_staging_bytes);
-        StagedReader reader(in, slot.offset(), record.stored_size, {staging.get(), codec_staging_bytes});
-        decompress(record.codec, reader, padded.first(record.size), path);
-        actual_checksum = reader.checksum();
+        check_read(slot, checksum(padded.first(record.size)));
+        return;
     }
+    auto const staging = allocate_aligned(codec_staging_bytes);
+    read_decoded(in, slot, padded.first(record.size), {staging.get(), codec_staging_bytes});
+}
+
+void DiskTier::read_together(
+    std::span<SpillSlot const* const> slots, std::span<std::span<std::byte> const> destinations
+) {
+    with_direct_io_fallback([&] { read_together_once(slots, destinations); });
+}
+
+void DiskTier::read_together_once(
+    std::span<SpillSlot const* const> slots, std::span<std::span<std::byte> const> destinations
+) {
+    // By file, then by offset: payloads next to each other in a file follow
+    // each other here. An empty payload shares its offset with the next one
+    // and goes first.
+    std::vector<std::size_t> order(slots.size());
+    std::iota(order.begin(), order.end(), std::size_t{0});
+    std::ranges::sort(order, {}, [&](std::size_t i) {
+        return std::tuple{reinterpret_cast<std::uintptr_t>(&slots[i]->file()), slots[i]->offset(),
+                          slots[i]->record().stored_size};
+    });
+    std::vector<SpillSlot const*> sorted;
+    std::vector<std::span<std::byte>> sorted_destinations;
+    sorted.reserve(slots.size());
+    sorted_destinations.reserve(slots.size());
+    for (auto const i : order) {
+        sorted.push_back(slots[i]);
+        sorted_destinations.push_back(destinations[i]);
+    }
+    // Runs of payloads without a codec next to each other in one file; a
+    // payload with a codec is a run of its own.
+    struct Run {
+        std::size_t begin, end;
+        std::uint64_t bytes;
+    };
+    std::vector<Run> runs;
+    for (std::size_t i = 0; i < sorted.size(); ++i) {
+        auto const& slot = *sorted[i];
+        auto const bytes = align_up(slot.record().stored_size);
+        if (i > 0) {
+            auto const& last = *sorted[i - 1];
+            if (&last.file() == &slot.file() && last.record().codec == Codec::none
+                && slot.record().codec == Codec::none
+                && last.offset() + align_up(last.record().stored_size) == slot.offset()) {
+                runs.back().end = i + 1;
+                runs.back().bytes += bytes;
+                continue;
+            }
+        }
+        runs.push_back(Run{i, i + 1, bytes});
+    }
+    // No larger than the longest run: short runs of small chunks need no 4 MiB.
+    auto const longest = std::ranges::max(runs, {}, &Run::bytes).bytes;
+    auto const staging_bytes = std::clamp<std::uint64_t>(longest, host_buffer_alignment, codec_staging_bytes);
+    auto const staging = allocate_aligned(staging_bytes);
+    std::span<std::byte> const area{staging.get(), staging_bytes};
+    for (std::size_t next = 0; next < runs.size();) {
+        auto const& file = sorted[runs[next].begin]->file();
+        OpenFile in = open(file.path(), O_RDONLY);
+        for (; next < runs.size() && &sorted[runs[next].begin]->file() == &file; ++next) {
+            auto const [begin, end, bytes] = runs[next];
+            if (sorted[begin]->record().codec != Codec::none) {
+                read_decoded(in, *sorted[begin], sorted_destinations[begin], area);
+                continue;
+            }
+            read_run(in, std::span(sorted).subspan(begin, end - begin),
+                     std::span(sorted_destinations).subspan(begin, end - begin), area);
+        }
+    }
+}
+
+void DiskTier::read_run(
+    OpenFile& in, std::span<SpillSlot const* const> run, std::span<std::span<std::byte> const> destinations,
+    std::span<std::byte> staging
+) {
+    auto const end_of = [](SpillSlot const* slot) { return slot->offset() + align_up(slot->record().stored_size); };
+    auto const end = end_of(run.back());
+    std::size_t first = 0;  // the first payload not yet read whole
+    for (auto position = run.front()->offset(); position < end;) {
+        auto const piece = staging.first(std::min<std::uint64_t>(staging.size(), end - position));
+        auto const read = in.read_at(piece, position);
+        statistics_.add_count("memory.disk.read.requests");
+        if (read < piece.size()) {
+            auto const reached = position + read;
+            auto const* cut =
+                *std::ranges::find_if(run, [&](SpillSlot const* slot) { return end_of(slot) > reached; });
+            throw_truncated(cut->path(), align_up(cut->record().size), cut->offset(),
+                            reached > cut->offset() ? reached - cut->offset() : 0);
+        }
+        auto const piece_end = position + piece.size();
+        for (auto i = first; i < run.size() && run[i]->offset() < piece_end; ++i) {
+            auto const from = std::max(run[i]->offset(), position);
+            auto const to = std::min(run[i]->offset() + run[i]->record().size, piece_end);
+            if (from < to) {
+                std::memcpy(destinations[i].data() + (from - run[i]->offset()), piece.data() + (from - position),
+                            to - from);
+            }
+        }
+        while (first < run.size() && end_of(run[first]) <= piece_end) {
+            ++first;
+        }
+        position = piece_end;
+    }
+    for (std::size_t i = 0; i < run.size(); ++i) {
+        check_read(*run[i], checksum(destinations[i]));
+    }
+}
+
+void DiskTier::read_decoded(OpenFile& in, SpillSlot const& slot, std::span<std::byte> destination,
+                            std::span<std::byte> staging) {
+    auto const& record = slot.record();
+    StagedReader reader(in, slot.offset(), record.stored_size, staging);
+    decompress(record.codec, reader, destination, slot.path());
+    auto const pieces = (align_up(record.stored_size) + staging.size() - 1) / staging.size();
+    statistics_.add_count("memory.disk.read.requests", std::max<std::uint64_t>(1, pieces));
+    check_read(slot, reader.checksum());
+}
+
+void DiskTier::check_read(SpillSlot const& slot, std::uint64_t actual_checksum) {
     // A file holding other bytes than were written to it, another buffer's
     // included, fails here.
     SPILLWAY_EXPECTS(
-        actual_checksum == record.payload_checksum,
-        "spill file '" << path.string() << "' is corrupt: the payload checksum at offset " << slot.offset()
+        actual_checksum == slot.record().payload_checksum,
+        "spill file '" << slot.path().string() << "' is corrupt: the payload checksum at offset " << slot.offset()
                        << " does not match",
         CorruptData
     );
-    statistics_.add_bytes("memory.disk.read.bytes", align_up(record.stored_size));
+    statistics_.add_bytes("memory.disk.read.bytes", align_up(slot.record().stored_size));
 }
 
 std::shared_ptr<SpillFile> DiskTier::claim_file(std::uint64_t bytes) {

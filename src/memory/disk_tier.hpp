@@ -68,6 +68,8 @@ class SpillSlot {
         : file_(std::move(file)), offset_(offset), record_(record) {}
 
     [[nodiscard]] std::filesystem::path const& path() const noexcept { return file_->path(); }
+    /// The spill file; the same object for every slot of the file.
+    [[nodiscard]] SpillFile const& file() const noexcept { return *file_; }
     /// Where the payload begins in the file; a multiple of the alignment.
     [[nodiscard]] std::uint64_t offset() const noexcept { return offset_; }
     [[nodiscard]] SpillRecord const& record() const noexcept { return record_; }
@@ -93,6 +95,7 @@ class SpillSlot {
 ///
 /// Statistics: `memory.disk.write.bytes` and `memory.disk.read.bytes`, the
 /// bytes of spill files written and read (padding included);
+/// `memory.disk.read.requests`, the read requests made;
 /// `memory.disk.files_created`, `memory.disk.files_reused` and
 /// `memory.disk.files_removed`, the files made, written over, and removed
 /// while the tier lives to keep within the pool's bound.
@@ -131,14 +134,39 @@ class DiskTier {
     /// @throws CorruptData naming the file if it is truncated or fails a check.
     void read(SpillSlot const& slot, std::span<std::byte> padded);
 
+    /// Reads the payloads of `slots` back into `destinations`, one each of
+    /// exactly its slot's `record().size` bytes, at any alignment. Each file
+    /// is opened once, and payloads without a codec that lie next to each
+    /// other in it (as `write_together` leaves them) are read with one
+    /// request per staging area's worth: many small buffers spilled together
+    /// come back in a few large reads instead of one each. Requires: the
+    /// spans have the same size.
+    /// @throws IoError / CorruptData as `read`; destinations already filled
+    ///         keep what was read into them.
+    void read_together(std::span<SpillSlot const* const> slots, std::span<std::span<std::byte> const> destinations);
+
   private:
     friend class SpillFile;
 
     /// `write` without a codec, and `write_together`, without the fallback.
     std::unique_ptr<SpillSlot> write_unstaged(std::span<std::byte const> padded, std::size_t size);
     std::vector<std::unique_ptr<SpillSlot>> write_staged(std::span<std::span<std::byte const> const> payloads);
-    /// `read` without the fallback.
+    /// `read` and `read_together` without the fallback.
     void read_once(SpillSlot const& slot, std::span<std::byte> padded);
+    void read_together_once(std::span<SpillSlot const* const> slots,
+                            std::span<std::span<std::byte> const> destinations);
+    /// Reads the payloads of `run`, slots of the open file `in` without a
+    /// codec that lie next to each other in offset order, into their
+    /// `destinations`, through `staging`.
+    void read_run(OpenFile& in, std::span<SpillSlot const* const> run,
+                  std::span<std::span<std::byte> const> destinations, std::span<std::byte> staging);
+    /// Reads the payload of `slot`, of the open file `in`, stored with a
+    /// codec, into `destination` (its size) through `staging`.
+    void read_decoded(OpenFile& in, SpillSlot const& slot, std::span<std::byte> destination,
+                      std::span<std::byte> staging);
+    /// Checks the checksum of what was read for `slot` and counts its bytes.
+    /// @throws CorruptData naming the file if it does not match.
+    void check_read(SpillSlot const& slot, std::uint64_t actual_checksum);
     /// Runs `attempt` and, if a read or write refuses direct I/O, turns
     /// direct I/O off for good and runs it once more.
     template <typename Attempt>

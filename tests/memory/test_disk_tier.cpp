@@ -268,6 +268,126 @@ TEST(DiskTier, MovingTogetherRejectsBuffersNotInHostAndReservationsTooSmall) {
     EXPECT_EQ(buffers[1].mem_type(), MemoryType::HOST);
 }
 
+namespace {
+
+/// Moves `buffers` back to HOST together, reserving their total.
+void move_back_together(BufferResource& resource, std::vector<Buffer>& buffers) {
+    std::size_t total = 0;
+    for (auto const& buffer : buffers) {
+        total += buffer.size();
+    }
+    auto reservation = resource.reserve(MemoryType::HOST, total, AllowOverbooking::no);
+    resource.move_to_host(buffers, reservation);
+}
+
+}  // namespace
+
+TEST_P(DiskTierCodec, BuffersMovedBackTogetherComeBackAsTheyWereWithAReadPerRunOfNeighbours) {
+    BufferResource resource(config());
+    std::vector<std::vector<std::byte>> expected;
+    std::uint64_t seed = 90;
+    for (std::size_t size : {5000UL, 0UL, 1UL, 4096UL, 3 * mebibyte + 5, 4097UL, 9 * mebibyte + 123, 100UL}) {
+        ++seed;
+        expected.push_back(test_bytes(size, seed, seed % 2 == 0));
+    }
+    auto first_file = host_buffers(resource, expected);
+    move_together(resource, first_file);
+    std::vector<std::vector<std::byte>> const more{test_bytes(3000, 98), test_bytes(7000, 99), test_bytes(10, 100)};
+    auto second_file = host_buffers(resource, more);
+    move_together(resource, second_file);
+    ASSERT_EQ(spill_files(resource).size(), 2U);
+    expected.insert(expected.end(), more.begin(), more.end());
+    // Asked for in an order of neither file, the second file's buffers first.
+    std::vector<std::size_t> const order{9, 6, 0, 10, 7, 2, 1, 8, 4, 3, 5};
+    std::vector<Buffer> buffers;
+    for (auto const i : order) {
+        auto& source = i < first_file.size() ? first_file[i] : second_file[i - first_file.size()];
+        buffers.push_back(std::move(source));
+    }
+    auto const requests = statistic(resource, "memory.disk.read.requests");
+    move_back_together(resource, buffers);
+    std::uint64_t total = 0;
+    for (std::size_t i = 0; i < order.size(); ++i) {
+        ASSERT_EQ(buffers[i].mem_type(), MemoryType::HOST);
+        EXPECT_EQ(contents(buffers[i]), expected[order[i]]) << "buffer " << order[i];
+        total += expected[order[i]].size();
+    }
+    EXPECT_EQ(resource.memory_used(MemoryType::HOST), total);
+    EXPECT_EQ(resource.memory_used(MemoryType::DISK), 0U);
+    if (GetParam() == Codec::none) {
+        // The first file's 12.6 MiB of neighbours through the 4 MiB staging
+        // area in 4 reads, the second file's in 1: 5 where one each made 11.
+        EXPECT_EQ(statistic(resource, "memory.disk.read.requests") - requests, 5.0);
+    }
+}
+
+TEST_P(DiskTierCodec, ACorruptedPayloadFailsAMoveBackTogetherAndLeavesEveryBufferOnDisk) {
+    BufferResource resource(config());
+    std::vector<std::vector<std::byte>> const expected{test_bytes(10'000, 101), test_bytes(10'000, 102),
+                                                       test_bytes(10'000, 103)};
+    auto buffers = host_buffers(resource, expected);
+    move_together(resource, buffers);
+    auto const file = spill_files(resource).at(0);
+    flip_byte(file, 12'288 + 10);  // in the second payload, as above
+    auto reservation = resource.reserve(MemoryType::HOST, 30'000, AllowOverbooking::no);
+    EXPECT_THROW_WITH(resource.move_to_host(buffers, reservation), CorruptData, file.string());
+    for (auto const& buffer : buffers) {
+        EXPECT_EQ(buffer.mem_type(), MemoryType::DISK);
+    }
+    EXPECT_EQ(reservation.size(), 30'000U);
+    EXPECT_EQ(resource.memory_used(MemoryType::HOST), 0U);
+    EXPECT_EQ(resource.memory_used(MemoryType::DISK), 30'000U);
+    flip_byte(file, 12'288 + 10);
+    resource.move_to_host(buffers, reservation);
+    for (std::size_t i = 0; i < buffers.size(); ++i) {
+        EXPECT_EQ(contents(buffers[i]), expected[i]);
+    }
+}
+
+TEST_P(DiskTierCodec, ATruncatedFileFailsAMoveBackTogetherAsCorruptData) {
+    BufferResource resource(config());
+    auto buffers = host_buffers(resource, {test_bytes(100'000, 104), test_bytes(100'000, 105)});
+    move_together(resource, buffers);
+    std::filesystem::resize_file(spill_files(resource).at(0), 110'000);
+    EXPECT_THROW_WITH(move_back_together(resource, buffers), CorruptData, "truncated");
+    EXPECT_EQ(buffers[0].mem_type(), MemoryType::DISK);
+    EXPECT_EQ(buffers[1].mem_type(), MemoryType::DISK);
+    EXPECT_EQ(resource.memory_used(MemoryType::HOST), 0U);
+}
+
+TEST(DiskTier, AReadErrorFailsAMoveBackTogetherAsAnIoErrorAndLeavesEveryBufferOnDisk) {
+    TemporaryDirectory root;
+    auto operations = std::make_shared<FaultInjectingFileOperations>();
+    BufferResource resource(faulty_config(root, operations));
+    std::vector<std::vector<std::byte>> const expected{test_bytes(3000, 106), test_bytes(3000, 107)};
+    auto buffers = host_buffers(resource, expected);
+    move_together(resource, buffers);
+    operations->fail_reads(EIO);
+    EXPECT_THROW_WITH(move_back_together(resource, buffers), IoError, "Input/output error");
+    EXPECT_EQ(buffers[0].mem_type(), MemoryType::DISK);
+    EXPECT_EQ(buffers[1].mem_type(), MemoryType::DISK);
+    EXPECT_EQ(resource.memory_used(MemoryType::HOST), 0U);
+    EXPECT_EQ(resource.memory_reserved(MemoryType::HOST), 0U);
+    move_back_together(resource, buffers);
+    EXPECT_EQ(contents(buffers[0]), expected[0]);
+    EXPECT_EQ(contents(buffers[1]), expected[1]);
+}
+
+TEST(DiskTier, MovingBackTogetherRejectsBuffersNotOnDiskAndReservationsTooSmall) {
+    TemporaryDirectory root;
+    BufferResource resource(test_config(root));
+    std::vector<Buffer> buffers;
+    buffers.push_back(move_to(resource, make_host_buffer(resource, test_bytes(1000, 108)), MemoryType::DISK));
+    buffers.push_back(make_host_buffer(resource, test_bytes(1000, 109)));
+    auto reservation = resource.reserve(MemoryType::HOST, 2000, AllowOverbooking::no);
+    EXPECT_THROW_WITH(resource.move_to_host(buffers, reservation), InvalidArgument, "DISK buffers");
+    buffers.back() = move_to(resource, std::move(buffers.back()), MemoryType::DISK);
+    auto small = resource.reserve(MemoryType::HOST, 1999, AllowOverbooking::no);
+    EXPECT_THROW(resource.move_to_host(buffers, small), ReservationError);
+    EXPECT_EQ(buffers[0].mem_type(), MemoryType::DISK);
+    EXPECT_EQ(buffers[1].mem_type(), MemoryType::DISK);
+}
+
 TEST(DiskTier, ADeletedFileIsAnIoErrorNamingTheFile) {
     TemporaryDirectory root;
     BufferResource resource(test_config(root));

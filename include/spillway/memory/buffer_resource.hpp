@@ -272,6 +272,24 @@ class BufferResource {
     /// @throws IoError naming the spill file if writing fails.
     void move_to_disk(std::span<Buffer> buffers, MemoryReservation& reservation);
 
+    /// Moves the DISK buffers `buffers` back to HOST together, in place, paid
+    /// for with their total size from `reservation`. Each spill file is
+    /// opened once, and payloads that lie next to each other in it, as
+    /// `move_to_disk` writes them, come back in one read through the 4 MiB
+    /// staging area: buffers spilled together and needed together cost a few
+    /// large reads instead of one each. Each is checked as `move` checks it.
+    ///
+    /// All or nothing: on failure every buffer is unchanged, on DISK.
+    ///
+    /// Requires: each buffer is a DISK buffer of this resource; `reservation`
+    /// is a HOST reservation of this resource holding their total size.
+    /// @throws InvalidArgument if a buffer is empty, of another resource or
+    ///         not on DISK.
+    /// @throws ReservationError if `reservation` cannot pay for the move.
+    /// @throws IoError / CorruptData naming the spill file as `move` does.
+    /// @throws OutOfMemory if the system cannot allocate HOST memory.
+    void move_to_host(std::span<Buffer> buffers, MemoryReservation& reservation);
+
     /// The directory holding this resource's spill files.
     [[nodiscard]] std::filesystem::path const& spill_directory() const noexcept;
 
