@@ -171,33 +171,53 @@ std::optional<std::pair<SpillableStore::Key, Buffer>> SpillableStore::extract_fi
 }
 
 std::size_t SpillableStore::prefetch(std::span<Key const> keys) {
-    std::size_t fetched = 0;
-    for (auto const key : keys) {
-        MemoryReservation reservation;
-        std::optional<Buffer> spilled;
-        {
-            MutexLock lock(mutex_);
+    std::vector<Key> taken;
+    std::vector<Buffer> buffers;
+    MemoryReservation reservation;
+    {
+        MutexLock lock(mutex_);
+        auto const room = resource_.memory_available(MemoryType::HOST);
+        std::size_t total = 0;
+        std::vector<Entries::iterator> chosen;
+        for (auto const key : keys) {
             auto const entry = entries_.find(key);
             if (entry == entries_.end() || !entry->second.buffer || entry->second.tier != MemoryType::DISK) {
                 continue;
             }
-            reservation = resource_.try_reserve(MemoryType::HOST, entry->second.size);
-            if (reservation.size() != entry->second.size) {
+            if (room < 0 || entry->second.size > static_cast<std::uint64_t>(room) - total) {
                 break;
             }
-            spilled = take(entry);
+            total += entry->second.size;
+            chosen.push_back(entry);
         }
-        try {
-            trace::Span span("spill", "prefetch");
-            span.set_bytes(spilled->size());
-            span.set_id(key);
-            auto host = resource_.move(std::move(*spilled), reservation);
-            fetched += host.size();
-            put_back(key, std::move(host));
-        } catch (...) {
-            put_back(key, std::move(*spilled));
-            throw;
+        if (chosen.empty()) {
+            return 0;
         }
+        reservation = resource_.try_reserve(MemoryType::HOST, total);
+        if (reservation.size() != total) {
+            return 0;  // taken by another caller since
+        }
+        taken.reserve(chosen.size());
+        buffers.reserve(chosen.size());
+        for (auto const entry : chosen) {
+            taken.push_back(entry->first);
+            buffers.push_back(take(entry));
+        }
+    }
+    auto const fetched = reservation.size();
+    try {
+        trace::Span span("spill", "prefetch");
+        span.set_bytes(fetched);
+        span.set_id(taken.front());
+        resource_.move_to_host(buffers, reservation);
+    } catch (...) {
+        for (std::size_t i = 0; i < taken.size(); ++i) {
+            put_back(taken[i], std::move(buffers[i]));
+        }
+        throw;
+    }
+    for (std::size_t i = 0; i < taken.size(); ++i) {
+        put_back(taken[i], std::move(buffers[i]));
     }
     resource_.statistics().add_bytes(name_ + ".prefetch.bytes", fetched);
     return fetched;

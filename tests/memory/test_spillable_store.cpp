@@ -249,6 +249,30 @@ TEST(SpillableStore, PrefetchReadsSpilledBuffersBackWhileHostHasRoomWithoutSpill
     EXPECT_EQ(store.prefetch(order), 2 * mebibyte);
 }
 
+TEST(SpillableStore, APrefetchReadsBuffersSpilledTogetherBackWithARequestPerRunOfNeighbours) {
+    TemporaryDirectory root;
+    BufferResource resource(test_config(root));
+    SpillableStore store(resource, "test", 0, mebibyte);
+    for (SpillableStore::Key key = 0; key < 30; ++key) {
+        store.insert(key, make_host_buffer(resource, test_bytes(5000, key)));
+    }
+    EXPECT_EQ(store.spill(1), 150'000U);  // a batch: everything, into one file, largest key first
+    ASSERT_EQ(spill_files(resource).size(), 1U);
+    auto const requests_for = [&](std::vector<SpillableStore::Key> const& keys) {
+        auto const before = statistic(resource, "memory.disk.read.requests");
+        EXPECT_EQ(store.prefetch(keys), keys.size() * 5000);
+        for (auto const key : keys) {
+            auto buffer = store.extract_if_in_host(key);
+            EXPECT_TRUE(buffer.has_value()) << "key " << key;
+            EXPECT_EQ(buffer ? contents(*buffer) : std::vector<std::byte>{}, test_bytes(5000, key)) << "key " << key;
+        }
+        return statistic(resource, "memory.disk.read.requests") - before;
+    };
+    EXPECT_EQ(requests_for({12, 10, 14, 11, 13}), 1.0);  // neighbours in the file, asked for in any order
+    EXPECT_EQ(requests_for({2, 5, 8}), 3.0);             // apart in the file
+    EXPECT_EQ(store.bytes(MemoryType::DISK), 22 * 5000U);
+}
+
 TEST(SpillableStore, ExtractWithOverbookingReadsBackPastTheHostLimit) {
     TemporaryDirectory root;
     BufferResource resource(test_config(root, mebibyte));
@@ -612,15 +636,19 @@ TEST(SpillableStore, DestroyingTheStoreRemovesItsSpillFunctionAndFreesItsBuffers
 
 TEST(SpillableStore, BehavesLikeAMapUnderRandomOperations) {
     // Model-based: the same random operations on the store and on a std::map,
-    // with a HOST limit small enough that inserts and extracts spill.
+    // with a HOST limit small enough that inserts and extracts spill; stores
+    // with a batch size spill many buffers into one file, which prefetches
+    // then read back together.
     TemporaryDirectory root;
     std::mt19937_64 random(20240601);
-    for (auto const codec : {Codec::none, Codec::lz4, Codec::zstd}) {
+    for (auto const& [codec, batch_bytes] :
+         {std::pair{Codec::none, 0UL}, std::pair{Codec::lz4, 0UL}, std::pair{Codec::zstd, 0UL},
+          std::pair{Codec::none, 64 * kibibyte}, std::pair{Codec::zstd, 64 * kibibyte}}) {
         auto config = test_config(root, 256 * kibibyte);
         config.spill_codec = codec;
         BufferResource resource(config);
         {
-            SpillableStore store(resource, "model");
+            SpillableStore store(resource, "model", 0, batch_bytes);
             std::map<SpillableStore::Key, std::vector<std::byte>> model;
             for (int step = 0; step < 400; ++step) {
                 auto const key = random() % 40;

@@ -135,13 +135,15 @@ class SpillableStore {
     /// @throws as `extract`.
     std::optional<std::pair<Key, Buffer>> extract_first();
 
-    /// Reads the spilled buffers under `keys` back into HOST memory, in
-    /// order, ahead of their use, while HOST has room for them without
-    /// spilling (a prefetch never spills, so it cannot evict what it is about
-    /// to use). Skips keys that are absent, in HOST or being moved; stops at
-    /// the first buffer HOST has no room for. Returns the bytes read back.
-    /// @throws IoError / CorruptData as `extract`; buffers read back before
-    ///         the failure stay in HOST.
+    /// Reads the spilled buffers under `keys` back into HOST memory ahead of
+    /// their use, while HOST has room for them without spilling (a prefetch
+    /// never spills, so it cannot evict what it is about to use): skipping
+    /// keys that are absent, in HOST or being moved, it takes the keys in
+    /// order up to the first buffer HOST has no room for, and reads them
+    /// together (`BufferResource::move_to_host`: each spill file once, and
+    /// neighbours in it in one request). Returns the bytes read back.
+    /// @throws IoError / CorruptData as `extract`; every buffer then stays
+    ///         on DISK.
     std::size_t prefetch(std::span<Key const> keys);
 
     /// The store's spill function: moves HOST buffers, chosen as the class
