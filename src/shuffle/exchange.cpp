@@ -37,6 +37,10 @@ std::set<std::pair<comm::Communicator const*, comm::Tag>>& leases() SPILLWAY_REQ
 /// sending, probing and receiving interleave under load.
 constexpr int max_per_step = 64;
 
+/// The most chunks one step prefetches; they are read back together, so a
+/// partition of many small chunks comes back in a few large reads.
+constexpr std::size_t max_prefetched_per_step = 1024;
+
 /// Messages show up only when probed (the communicator cannot notify), so an
 /// idle progress thread polls. The interval doubles from `min_idle` to
 /// `max_idle`: a busy exchange reacts within microseconds, an idle one costs
@@ -845,7 +849,7 @@ bool Exchange::prefetch() {
                 continue;
             }
             for (auto const& chunk : partition.chunks) {
-                if (planned + chunk.size > budget || keys.size() == max_per_step) {
+                if (planned + chunk.size > budget || keys.size() == max_prefetched_per_step) {
                     planned = budget;
                     break;
                 }
