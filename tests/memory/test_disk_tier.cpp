@@ -163,26 +163,37 @@ std::vector<Buffer> host_buffers(BufferResource& resource, std::vector<std::vect
     return buffers;
 }
 
-/// Moves `buffers` to DISK together, reserving their total.
-void move_together(BufferResource& resource, std::vector<Buffer>& buffers) {
+/// Moves `buffers` to `tier` together (`move_to_disk` or `move_to_host`),
+/// reserving their total there.
+void move_together(BufferResource& resource, std::vector<Buffer>& buffers, MemoryType tier = MemoryType::DISK) {
     std::size_t total = 0;
     for (auto const& buffer : buffers) {
         total += buffer.size();
     }
-    auto reservation = resource.reserve(MemoryType::DISK, total, AllowOverbooking::no);
-    resource.move_to_disk(buffers, reservation);
+    auto reservation = resource.reserve(tier, total, AllowOverbooking::no);
+    if (tier == MemoryType::DISK) {
+        resource.move_to_disk(buffers, reservation);
+    } else {
+        resource.move_to_host(buffers, reservation);
+    }
+}
+
+/// Random and compressible contents of 8 sizes from empty to past the 4 MiB
+/// staging area, seeded from `seed` on.
+std::vector<std::vector<std::byte>> varied_contents(std::uint64_t seed) {
+    std::vector<std::vector<std::byte>> contents;
+    for (std::size_t size : {5000UL, 0UL, 1UL, 4096UL, 3 * mebibyte + 5, 4097UL, 9 * mebibyte + 123, 100UL}) {
+        ++seed;
+        contents.push_back(test_bytes(size, seed, seed % 2 == 0));
+    }
+    return contents;
 }
 
 }  // namespace
 
 TEST_P(DiskTierCodec, BuffersMovedTogetherShareOneFileAndEachComesBackAsItWas) {
     BufferResource resource(config());
-    std::vector<std::vector<std::byte>> expected;
-    std::uint64_t seed = 40;
-    for (std::size_t size : {5000UL, 0UL, 1UL, 4096UL, 3 * mebibyte + 5, 4097UL, 9 * mebibyte + 123, 100UL}) {
-        ++seed;
-        expected.push_back(test_bytes(size, seed, seed % 2 == 0));
-    }
+    auto const expected = varied_contents(40);
     auto buffers = host_buffers(resource, expected);
     move_together(resource, buffers);
     EXPECT_EQ(spill_files(resource).size(), 1U);
@@ -196,7 +207,7 @@ TEST_P(DiskTierCodec, BuffersMovedTogetherShareOneFileAndEachComesBackAsItWas) {
     EXPECT_EQ(resource.memory_used(MemoryType::DISK), 0U);
 }
 
-TEST_P(DiskTierCodec, ACorruptedPayloadInASharedFileFailsOnlyItsBuffer) {
+TEST_P(DiskTierCodec, ACorruptedPayloadInASharedFileFailsOnlyItsBufferAndAMoveBackTogetherOfIt) {
     BufferResource resource(config());
     std::vector<std::vector<std::byte>> const expected{test_bytes(10'000, 50), test_bytes(10'000, 51),
                                                        test_bytes(10'000, 52)};
@@ -206,6 +217,15 @@ TEST_P(DiskTierCodec, ACorruptedPayloadInASharedFileFailsOnlyItsBuffer) {
     // Each payload begins at a block boundary: the second one after the
     // first's 10,000 random bytes, which no codec shrinks below 8192.
     flip_byte(file, 12'288 + 10);
+    // Together, all or nothing: every buffer stays on DISK.
+    auto reservation = resource.reserve(MemoryType::HOST, 30'000, AllowOverbooking::no);
+    EXPECT_THROW_WITH(resource.move_to_host(buffers, reservation), CorruptData, file.string());
+    for (auto const& buffer : buffers) {
+        EXPECT_EQ(buffer.mem_type(), MemoryType::DISK);
+    }
+    EXPECT_EQ(reservation.size(), 30'000U);
+    EXPECT_EQ(resource.memory_used(MemoryType::HOST), 0U);
+    reservation = MemoryReservation();
     EXPECT_THROW_WITH(move_to(resource, std::move(buffers[1]), MemoryType::HOST), CorruptData, file.string());
     EXPECT_EQ(buffers[1].mem_type(), MemoryType::DISK);
     EXPECT_EQ(contents(move_to(resource, std::move(buffers[0]), MemoryType::HOST)), expected[0]);
@@ -268,28 +288,9 @@ TEST(DiskTier, MovingTogetherRejectsBuffersNotInHostAndReservationsTooSmall) {
     EXPECT_EQ(buffers[1].mem_type(), MemoryType::HOST);
 }
 
-namespace {
-
-/// Moves `buffers` back to HOST together, reserving their total.
-void move_back_together(BufferResource& resource, std::vector<Buffer>& buffers) {
-    std::size_t total = 0;
-    for (auto const& buffer : buffers) {
-        total += buffer.size();
-    }
-    auto reservation = resource.reserve(MemoryType::HOST, total, AllowOverbooking::no);
-    resource.move_to_host(buffers, reservation);
-}
-
-}  // namespace
-
 TEST_P(DiskTierCodec, BuffersMovedBackTogetherComeBackAsTheyWereWithAReadPerRunOfNeighbours) {
     BufferResource resource(config());
-    std::vector<std::vector<std::byte>> expected;
-    std::uint64_t seed = 90;
-    for (std::size_t size : {5000UL, 0UL, 1UL, 4096UL, 3 * mebibyte + 5, 4097UL, 9 * mebibyte + 123, 100UL}) {
-        ++seed;
-        expected.push_back(test_bytes(size, seed, seed % 2 == 0));
-    }
+    auto expected = varied_contents(90);
     auto first_file = host_buffers(resource, expected);
     move_together(resource, first_file);
     std::vector<std::vector<std::byte>> const more{test_bytes(3000, 98), test_bytes(7000, 99), test_bytes(10, 100)};
@@ -305,7 +306,7 @@ TEST_P(DiskTierCodec, BuffersMovedBackTogetherComeBackAsTheyWereWithAReadPerRunO
         buffers.push_back(std::move(source));
     }
     auto const requests = statistic(resource, "memory.disk.read.requests");
-    move_back_together(resource, buffers);
+    move_together(resource, buffers, MemoryType::HOST);
     std::uint64_t total = 0;
     for (std::size_t i = 0; i < order.size(); ++i) {
         ASSERT_EQ(buffers[i].mem_type(), MemoryType::HOST);
@@ -321,35 +322,12 @@ TEST_P(DiskTierCodec, BuffersMovedBackTogetherComeBackAsTheyWereWithAReadPerRunO
     }
 }
 
-TEST_P(DiskTierCodec, ACorruptedPayloadFailsAMoveBackTogetherAndLeavesEveryBufferOnDisk) {
-    BufferResource resource(config());
-    std::vector<std::vector<std::byte>> const expected{test_bytes(10'000, 101), test_bytes(10'000, 102),
-                                                       test_bytes(10'000, 103)};
-    auto buffers = host_buffers(resource, expected);
-    move_together(resource, buffers);
-    auto const file = spill_files(resource).at(0);
-    flip_byte(file, 12'288 + 10);  // in the second payload, as above
-    auto reservation = resource.reserve(MemoryType::HOST, 30'000, AllowOverbooking::no);
-    EXPECT_THROW_WITH(resource.move_to_host(buffers, reservation), CorruptData, file.string());
-    for (auto const& buffer : buffers) {
-        EXPECT_EQ(buffer.mem_type(), MemoryType::DISK);
-    }
-    EXPECT_EQ(reservation.size(), 30'000U);
-    EXPECT_EQ(resource.memory_used(MemoryType::HOST), 0U);
-    EXPECT_EQ(resource.memory_used(MemoryType::DISK), 30'000U);
-    flip_byte(file, 12'288 + 10);
-    resource.move_to_host(buffers, reservation);
-    for (std::size_t i = 0; i < buffers.size(); ++i) {
-        EXPECT_EQ(contents(buffers[i]), expected[i]);
-    }
-}
-
 TEST_P(DiskTierCodec, ATruncatedFileFailsAMoveBackTogetherAsCorruptData) {
     BufferResource resource(config());
     auto buffers = host_buffers(resource, {test_bytes(100'000, 104), test_bytes(100'000, 105)});
     move_together(resource, buffers);
     std::filesystem::resize_file(spill_files(resource).at(0), 110'000);
-    EXPECT_THROW_WITH(move_back_together(resource, buffers), CorruptData, "truncated");
+    EXPECT_THROW_WITH(move_together(resource, buffers, MemoryType::HOST), CorruptData, "truncated");
     EXPECT_EQ(buffers[0].mem_type(), MemoryType::DISK);
     EXPECT_EQ(buffers[1].mem_type(), MemoryType::DISK);
     EXPECT_EQ(resource.memory_used(MemoryType::HOST), 0U);
@@ -363,12 +341,12 @@ TEST(DiskTier, AReadErrorFailsAMoveBackTogetherAsAnIoErrorAndLeavesEveryBufferOn
     auto buffers = host_buffers(resource, expected);
     move_together(resource, buffers);
     operations->fail_reads(EIO);
-    EXPECT_THROW_WITH(move_back_together(resource, buffers), IoError, "Input/output error");
+    EXPECT_THROW_WITH(move_together(resource, buffers, MemoryType::HOST), IoError, "Input/output error");
     EXPECT_EQ(buffers[0].mem_type(), MemoryType::DISK);
     EXPECT_EQ(buffers[1].mem_type(), MemoryType::DISK);
     EXPECT_EQ(resource.memory_used(MemoryType::HOST), 0U);
     EXPECT_EQ(resource.memory_reserved(MemoryType::HOST), 0U);
-    move_back_together(resource, buffers);
+    move_together(resource, buffers, MemoryType::HOST);
     EXPECT_EQ(contents(buffers[0]), expected[0]);
     EXPECT_EQ(contents(buffers[1]), expected[1]);
 }
