@@ -44,9 +44,10 @@ namespace spillway::memory {
 /// A buffer being moved between tiers (by a spill, an extract or a prefetch)
 /// stays in the store; an `extract` of its key waits for the move to finish.
 ///
-/// Each buffer written out, read back by `extract` and read back by
-/// `prefetch` is a trace span (`core/trace.hpp`) in category `spill`, named
-/// `spill`, `unspill` and `prefetch`, with its bytes and key.
+/// Each write of a buffer or of buffers together, each read back by
+/// `extract` and each `prefetch` is a trace span (`core/trace.hpp`) in
+/// category `spill`, named `spill`, `unspill` and `prefetch`, with its bytes
+/// and its (first) key.
 ///
 /// Statistics, named after the store (`<name>` as given to the constructor):
 /// `<name>.spill.bytes` (written out by the spill function),
