@@ -273,6 +273,30 @@ TEST(SpillableStore, APrefetchReadsBuffersSpilledTogetherBackWithARequestPerRunO
     EXPECT_EQ(store.bytes(MemoryType::DISK), 22 * 5000U);
 }
 
+TEST(SpillableStore, AFailedPrefetchLeavesEveryBufferItTookOnDisk) {
+    TemporaryDirectory root;
+    auto operations = std::make_shared<FaultInjectingFileOperations>();
+    BufferResource resource(faulty_config(root, operations));
+    SpillableStore store(resource, "test", 0, mebibyte);
+    std::vector<SpillableStore::Key> keys;
+    for (SpillableStore::Key key = 0; key < 4; ++key) {
+        store.insert(key, make_host_buffer(resource, test_bytes(5000, key)));
+        keys.push_back(key);
+    }
+    store.spill(1);
+    operations->fail_reads(EIO);
+    EXPECT_THROW_WITH(store.prefetch(keys), IoError, "Input/output error");
+    EXPECT_EQ(store.bytes(MemoryType::DISK), 20'000U);
+    EXPECT_EQ(resource.memory_used(MemoryType::HOST), 0U);
+    EXPECT_EQ(resource.memory_reserved(MemoryType::HOST), 0U);
+    EXPECT_EQ(store.prefetch(keys), 20'000U);
+    for (auto const key : keys) {
+        auto buffer = store.extract_if_in_host(key);
+        ASSERT_TRUE(buffer.has_value()) << "key " << key;
+        EXPECT_EQ(contents(*buffer), test_bytes(5000, key));
+    }
+}
+
 TEST(SpillableStore, ExtractWithOverbookingReadsBackPastTheHostLimit) {
     TemporaryDirectory root;
     BufferResource resource(test_config(root, mebibyte));
