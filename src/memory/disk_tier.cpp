@@ -199,7 +199,7 @@ void DiskTier::read_together_once(
             auto const& last = *sorted[i - 1];
             if (&last.file() == &slot.file() && last.record().codec == Codec::none
                 && slot.record().codec == Codec::none
-                && last.offset() + align_up(last.record().stored_size) == slot.offset()) {
+                && last.end() == slot.offset()) {
                 runs.back().end = i + 1;
                 runs.back().bytes += bytes;
                 continue;
@@ -216,13 +216,13 @@ void DiskTier::read_together_once(
         auto const& file = sorted[runs[next].begin]->file();
         OpenFile in = open(file.path(), O_RDONLY);
         for (; next < runs.size() && &sorted[runs[next].begin]->file() == &file; ++next) {
-            auto const [begin, end, bytes] = runs[next];
-            if (sorted[begin]->record().codec != Codec::none) {
-                read_decoded(in, *sorted[begin], sorted_destinations[begin], area);
+            auto const& run = runs[next];
+            if (sorted[run.begin]->record().codec != Codec::none) {
+                read_decoded(in, *sorted[run.begin], sorted_destinations[run.begin], area);
                 continue;
             }
-            read_run(in, std::span(sorted).subspan(begin, end - begin),
-                     std::span(sorted_destinations).subspan(begin, end - begin), area);
+            read_run(in, std::span(sorted).subspan(run.begin, run.end - run.begin),
+                     std::span(sorted_destinations).subspan(run.begin, run.end - run.begin), area);
         }
     }
 }
@@ -231,8 +231,7 @@ void DiskTier::read_run(
     OpenFile& in, std::span<SpillSlot const* const> run, std::span<std::span<std::byte> const> destinations,
     std::span<std::byte> staging
 ) {
-    auto const end_of = [](SpillSlot const* slot) { return slot->offset() + align_up(slot->record().stored_size); };
-    auto const end = end_of(run.back());
+    auto const end = run.back()->end();
     std::size_t first = 0;  // the first payload not yet read whole
     for (auto position = run.front()->offset(); position < end;) {
         auto const piece = staging.first(std::min<std::uint64_t>(staging.size(), end - position));
@@ -241,7 +240,7 @@ void DiskTier::read_run(
         if (read < piece.size()) {
             auto const reached = position + read;
             auto const* cut =
-                *std::ranges::find_if(run, [&](SpillSlot const* slot) { return end_of(slot) > reached; });
+                *std::ranges::find_if(run, [&](SpillSlot const* slot) { return slot->end() > reached; });
             throw_truncated(cut->path(), align_up(cut->record().size), cut->offset(),
                             reached > cut->offset() ? reached - cut->offset() : 0);
         }
@@ -254,7 +253,7 @@ void DiskTier::read_run(
                             to - from);
             }
         }
-        while (first < run.size() && end_of(run[first]) <= piece_end) {
+        while (first < run.size() && run[first]->end() <= piece_end) {
             ++first;
         }
         position = piece_end;

@@ -16,6 +16,7 @@
 #include <spillway/memory/file_operations.hpp>
 #include <spillway/memory/memory_config.hpp>
 
+#include "memory/aligned_allocation.hpp"
 #include "memory/spill_checksum.hpp"
 #include "memory/spill_directory.hpp"
 #include "memory/spill_file_pool.hpp"
@@ -72,6 +73,9 @@ class SpillSlot {
     [[nodiscard]] SpillFile const& file() const noexcept { return *file_; }
     /// Where the payload begins in the file; a multiple of the alignment.
     [[nodiscard]] std::uint64_t offset() const noexcept { return offset_; }
+    /// Where the payload's last block ends: where the next payload written
+    /// together with it begins.
+    [[nodiscard]] std::uint64_t end() const noexcept { return offset_ + align_up(record_.stored_size); }
     [[nodiscard]] SpillRecord const& record() const noexcept { return record_; }
 
   private:
