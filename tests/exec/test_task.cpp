@@ -5,6 +5,7 @@
 #include <common/rendezvous.hpp>
 #include <common/watchdog.hpp>
 
+#include <coroutine>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -92,17 +93,51 @@ TEST(Task, ScheduleResumesOnAThreadOfTheExecutor) {
     EXPECT_EQ(sync_wait(hop(pool)), &pool);
 }
 
+// The awaiter must have suspended before the task finishes elsewhere: the
+// outer task runs on `first`'s only thread, and the inner task's hop back to
+// that thread is queued behind the outer's run, so it leaves for `second`
+// only after the outer has suspended.
 TEST(Task, ResumesTheAwaiterOnTheThreadWhereTheTaskFinished) {
-    ThreadPool pool(ThreadPool::Config{1});
-    auto inner = [](ThreadPool& target) -> Task<std::thread::id> {
-        co_await target.schedule();
+    ThreadPool first(ThreadPool::Config{1});
+    ThreadPool second(ThreadPool::Config{1});
+    auto inner = [&]() -> Task<std::thread::id> {
+        co_await first.schedule();
+        co_await second.schedule();
         co_return std::this_thread::get_id();
     };
     auto outer = [&]() -> Task<bool> {
-        std::thread::id const finished_on = co_await inner(pool);
-        co_return finished_on == std::this_thread::get_id();
+        co_await first.schedule();
+        std::thread::id const started_on = std::this_thread::get_id();
+        std::thread::id const finished_on = co_await inner();
+        co_return finished_on != started_on && finished_on == std::this_thread::get_id();
     };
     EXPECT_TRUE(sync_wait(outer()));
+}
+
+// Resumes the awaiting coroutine on a thread of its own and returns only
+// once that thread has run it to its next suspension.
+struct ResumeOnAnotherThreadAndWait {
+    [[nodiscard]] bool await_ready() const noexcept { return false; }
+    void await_suspend(std::coroutine_handle<> handle) const {
+        std::thread([handle] { handle.resume(); }).join();
+    }
+    void await_resume() const noexcept {}
+};
+
+// A task that finishes on another thread before its awaiter has suspended
+// lets the awaiter carry on where it was (see Task's class comment).
+TEST(Task, AnAwaiterThatHasNotSuspendedWhenTheTaskFinishesCarriesOnWhereItWas) {
+    std::thread::id finished_on;
+    auto inner = [&]() -> Task<void> {
+        co_await ResumeOnAnotherThreadAndWait{};
+        finished_on = std::this_thread::get_id();
+    };
+    auto outer = [&]() -> Task<std::thread::id> {
+        co_await inner();
+        co_return std::this_thread::get_id();
+    };
+    EXPECT_EQ(sync_wait(outer()), std::this_thread::get_id());
+    EXPECT_NE(finished_on, std::this_thread::get_id());
 }
 
 TEST(SyncWait, OnAThreadOfTheExecutorRunsQueuedWorkInsteadOfDeadlocking) {

@@ -135,7 +135,10 @@ using awaited_t = typename Awaited<std::remove_cvref_t<R>>::type;
 ///
 /// A task that finishes on another thread (after `co_await
 /// executor.schedule()`, say) resumes its awaiter on that thread by
-/// symmetric transfer. A chain of any length of tasks that finish
+/// symmetric transfer, if the awaiter has suspended by then. If it finishes
+/// first (the other thread won the race), the awaiter carries on where it
+/// was: code after a `co_await` of a task that hops executors runs on
+/// either thread, and must `co_await executor.schedule()` to be sure. A chain of any length of tasks that finish
 /// synchronously does not grow the stack (see `detail::TaskPromiseBase`).
 ///
 /// Cancellation is cooperative and explicit: a task that should stop early
