@@ -324,7 +324,9 @@ TEST(SeqJoin, DetectsAStallOnRealThreadsAndNamesThePendingItems) {
     std::vector<StallReport> reports;
     Mutex mutex;
     SeqJoinOptions options;
-    options.stall_timeout = 20ms;
+    // Long enough that items 1 and 2 have finished by the first report even
+    // on a loaded machine: the report then names item 0 alone.
+    options.stall_timeout = 250ms;
     options.on_stall = [&](StallReport const& report) {
         {
             MutexLock lock(mutex);

@@ -413,7 +413,7 @@ TEST(BufferResource, AReserveAndSpillCallerClaimsOnlyItsOwnRequestSoOthersSpillB
     auto const meeting = [&](BufferPile& pile) {
         return [&](std::size_t amount) {
             first_inside.set();
-            met += both_spilling.arrive_and_wait(std::chrono::seconds(2)) ? 1 : 0;
+            met += both_spilling.arrive_and_wait() ? 1 : 0;
             return pile.spill(amount);
         };
     };

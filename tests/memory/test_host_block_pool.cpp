@@ -67,12 +67,17 @@ std::uint64_t held(BufferResource const& resource) {
 std::uint64_t most_held_while_making(BufferResource& resource, std::size_t threads, std::size_t iterations,
                                      std::function<std::size_t(std::size_t, std::size_t)> const& size_of) {
     std::atomic<bool> running{true};
+    std::atomic<bool> sampling{false};
     std::uint64_t most_held = 0;
     std::thread sampler([&] {
-        while (running.load()) {
+        do {
             most_held = std::max(most_held, held(resource));
-        }
+            sampling = true;
+        } while (running.load());
     });
+    while (!sampling.load()) {
+        std::this_thread::yield();
+    }
     std::vector<std::thread> makers;
     for (std::size_t thread = 0; thread < threads; ++thread) {
         makers.emplace_back([&, thread] {

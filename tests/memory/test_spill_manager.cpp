@@ -39,9 +39,22 @@ std::size_t pretend(std::size_t amount) {
     return amount;
 }
 
+/// The threads of this process. A thread just joined may stay listed for a
+/// moment after `join` returns: the count is read until two reads 20 ms apart
+/// agree.
 std::size_t thread_count() {
-    auto const tasks = std::filesystem::directory_iterator("/proc/self/task");
-    return static_cast<std::size_t>(std::distance(begin(tasks), end(tasks)));
+    auto const listed = [] {
+        auto const tasks = std::filesystem::directory_iterator("/proc/self/task");
+        return static_cast<std::size_t>(std::distance(begin(tasks), end(tasks)));
+    };
+    for (auto count = listed();;) {
+        std::this_thread::sleep_for(20ms);
+        auto const again = listed();
+        if (again == count) {
+            return count;
+        }
+        count = again;
+    }
 }
 
 /// Whether a second spill() caller enters a spill function while a first one

@@ -596,12 +596,16 @@ TEST(Shuffler, TheMetadataOfSmallChunksIsCountedSentAndSpilledWithTheirData) {
     auto const metadata_size = test::make_chunk(*resources[0], {0, 0, 0, 1, chunk_size}).metadata.size();
     ASSERT_GT(metadata_size, 0U);
     auto group = comm::LocalCommunicator::make_group(pointers);
+    // No prefetch: the progress thread would read the spilled chunks back
+    // between the spill and the check of DISK use.
+    ShuffleConfig config;
+    config.prefetch = SizeSpec::bytes(0);
     std::vector<std::thread> threads;
     for (Rank rank = 0; rank < ranks; ++rank) {
         threads.emplace_back([&, rank] {
             auto& comm = *group[static_cast<std::size_t>(rank)];
             auto& resource = comm.buffer_resource();
-            Shuffler shuffler(comm, 1, ranks, resource);
+            Shuffler shuffler(comm, 1, ranks, resource, PartitionOwner::round_robin, config);
             if (rank == 0) {
                 for (std::uint64_t index = 0; index < chunks; ++index) {
                     std::unordered_map<PartitionId, PackedData> one;
@@ -779,8 +783,10 @@ TEST(Shuffler, ABusyPeerThatInsertsNothingForLongerThanTheCollectiveTimeoutIsNot
     std::array<memory::BufferResource, 2> resources;
     std::array<memory::BufferResource*, 2> const pointers{&resources[0], &resources[1]};
     auto group = comm::LocalCommunicator::make_group(pointers);
+    // Long enough that the two ranks' start-up skew and a loaded machine's
+    // scheduling delays (under TSan too) never come near it.
     ShuffleConfig config;
-    config.collective_timeout = std::chrono::milliseconds(500);
+    config.collective_timeout = std::chrono::milliseconds(1500);
     std::vector<std::thread> threads;
     for (Rank rank = 0; rank < 2; ++rank) {
         threads.emplace_back([&, rank] {
