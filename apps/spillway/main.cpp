@@ -3,6 +3,7 @@
 
 #include <malloc.h>
 
+#include <cstdlib>
 #include <exception>
 #include <iostream>
 #include <optional>
@@ -22,6 +23,17 @@ int main(int argc, char** argv) {
     // buffers, which no buffer resource counts, then held the process's peak
     // resident set 40% above a partition's memory limit.
     mallopt(M_MMAP_THRESHOLD, 512 * 1024);
+    // One heap for every thread, unless MALLOC_ARENA_MAX says otherwise.
+    // glibc gives each thread that allocates a heap of its own (up to eight
+    // per core), and a heap keeps what is freed in it for the threads that
+    // use it. A shuffle allocates small chunks on some threads (packing,
+    // receiving, reading back) and frees them on others, at different phases,
+    // so each heap grew to its own peak: with 1000 partitions the process's
+    // peak resident set was the sum of those peaks, 1.4 to 2.4 times the
+    // memory limit, against 1.2 to 1.5 with one heap.
+    if (std::getenv("MALLOC_ARENA_MAX") == nullptr) {
+        mallopt(M_ARENA_MAX, 1);
+    }
     InterruptionHandler interruptions;  // before any thread starts, MPI's included
     CommandLine command_line;
     if (auto const code = command_line.parse(argc, argv, std::cout, std::cerr)) {
