@@ -109,7 +109,7 @@ class SendOperation final : public detail::MpiOperation {
     void finish(std::exception_ptr error) noexcept override {
         // Free the bytes before waking waiters, so they see the accounting back.
         payload_.reset();
-        header_ = {};
+        header_ = std::vector<std::byte>();  // `= {}` would keep the capacity
         error ? state_->set_error(std::move(error)) : state_->set_value({});
     }
 

@@ -267,7 +267,9 @@ std::uint16_t Exchange::inline_metadata(PackedData& chunk) {
     std::ranges::copy(chunk.data.data(), bytes.begin());
     std::ranges::copy(chunk.metadata, bytes.begin() + static_cast<std::ptrdiff_t>(data_size));
     chunk.data = std::move(joined);
-    chunk.metadata = {};
+    // Not `= {}`: that assigns an empty list and keeps the capacity, so the
+    // metadata's memory would stay allocated, uncounted, beside its copy.
+    chunk.metadata = std::vector<std::byte>();
     return static_cast<std::uint16_t>(metadata_size);
 }
 
