@@ -1,6 +1,7 @@
 #include <spillway/memory/spillable_store.hpp>
 
 #include <algorithm>
+#include <exception>
 #include <iterator>
 #include <limits>
 
@@ -10,6 +11,9 @@
 namespace spillway::memory {
 namespace {
 
+/// The HOST bytes each reservation counting the keys' bookkeeping holds.
+constexpr std::size_t bookkeeping_step = std::size_t{4} << 10;
+
 std::string checked_name(std::string name) {
     SPILLWAY_EXPECTS(!name.empty(), "a SpillableStore needs a name for its statistics", InvalidArgument);
     return name;
@@ -18,10 +22,18 @@ std::string checked_name(std::string name) {
 }  // namespace
 
 SpillableStore::SpillableStore(BufferResource& resource, std::string name, int spill_priority,
-                               std::size_t batch_bytes)
+                               std::size_t batch_bytes, std::optional<std::size_t> owner_bytes_per_key)
     : resource_(resource),
       name_(checked_name(std::move(name))),
       batch_bytes_(batch_bytes),
+      // A tree node holds its colour and three links before its value.
+      bytes_per_key_(
+          owner_bytes_per_key
+              ? BufferResource::allocated_capacity(4 * sizeof(void*) + sizeof(Entries::value_type))
+                    + BufferResource::allocated_capacity(4 * sizeof(void*) + sizeof(std::pair<std::size_t, Key>))
+                    + *owner_bytes_per_key
+              : 0
+      ),
       spill_function_id_(resource.spill_manager().add_spill_function(
           [this](std::size_t amount) { return spill(amount); }, spill_priority, SpillConcurrency::shared,
           SpillAnnouncement::victims
@@ -62,6 +74,21 @@ void SpillableStore::add(Key key, Buffer buffer) {
     bytes_[tier_index(tier)] += size;
     if (tier == MemoryType::HOST && size > 0) {
         spillable_.emplace(size, key);
+    }
+    count_bookkeeping();
+}
+
+void SpillableStore::count_bookkeeping() noexcept {
+    auto const steps = (entries_.size() * bytes_per_key_ + bookkeeping_step - 1) / bookkeeping_step;
+    while (bookkeeping_.size() > (entries_.empty() ? 0 : steps + 1)) {
+        bookkeeping_.pop_back();
+    }
+    try {
+        while (bookkeeping_.size() < steps) {
+            bookkeeping_.push_back(resource_.reserve(MemoryType::HOST, bookkeeping_step, AllowOverbooking::yes));
+        }
+    } catch (std::exception const&) {
+        // Short by a step or more until the next change; see the declaration.
     }
 }
 
@@ -135,6 +162,7 @@ std::optional<Buffer> SpillableStore::extract(
         MutexLock lock(mutex_);
         bytes_[tier_index(MemoryType::DISK)] -= size;
         entries_.erase(key);
+        count_bookkeeping();
     }
     settled_.notify_all();
     resource_.statistics().add_bytes(name_ + ".unspill.bytes", size);
@@ -355,6 +383,7 @@ Buffer SpillableStore::remove(Entries::iterator entry) {
     bytes_[tier_index(held.tier)] -= held.size;
     Buffer buffer = std::move(*held.buffer);
     entries_.erase(entry);
+    count_bookkeeping();
     return buffer;
 }
 

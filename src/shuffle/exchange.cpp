@@ -136,8 +136,11 @@ Exchange::Exchange(
       operation_(describe(collective, op_id) + " on rank " + std::to_string(communicator.rank())),
       started_(std::chrono::steady_clock::now()),
       lease_(communicator, tag_, describe(collective, op_id)),
-      outgoing_(resource_, name_ + ".outgoing", outgoing_spill_priority, spill_batch_bytes(resource_)),
-      received_(resource_, name_ + ".received", received_spill_priority, spill_batch_bytes(resource_)),
+      // Each chunk's entry in a queue or a partition counts with its key.
+      outgoing_(resource_, name_ + ".outgoing", outgoing_spill_priority, spill_batch_bytes(resource_),
+                sizeof(OutgoingChunk)),
+      received_(resource_, name_ + ".received", received_spill_priority, spill_batch_bytes(resource_),
+                sizeof(ChunkRef)),
       destinations_(static_cast<std::size_t>(communicator.nranks())),
       open_destinations_(static_cast<std::size_t>(communicator.nranks()) - 1),
       partitions_(local_partitions_.size()),

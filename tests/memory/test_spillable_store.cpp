@@ -732,3 +732,62 @@ TEST(SpillableStore, BehavesLikeAMapUnderRandomOperations) {
         expect_all_tiers_at_zero(resource);
     }
 }
+
+TEST(SpillableStore, AStoreMadeWithOwnerBytesCountsEachKeysBookkeepingInHostWhereverItsBufferIs) {
+    // 300 keys of 100 owner bytes each and the store's own nodes: a few
+    // hundred bytes per key, reserved a step of 4 KiB at a time, kept while
+    // the buffers are spilled, and returned as the keys go.
+    constexpr std::size_t step = 4 * kibibyte;
+    constexpr std::size_t keys = 300;
+    TemporaryDirectory root;
+    BufferResource resource(test_config(root));
+    SpillableStore store(resource, "test", 0, 0, 100);
+    auto const per_key = store.bookkeeping_bytes_per_key();
+    EXPECT_GT(per_key, 100U + 2 * 4 * sizeof(void*)) << "two tree nodes beside the owner's bytes";
+    auto const counted_for = [&](std::size_t held) { return (held * per_key + step - 1) / step * step; };
+    for (std::size_t key = 0; key < keys; ++key) {
+        store.insert(key, host_buffer(resource, 16));
+        ASSERT_EQ(resource.memory_reserved(MemoryType::HOST), counted_for(key + 1));
+    }
+    EXPECT_EQ(store.spill(keys * 16), keys * 16);
+    EXPECT_EQ(store.bytes(MemoryType::HOST), 0U);
+    EXPECT_EQ(resource.memory_reserved(MemoryType::HOST), counted_for(keys)) << "spilled keys cost as much";
+    for (std::size_t key = 0; key < keys; ++key) {
+        ASSERT_TRUE(store.erase(key));
+        auto const reserved = resource.memory_reserved(MemoryType::HOST);
+        EXPECT_GE(reserved, counted_for(keys - key - 1));
+        EXPECT_LE(reserved, counted_for(keys - key - 1) + step) << "one step of slack";
+    }
+    EXPECT_EQ(resource.memory_reserved(MemoryType::HOST), 0U) << "an empty store reserves nothing";
+}
+
+TEST(SpillableStore, AStoreMadeWithoutOwnerBytesCountsNoBookkeeping) {
+    TemporaryDirectory root;
+    BufferResource resource(test_config(root));
+    SpillableStore store(resource, "test");
+    EXPECT_EQ(store.bookkeeping_bytes_per_key(), 0U);
+    for (std::size_t key = 0; key < 100; ++key) {
+        store.insert(key, host_buffer(resource, 16));
+    }
+    EXPECT_EQ(resource.memory_reserved(MemoryType::HOST), 0U);
+}
+
+TEST(SpillableStore, CountedBookkeepingMakesOtherRequestsSpillBuffers) {
+    // HOST holds 64 KiB. The keys' bookkeeping takes about half of it, so a
+    // request for the other half must spill buffers that would fit beside it
+    // if the bookkeeping went uncounted.
+    constexpr std::size_t limit = 64 * kibibyte;
+    TemporaryDirectory root;
+    BufferResource resource(test_config(root, limit));
+    SpillableStore store(resource, "test", 0, 0, 1000);
+    std::size_t keys = 0;
+    while ((keys + 1) * store.bookkeeping_bytes_per_key() <= limit / 2) {
+        store.insert(keys, host_buffer(resource, 256));
+        ++keys;
+    }
+    auto const buffers = keys * BufferResource::allocated_capacity(256);
+    ASSERT_LE(buffers + limit / 2, limit) << "uncounted, the bookkeeping would leave room for the request";
+    auto const request = resource.reserve_and_spill(MemoryType::HOST, limit / 2, AllowOverbooking::no);
+    EXPECT_EQ(request.size(), limit / 2);
+    EXPECT_GT(store.bytes(MemoryType::DISK), 0U);
+}

@@ -684,8 +684,8 @@ TEST(Shuffler, AnExtractionThatFailsWhileSplittingOffInlineMetadataLosesNoChunk)
     shuffler.wait(0);
     {
         auto const hog = resource.reserve(
-            memory::MemoryType::HOST,
-            64 * kibibyte - resource.memory_used(memory::MemoryType::HOST), memory::AllowOverbooking::no
+            memory::MemoryType::HOST, static_cast<std::size_t>(resource.memory_available(memory::MemoryType::HOST)),
+            memory::AllowOverbooking::no
         );
         faults->fail_writes(ENOSPC);
         EXPECT_THROW_WITH(static_cast<void>(shuffler.extract(0)), IoError, "No space left on device");
@@ -854,7 +854,8 @@ TEST(Shuffler, ExtractionPrefetchesTheNextSpilledChunksWhileHostHoldsMoreOfLater
     constexpr std::size_t chunk_size = 64 * kibibyte;
     test::Watchdog watchdog("a prefetching shuffle", std::chrono::seconds(120));
     memory::MemoryConfig memory_config;
-    memory_config.host_limit = SizeSpec::bytes(6 * chunk_size);
+    // And 4 KiB for the chunks' bookkeeping, which the stores count.
+    memory_config.host_limit = SizeSpec::bytes(6 * chunk_size + 4 * kibibyte);
     memory::BufferResource resource(memory_config);
     std::array<memory::BufferResource*, 1> const resources{&resource};
     auto group = comm::LocalCommunicator::make_group(resources);

@@ -41,6 +41,15 @@ namespace spillway::memory {
 /// the least excess, and when keys grow in arrival order and buffers are taken
 /// in key order, it spills the buffers needed last.
 ///
+/// Each key held costs HOST memory whatever its buffer's tier: its nodes in
+/// the store's indexes, and what the caller keeps per key. A store made with
+/// `owner_bytes_per_key` counts that bookkeeping: it keeps
+/// `bookkeeping_bytes_per_key()` bytes per key reserved in its resource's
+/// HOST tier, in steps of 4 KiB, overbooking rather than spilling (so it may
+/// run under any lock), and returns them as keys go; an empty store reserves
+/// nothing. So a store of very many small buffers, spilled or not, pushes
+/// buffers to disk instead of growing the process past its limit unseen.
+///
 /// A buffer being moved between tiers (by a spill, an extract or a prefetch)
 /// stays in the store; an `extract` of its key waits for the move to finish.
 ///
@@ -73,10 +82,14 @@ class SpillableStore {
     /// smaller than that together into one spill file
     /// (`BufferResource::move_to_disk`): a store of many small buffers then
     /// spills a file-full at a time instead of a file per buffer, at the cost
-    /// of spilling up to `batch_bytes` more than asked.
+    /// of spilling up to `batch_bytes` more than asked. With
+    /// `owner_bytes_per_key` set, the store counts its bookkeeping (see the
+    /// class comment) and these bytes per key, the HOST memory the caller
+    /// keeps per key beside the store (an index entry of its own, say).
     /// @throws InvalidArgument if `name` is empty, or if called from inside a
     ///         spill function of `resource`.
-    SpillableStore(BufferResource& resource, std::string name, int spill_priority = 0, std::size_t batch_bytes = 0);
+    SpillableStore(BufferResource& resource, std::string name, int spill_priority = 0, std::size_t batch_bytes = 0,
+                   std::optional<std::size_t> owner_bytes_per_key = std::nullopt);
     /// Removes the spill function (waiting for it to return if it runs), then
     /// frees every buffer still held.
     ~SpillableStore();
@@ -168,6 +181,10 @@ class SpillableStore {
     [[nodiscard]] std::uint64_t bytes(MemoryType tier) const;
     /// The name given to the constructor.
     [[nodiscard]] std::string const& name() const noexcept { return name_; }
+    /// The HOST bytes counted per key held: the store's index nodes, as the
+    /// C library allocates them, and the owner's `owner_bytes_per_key`; 0
+    /// when the store was made without it.
+    [[nodiscard]] std::size_t bookkeeping_bytes_per_key() const noexcept { return bytes_per_key_; }
 
   private:
     /// A held buffer. Invariant: `buffer` is empty exactly while a call moves
@@ -198,6 +215,11 @@ class SpillableStore {
     /// Moves `victims` to DISK together and puts them back; returns their
     /// bytes. On failure they are left in `victims`, in HOST.
     std::size_t spill_together(std::span<std::pair<Key, Buffer>> victims);
+    /// Reserves or returns HOST bytes so that `bookkeeping_` covers the keys
+    /// held, keeping one step of slack before returning any. If a reservation
+    /// cannot be made (only when the tier's total would overflow, or the
+    /// vector cannot grow), the count stays short until the next change.
+    void count_bookkeeping() noexcept SPILLWAY_REQUIRES(mutex_);
     /// Takes out HOST buffers worth at least `amount` bytes, chosen as the
     /// class comment says, and marks them as being moved.
     std::vector<std::pair<Key, Buffer>> choose_victims(std::size_t amount) SPILLWAY_REQUIRES(mutex_);
@@ -206,6 +228,7 @@ class SpillableStore {
     BufferResource& resource_;
     std::string const name_;
     std::size_t const batch_bytes_;
+    std::size_t const bytes_per_key_;  ///< see `bookkeeping_bytes_per_key()`
 
     /// Taken inside spill functions (under the spill manager's registry) and
     /// by every call; never held while I/O runs or while the spill manager is
@@ -218,6 +241,8 @@ class SpillableStore {
     std::set<std::pair<std::size_t, Key>> spillable_ SPILLWAY_GUARDED_BY(mutex_);
     /// Sum of the entries' sizes per tier.
     std::array<std::uint64_t, memory_type_count> bytes_ SPILLWAY_GUARDED_BY(mutex_){};
+    /// HOST reservations of one step each, counting the keys' bookkeeping.
+    std::vector<MemoryReservation> bookkeeping_ SPILLWAY_GUARDED_BY(mutex_);
 
     /// Declared last: registered once the store is ready to be spilled.
     SpillManager::SpillFunctionId const spill_function_id_;
