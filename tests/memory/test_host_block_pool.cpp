@@ -67,21 +67,26 @@ std::uint64_t held(BufferResource const& resource) {
 std::uint64_t most_held_while_making(BufferResource& resource, std::size_t threads, std::size_t iterations,
                                      std::function<std::size_t(std::size_t, std::size_t)> const& size_of) {
     std::atomic<bool> running{true};
-    std::atomic<bool> sampling{false};
+    std::atomic<std::uint64_t> samples{0};
     std::uint64_t most_held = 0;
     std::thread sampler([&] {
-        do {
+        while (running.load()) {
             most_held = std::max(most_held, held(resource));
-            sampling = true;
-        } while (running.load());
+            ++samples;
+        }
     });
-    while (!sampling.load()) {
-        std::this_thread::yield();
-    }
     std::vector<std::thread> makers;
     for (std::size_t thread = 0; thread < threads; ++thread) {
         makers.emplace_back([&, thread] {
             for (std::size_t i = 0; i < iterations; ++i) {
+                if (i == iterations / 2) {
+                    // Halfway, wait for a whole sample: on a loaded machine
+                    // the sampler could otherwise miss every thread's work.
+                    auto const seen = samples.load();
+                    while (samples.load() < seen + 2) {
+                        std::this_thread::yield();
+                    }
+                }
                 auto const size = size_of(thread, i);
                 auto reservation = resource.try_reserve(MemoryType::HOST, size);
                 if (!reservation.empty()) {
