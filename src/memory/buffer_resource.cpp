@@ -145,7 +145,8 @@ void BufferResource::release_pooled_memory() {
 std::uint64_t BufferResource::pool_room() const {
     Tier const& host = tier(MemoryType::HOST);
     auto const limit = host.accounted_limit();
-    return config_.pool_host_blocks && host.used < limit ? limit - host.used : 0;
+    auto const committed = host.committed();
+    return config_.pool_host_blocks && committed < limit ? limit - committed : 0;
 }
 
 template <typename Fill>

@@ -43,9 +43,9 @@ class HostBlockPool;
 /// and a later buffer whose size rounds up to the same number of 4 KiB pages
 /// takes it over, so that the system does not fault in and zero fresh pages
 /// for it. Pooled blocks are not used bytes, but the resource keeps only as
-/// many as fit beside its buffers within the HOST limit: buffers and pooled
-/// blocks together never hold more HOST memory than the limit, or than the
-/// buffers alone when they overbook it. `release_pooled_memory` frees them;
+/// many as fit beside its buffers and reservations within the HOST limit:
+/// buffers, reservations and pooled blocks together never claim more HOST
+/// memory than the limit, or than the first two alone when they overbook it. `release_pooled_memory` frees them;
 /// `MemoryConfig::pool_host_blocks` turns pooling off.
 ///
 /// Statistics recorded (names in `statistics()`):
@@ -375,8 +375,8 @@ class BufferResource {
     detail::HostBytes allocate_host(
         MemoryReservation& reservation, std::size_t size, std::size_t counted, Fill fill
     );
-    /// The bytes the HOST pool may hold beside the buffers: what is left of
-    /// the limit, or 0 when pooling is off.
+    /// The bytes the HOST pool may hold beside the buffers and reservations:
+    /// what is left of the limit, or 0 when pooling is off.
     std::uint64_t pool_room() const SPILLWAY_REQUIRES(accounting_mutex_);
 
     /// @throws ReservationError naming `what` unless `reservation` belongs to
