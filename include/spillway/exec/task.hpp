@@ -138,8 +138,9 @@ using awaited_t = typename Awaited<std::remove_cvref_t<R>>::type;
 /// symmetric transfer, if the awaiter has suspended by then. If it finishes
 /// first (the other thread won the race), the awaiter carries on where it
 /// was: code after a `co_await` of a task that hops executors runs on
-/// either thread, and must `co_await executor.schedule()` to be sure. A chain of any length of tasks that finish
-/// synchronously does not grow the stack (see `detail::TaskPromiseBase`).
+/// either thread, and must `co_await executor.schedule()` to be sure. A
+/// chain of any length of tasks that finish synchronously does not grow the
+/// stack (see `detail::TaskPromiseBase`).
 ///
 /// Cancellation is cooperative and explicit: a task that should stop early
 /// takes a `std::stop_token` and passes it to what it awaits

@@ -45,8 +45,9 @@ class HostBlockPool;
 /// for it. Pooled blocks are not used bytes, but the resource keeps only as
 /// many as fit beside its buffers and reservations within the HOST limit:
 /// buffers, reservations and pooled blocks together never claim more HOST
-/// memory than the limit, or than the first two alone when they overbook it. `release_pooled_memory` frees them;
-/// `MemoryConfig::pool_host_blocks` turns pooling off.
+/// memory than the limit, or than the first two alone when they overbook it.
+/// `release_pooled_memory` frees them; `MemoryConfig::pool_host_blocks` turns
+/// pooling off.
 ///
 /// Statistics recorded (names in `statistics()`):
 /// - `memory.allocate.bytes`: each HOST allocation; `memory.host.blocks_reused`:
