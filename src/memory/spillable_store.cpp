@@ -13,6 +13,9 @@ namespace {
 
 /// The HOST bytes each reservation counting the keys' bookkeeping holds.
 constexpr std::size_t bookkeeping_step = std::size_t{4} << 10;
+/// What a node of a red-black tree holds before its value: its colour and
+/// three links.
+constexpr std::size_t tree_node_header = 4 * sizeof(void*);
 
 std::string checked_name(std::string name) {
     SPILLWAY_EXPECTS(!name.empty(), "a SpillableStore needs a name for its statistics", InvalidArgument);
@@ -26,11 +29,10 @@ SpillableStore::SpillableStore(BufferResource& resource, std::string name, int s
     : resource_(resource),
       name_(checked_name(std::move(name))),
       batch_bytes_(batch_bytes),
-      // A tree node holds its colour and three links before its value.
       bytes_per_key_(
           owner_bytes_per_key
-              ? BufferResource::allocated_capacity(4 * sizeof(void*) + sizeof(Entries::value_type))
-                    + BufferResource::allocated_capacity(4 * sizeof(void*) + sizeof(std::pair<std::size_t, Key>))
+              ? BufferResource::allocated_capacity(tree_node_header + sizeof(Entries::value_type))
+                    + BufferResource::allocated_capacity(tree_node_header + sizeof(std::pair<std::size_t, Key>))
                     + *owner_bytes_per_key
               : 0
       ),
