@@ -37,6 +37,10 @@ std::set<std::pair<comm::Communicator const*, comm::Tag>>& leases() SPILLWAY_REQ
 /// sending, probing and receiving interleave under load.
 constexpr int max_per_step = 64;
 
+/// `extract_chunk` wakes the progress thread to prefetch once this fraction
+/// of the prefetch budget has been extracted since the last wake (or when
+/// extraction moves to another partition).
+constexpr std::size_t prefetch_wake_fraction = 4;
 /// The most chunks one step prefetches; they are read back together, so a
 /// partition of many small chunks comes back in a few large reads.
 constexpr std::size_t max_prefetched_per_step = 1024;
@@ -369,6 +373,7 @@ std::optional<PackedData> Exchange::extract_chunk(PartitionId partition) {
     ScopedTimer timer(statistics_, statistic_names_.extract_seconds);
     auto const index = index_of(partition);
     std::deque<ChunkRef> chunk;
+    bool wake = false;
     {
         MutexLock lock(mutex_);
         auto& state = extractable_locked(index, "extract_chunk");
@@ -381,12 +386,24 @@ std::optional<PackedData> Exchange::extract_chunk(PartitionId partition) {
         }
         if (state.chunks.empty()) {
             mark_extracted_locked(index);
+            wake = true;
         } else {
-            extraction_cursor_ = index;
-            wake_ = true;
+            // Wakes the progress thread to prefetch only when the window
+            // has moved far enough to hold more: a wake per small chunk
+            // would rescan the window thousands of times for nothing.
+            extracted_since_wake_ += chunk.front().size;
+            if (extraction_cursor_ != index || extracted_since_wake_ >= prefetch_budget() / prefetch_wake_fraction) {
+                extraction_cursor_ = index;
+                wake = wake_ = true;
+            }
+        }
+        if (wake) {
+            extracted_since_wake_ = 0;
         }
     }
-    progress_wanted_.notify_one();
+    if (wake) {
+        progress_wanted_.notify_one();
+    }
     if (chunk.empty()) {
         return std::nullopt;
     }
@@ -835,15 +852,22 @@ bool Exchange::post_receives() {
     return progressed;
 }
 
+std::size_t Exchange::prefetch_budget() const {
+    return static_cast<std::size_t>(config_.prefetch.resolve(resource_.memory_limit(memory::MemoryType::HOST)));
+}
+
 bool Exchange::prefetch() {
     if (!deferred_.empty()) {
         return false;  // receives need the memory more
+    }
+    if (received_.bytes(memory::MemoryType::DISK) == 0) {
+        return false;  // nothing is spilled: the window is in HOST already
     }
     // The window is the chunks extraction takes next, wherever they are; the
     // store skips those already in HOST. Chunks of later partitions that are
     // in HOST do not count: an out-of-core shuffle's HOST is full of them, and
     // counting them kept it from ever prefetching.
-    auto const budget = config_.prefetch.resolve(resource_.memory_limit(memory::MemoryType::HOST));
+    auto const budget = prefetch_budget();
     std::size_t planned = 0;
     std::vector<Key> keys;
     {

@@ -219,6 +219,8 @@ class Exchange {
     bool stop_waiting_for_silent_peers(bool failed);
     bool post_receives();
     bool prefetch();
+    /// The HOST bytes `prefetch` reads ahead of extraction at most.
+    std::size_t prefetch_budget() const;
     /// After an error while the exchange was abandoned already: stops
     /// sending, receiving and draining, so that the destructor returns. Peers
     /// may then wait for this rank's messages until their own errors.
@@ -317,6 +319,8 @@ class Exchange {
     std::set<std::size_t> ready_ SPILLWAY_GUARDED_BY(mutex_);  ///< complete, not yet returned
     /// The local index extraction last took from; prefetch reads ahead from it.
     std::size_t extraction_cursor_ SPILLWAY_GUARDED_BY(mutex_) = 0;
+    /// Bytes `extract_chunk` took since it last woke the progress thread.
+    std::size_t extracted_since_wake_ SPILLWAY_GUARDED_BY(mutex_) = 0;
 
     // Owned by the progress thread alone.
     std::vector<InFlight> in_flight_;
