@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 
 #include <spillway/core/error.hpp>
 #include <spillway/core/options.hpp>
@@ -60,6 +61,32 @@ HostBytes allocate_block(std::size_t size) {
     HostBytes bytes(static_cast<std::byte*>(std::malloc(size)), AlignedFree{block_capacity(size)});
     expect_allocated(bytes, block_capacity(size));
     return bytes;
+}
+
+void shrink_block(HostBytes& bytes, std::size_t old_size, std::size_t size) {
+    if (is_mapped_block(size)) {  // so was the block: `size <= old_size`
+        auto& capacity = bytes.get_deleter().capacity;
+        auto const kept = static_cast<std::size_t>(align_up(size));
+        if (kept < capacity) {
+            munmap(bytes.get() + kept, capacity - kept);
+            capacity = kept;
+        }
+        return;
+    }
+    if (!is_mapped_block(old_size) && size > 0) {
+        // NOLINTNEXTLINE(cppcoreguidelines-no-malloc): the block is from malloc
+        auto* const shrunk = static_cast<std::byte*>(std::realloc(bytes.get(), size));
+        SPILLWAY_EXPECTS(shrunk != nullptr, "shortening a HOST block to " << format_bytes(size) << " failed",
+                         OutOfMemory);
+        static_cast<void>(bytes.release());  // realloc took it over
+        bytes = HostBytes(shrunk, AlignedFree{block_capacity(size)});
+        return;
+    }
+    auto copy = allocate_block(size);
+    if (size > 0) {
+        std::memcpy(copy.get(), bytes.get(), size);
+    }
+    bytes = std::move(copy);
 }
 
 std::size_t aligned_capacity(std::size_t size) {

@@ -92,6 +92,14 @@ constexpr std::uint64_t container_block_capacity(std::uint64_t size) noexcept {
 ///         above `max_aligned_size`.
 HostBytes allocate_block(std::size_t size);
 
+/// Shortens `bytes`, a block of `allocate_block(old_size)`, to a block for
+/// `size <= old_size` bytes that keeps the first `size` bytes: in place
+/// (`realloc`, or unmapping the tail pages) unless a mapped block becomes too
+/// small to stay mapped, which is copied.
+/// @throws OutOfMemory if the system cannot shorten or copy it; `bytes` is
+///         unchanged.
+void shrink_block(HostBytes& bytes, std::size_t old_size, std::size_t size);
+
 /// `align_up(size)`, checked: the capacity of a HOST block for `size` bytes.
 /// @throws OutOfMemory naming `size` if it is above `max_aligned_size`, so
 ///         that no allocation can hold it.

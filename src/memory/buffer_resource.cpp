@@ -356,6 +356,22 @@ Buffer BufferResource::make_buffer(std::size_t size, MemoryReservation& reservat
     return Buffer(*this, size, std::move(bytes));
 }
 
+void BufferResource::truncate(Buffer& buffer, std::size_t size) {
+    SPILLWAY_EXPECTS(buffer.resource_ == this && buffer.mem_type() == MemoryType::HOST,
+                     "truncate needs a HOST buffer of this BufferResource", InvalidArgument);
+    auto const old_size = buffer.size();
+    SPILLWAY_EXPECTS(size <= old_size,
+                     "truncate cannot lengthen a buffer of " << old_size << " bytes to " << size, InvalidArgument);
+    if (size == old_size) {
+        return;
+    }
+    detail::shrink_block(buffer.host_, old_size, size);
+    buffer.size_ = size;
+    MutexLock lock(accounting_mutex_);
+    tier(MemoryType::HOST).used -= old_size - size;
+    note_host_released(old_size - size);
+}
+
 std::size_t BufferResource::allocated_capacity(std::size_t size) noexcept {
     return detail::block_capacity(size);
 }

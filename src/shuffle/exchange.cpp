@@ -458,11 +458,8 @@ PackedData Exchange::detach_metadata(memory::Buffer& buffer, ChunkRef& chunk) {
     auto const bytes = buffer.data();
     auto const data_size = bytes.size() - chunk.inline_metadata;
     std::vector<std::byte> metadata(bytes.begin() + static_cast<std::ptrdiff_t>(data_size), bytes.end());
-    // The caller's memory now, as in read_back.
-    auto reservation = resource_.reserve_and_spill(memory::MemoryType::HOST, data_size, memory::AllowOverbooking::yes);
-    auto data = resource_.make_buffer(data_size, reservation);
-    std::ranges::copy(bytes.first(data_size), data.data().begin());
-    return PackedData{std::move(metadata), std::move(data)};
+    resource_.truncate(buffer, data_size);
+    return PackedData{std::move(metadata), std::move(buffer)};
 }
 
 // --- Progress thread. ---

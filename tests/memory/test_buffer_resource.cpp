@@ -237,6 +237,77 @@ TEST(BufferResource, SmallHostBuffersOccupyLittleMoreThanTheirSize) {
     EXPECT_EQ(buffer.data().size(), 5000U);
 }
 
+namespace {
+
+/// A HOST buffer of `size` bytes of `resource`, byte `i` holding `i % 251`.
+Buffer numbered_buffer(BufferResource& resource, std::size_t size) {
+    auto reservation = resource.reserve(MemoryType::HOST, size, AllowOverbooking::no);
+    auto buffer = resource.make_buffer(size, reservation);
+    for (std::size_t i = 0; i < size; ++i) {
+        buffer.data()[i] = static_cast<std::byte>(i % 251);
+    }
+    return buffer;
+}
+
+/// Whether `buffer` holds `numbered_buffer`'s bytes, up to its size.
+bool holds_numbered_bytes(Buffer const& buffer) {
+    auto const bytes = buffer.data();
+    for (std::size_t i = 0; i < bytes.size(); ++i) {
+        if (bytes[i] != static_cast<std::byte>(i % 251)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+}  // namespace
+
+TEST(BufferResource, TruncateShortensASmallBufferKeepingItsBytesAndReturnsTheRestToTheTier) {
+    BufferResource resource(host_limited(mebibyte));
+    auto buffer = numbered_buffer(resource, 5000);
+    resource.truncate(buffer, 3000);
+    EXPECT_EQ(buffer.size(), 3000U);
+    EXPECT_TRUE(holds_numbered_bytes(buffer));
+    EXPECT_EQ(resource.memory_used(MemoryType::HOST), 3000U);
+    resource.truncate(buffer, 3000);
+    EXPECT_EQ(buffer.size(), 3000U);
+    resource.truncate(buffer, 0);
+    EXPECT_EQ(buffer.size(), 0U);
+    EXPECT_EQ(resource.memory_used(MemoryType::HOST), 0U);
+    { auto const freed = std::move(buffer); }
+    expect_all_tiers_at_zero(resource);
+}
+
+TEST(BufferResource, TruncateUnmapsTheTailOfAMappedBufferAndCopiesOneThatBecomesSmall) {
+    BufferResource resource(host_limited(mebibyte));
+    auto buffer = numbered_buffer(resource, 256 * 1024);
+    auto const* const bytes = buffer.data().data();
+    resource.truncate(buffer, 100 * 1024 + 1);
+    EXPECT_EQ(buffer.data().data(), bytes);
+    EXPECT_TRUE(holds_numbered_bytes(buffer));
+    EXPECT_EQ(resource.memory_used(MemoryType::HOST), 100 * 1024 + 1U);
+    resource.truncate(buffer, 1000);
+    EXPECT_EQ(buffer.size(), 1000U);
+    EXPECT_TRUE(holds_numbered_bytes(buffer));
+    EXPECT_EQ(resource.memory_used(MemoryType::HOST), 1000U);
+    { auto const freed = std::move(buffer); }
+    expect_all_tiers_at_zero(resource);
+}
+
+TEST(BufferResource, TruncateRejectsLengtheningAndBuffersOfOtherResourcesOrTiers) {
+    TemporaryDirectory const root;
+    BufferResource resource(test_config(root));
+    BufferResource other(test_config(root));
+    auto buffer = numbered_buffer(resource, 5000);
+    EXPECT_THROW_WITH(resource.truncate(buffer, 5001), InvalidArgument, "cannot lengthen");
+    EXPECT_THROW_WITH(other.truncate(buffer, 10), InvalidArgument, "HOST buffer of this BufferResource");
+    auto disk_reservation = resource.reserve(MemoryType::DISK, 5000, AllowOverbooking::no);
+    auto spilled = resource.move(std::move(buffer), disk_reservation);
+    EXPECT_THROW_WITH(resource.truncate(spilled, 10), InvalidArgument, "HOST buffer of this BufferResource");
+    EXPECT_EQ(spilled.size(), 5000U);
+    EXPECT_EQ(resource.memory_used(MemoryType::DISK), 5000U);
+}
+
 TEST(BufferResource, MakeBufferRejectsAReservationThatCannotPayForIt) {
     BufferResource resource(host_limited(mebibyte));
     BufferResource other(host_limited(mebibyte));

@@ -209,6 +209,20 @@ class BufferResource {
     /// @throws OutOfMemory if the system cannot allocate the bytes.
     [[nodiscard]] Buffer make_buffer(std::size_t size, MemoryReservation& reservation);
 
+    /// Shortens `buffer`, a HOST buffer of this resource, to its first
+    /// `size` bytes and returns the bytes cut off to the HOST tier, so that
+    /// a caller that kept a trailer after its data (metadata of its own,
+    /// say) drops it without copying the data: a block from the C library is
+    /// shortened in place (`realloc`, which glibc never moves when it
+    /// shrinks), and a mapped block that stays 64 KiB or more unmaps its
+    /// tail pages. Only a mapped block that becomes smaller than that is
+    /// copied, into a block from the C library.
+    /// @throws InvalidArgument if `buffer` is not a HOST buffer of this
+    ///         resource, or `size` is above `buffer.size()`.
+    /// @throws OutOfMemory if the system cannot shorten or copy the block;
+    ///         the buffer is unchanged.
+    void truncate(Buffer& buffer, std::size_t size);
+
     /// `size` bytes of HOST memory for a container's storage (what a
     /// `HostAllocator` asks for), not initialised, in a block like a
     /// buffer's, of `container_capacity(size)` bytes. They count as used at
