@@ -22,7 +22,7 @@
 #include <spillway/exec/thread_pool.hpp>
 #include <spillway/memory/memory_config.hpp>
 #include <spillway/shuffle/shuffle_config.hpp>
-#include <spillway/table/csv_options.hpp>
+#include <spillway/io/csv_options.hpp>
 
 #include "command_line.hpp"
 #include "input_layouts.hpp"
@@ -42,7 +42,7 @@ extern "C" int LLVMFuzzerTestOneInput(std::uint8_t const* data, std::size_t size
         (void)exec::ThreadPool::Config::from_options(options);
         (void)exec::SeqJoinOptions::from_options(options);
         (void)shuffle::ShuffleConfig::from_options(options);
-        (void)table::CsvOptions::from_options(options);
+        (void)io::CsvOptions::from_options(options);
     } catch (Error const& error) {
         (void)command_line.name_flags(error.what());  // how the tool reports it
     }

@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include <spillway/table/csv_options.hpp>
+#include <spillway/io/csv_options.hpp>
 
 #include "fuzz_bytes.hpp"
 
@@ -28,8 +28,8 @@ struct CsvInput {
 
 /// The options the bits of a `CsvInput` ask for; rows are inferred from
 /// the first 4, so that a type change soon after them is reached.
-inline table::CsvOptions csv_options(std::uint8_t bits) {
-    table::CsvOptions options;
+inline io::CsvOptions csv_options(std::uint8_t bits) {
+    io::CsvOptions options;
     options.delimiter = (bits & 1) != 0 ? '|' : ',';
     options.header = (bits & 2) == 0;
     options.trailing_delimiter = (bits & 4) != 0;

@@ -1,5 +1,5 @@
 /// @file
-/// Fuzzes `table::CsvReader`: schema inference, block splitting, quoting and
+/// Fuzzes `io::CsvReader`: schema inference, block splitting, quoting and
 /// value parsing of a whole file, under the options the input chooses.
 ///
 /// Input: `read_csv_input`. The file is written to a temporary directory of
@@ -21,7 +21,7 @@
 #include <string>
 
 #include <spillway/core/error.hpp>
-#include <spillway/table/csv_reader.hpp>
+#include <spillway/io/csv_reader.hpp>
 
 #include "csv_input.hpp"
 
@@ -65,14 +65,14 @@ extern "C" int LLVMFuzzerTestOneInput(std::uint8_t const* data, std::size_t size
         file.write(reinterpret_cast<char const*>(input.file.data()), static_cast<std::streamsize>(input.file.size()));
     }
     try {
-        table::CsvReader reader(csv_path(), fuzz::csv_options(input.options));
+        io::CsvReader reader(csv_path(), fuzz::csv_options(input.options));
         while (auto const block = reader.read_block()) {
             auto const parsed = block->parse();
             if (parsed.num_columns() == 0) {
                 continue;
             }
             std::size_t const last[] = {parsed.num_columns() - 1};
-            table::CsvRows rows;
+            io::CsvRows rows;
             try {
                 rows = block->parse_columns(last);
             } catch (Error const& error) {

@@ -20,7 +20,7 @@
 #include <string_view>
 #include <vector>
 
-#include <spillway/table/csv_reader.hpp>
+#include <spillway/io/csv_reader.hpp>
 #include <spillway/table/packed_table.hpp>
 
 #include "csv_input.hpp"
@@ -72,7 +72,7 @@ std::vector<table::Table> tables_of_csv_seeds(std::filesystem::path const& scrat
         auto const path = scratch / (std::string(seed.name) + ".csv");
         write(path, std::as_bytes(std::span(seed.text)));
         try {
-            table::CsvReader reader(path, fuzz::csv_options(seed.options));
+            io::CsvReader reader(path, fuzz::csv_options(seed.options));
             while (auto table = reader.read()) {
                 tables.push_back(std::move(*table));
             }

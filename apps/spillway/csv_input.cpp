@@ -77,16 +77,16 @@ CsvInput CsvInput::open(std::vector<std::filesystem::path> files, std::vector<st
                          InvalidArgument);
         input.bytes += size;
     }
-    auto const defaults = files.front().extension() == ".tbl" ? table::CsvOptions::tbl() : table::CsvOptions();
-    input.options = table::CsvOptions::from_options(options, defaults);
+    auto const defaults = files.front().extension() == ".tbl" ? io::CsvOptions::tbl() : io::CsvOptions();
+    input.options = io::CsvOptions::from_options(options, defaults);
     {
-        table::CsvReader first(files.front(), input.options);
+        io::CsvReader first(files.front(), input.options);
         input.schema = declare_types(first.schema(), declared, input.declared);
         input.header = first.header_line();
     }
     for (auto const& file : files) {
         std::vector<std::string> names;
-        table::CsvReader const reader(file, input.options);
+        io::CsvReader const reader(file, input.options);
         for (auto const& field : reader.schema().fields()) {
             names.push_back(field.name);
         }
@@ -121,11 +121,11 @@ std::vector<std::size_t> CsvInput::file_keys(std::size_t file) const {
     return fields;
 }
 
-table::CsvRows CsvInput::parse_keys(std::size_t file, table::CsvBlock const& block) const {
+io::CsvRows CsvInput::parse_keys(std::size_t file, io::CsvBlock const& block) const {
     return parse(file, block, file_keys(file), true);
 }
 
-table::CsvRows CsvInput::parse_all(std::size_t file, table::CsvBlock const& block) const {
+io::CsvRows CsvInput::parse_all(std::size_t file, io::CsvBlock const& block) const {
     auto fields = field_orders.at(file);
     if (fields.empty()) {
         fields.resize(schema.size());
@@ -134,12 +134,12 @@ table::CsvRows CsvInput::parse_all(std::size_t file, table::CsvBlock const& bloc
     return parse(file, block, fields, false);
 }
 
-table::CsvRows CsvInput::parse(std::size_t file, table::CsvBlock const& block, std::vector<std::size_t> const& fields,
+io::CsvRows CsvInput::parse(std::size_t file, io::CsvBlock const& block, std::vector<std::size_t> const& fields,
                                bool reorder) const {
     try {
         auto const& order = field_orders.at(file);
         return order.empty() || !reorder ? block.parse_columns(fields) : block.parse_columns(fields, order);
-    } catch (table::CsvValueError const& error) {
+    } catch (io::CsvValueError const& error) {
         auto const column = schema.index_of(error.column());
         if (declared[column]) {
             throw;
@@ -151,7 +151,7 @@ table::CsvRows CsvInput::parse(std::size_t file, table::CsvBlock const& block, s
     }
 }
 
-CsvBlockSource::CsvBlockSource(std::vector<std::filesystem::path> files, table::CsvOptions options,
+CsvBlockSource::CsvBlockSource(std::vector<std::filesystem::path> files, io::CsvOptions options,
                                std::vector<table::Schema> schemas)
     : files_(std::move(files)), options_(options), schemas_(std::move(schemas)),
       indices_(file_share(files_.size(), 0, 1)) {
@@ -174,7 +174,7 @@ std::optional<FileBlock> CsvBlockSource::operator()() {
             if (next_file_ == files_.size()) {
                 return std::nullopt;
             }
-            reader_ = std::make_unique<table::CsvReader>(files_[next_file_], options_, schemas_[next_file_]);
+            reader_ = std::make_unique<io::CsvReader>(files_[next_file_], options_, schemas_[next_file_]);
             ++next_file_;
         }
         if (auto block = reader_->read_block()) {

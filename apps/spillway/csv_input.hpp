@@ -12,8 +12,8 @@
 #include <vector>
 
 #include <spillway/core/options.hpp>
-#include <spillway/table/csv_options.hpp>
-#include <spillway/table/csv_reader.hpp>
+#include <spillway/io/csv_options.hpp>
+#include <spillway/io/csv_reader.hpp>
 #include <spillway/table/schema.hpp>
 
 namespace spillway::cli {
@@ -29,7 +29,7 @@ namespace spillway::cli {
 /// concurrently.
 struct CsvInput {
     std::vector<std::filesystem::path> files;
-    table::CsvOptions options;
+    io::CsvOptions options;
     /// The first file's columns, with the types declared (`--schema`) or
     /// inferred from its first rows.
     table::Schema schema;
@@ -49,7 +49,7 @@ struct CsvInput {
     /// (`CsvOptions::tbl()`) when the first file's name ends in `.tbl`, from
     /// the CSV defaults otherwise, and the `csv_*` options in `options`
     /// apply on top. The schema is inferred from the first file (see
-    /// `table::CsvReader`), except for the columns whose types `declared`
+    /// `io::CsvReader`), except for the columns whose types `declared`
     /// gives as `name:type` entries. Each key is a column name, or a column
     /// number from 0 (so headerless files can name their columns either
     /// `column3` or `3`).
@@ -71,26 +71,26 @@ struct CsvInput {
     [[nodiscard]] std::vector<std::size_t> file_keys(std::size_t file) const;
     /// The rows of a block of file `file`: its key columns, and each row's
     /// text in the first file's column order.
-    /// @throws CorruptData as `table::CsvBlock::parse_columns` does; for a
+    /// @throws CorruptData as `io::CsvBlock::parse_columns` does; for a
     ///         value that does not parse as its inferred type, the message
     ///         names the flags that fix it.
-    [[nodiscard]] table::CsvRows parse_keys(std::size_t file, table::CsvBlock const& block) const;
+    [[nodiscard]] io::CsvRows parse_keys(std::size_t file, io::CsvBlock const& block) const;
     /// Every column of a block of file `file`, in `schema`'s order, as
     /// `parse_keys` parses the keys.
-    [[nodiscard]] table::CsvRows parse_all(std::size_t file, table::CsvBlock const& block) const;
+    [[nodiscard]] io::CsvRows parse_all(std::size_t file, io::CsvBlock const& block) const;
 
   private:
     /// The fields `fields` of a block of file `file`, each row's text in the
     /// first file's column order if `reorder`; a value that does not parse as
     /// its inferred type names the flags that fix it.
-    [[nodiscard]] table::CsvRows parse(std::size_t file, table::CsvBlock const& block,
+    [[nodiscard]] io::CsvRows parse(std::size_t file, io::CsvBlock const& block,
                                        std::vector<std::size_t> const& fields, bool reorder) const;
 };
 
 /// One block of whole rows and the index of the file it came from.
 struct FileBlock {
     std::size_t file;
-    table::CsvBlock block;
+    io::CsvBlock block;
 };
 
 /// Reads `files` one after the other, a block at a time, each with the same
@@ -102,7 +102,7 @@ class CsvBlockSource {
   public:
     /// A source of the blocks of `files`, read with `options`, file `f` with
     /// `schemas[f]`. Requires: one schema per file.
-    CsvBlockSource(std::vector<std::filesystem::path> files, table::CsvOptions options,
+    CsvBlockSource(std::vector<std::filesystem::path> files, io::CsvOptions options,
                    std::vector<table::Schema> schemas);
     /// A source of the blocks of `input`'s files.
     explicit CsvBlockSource(CsvInput const& input);
@@ -112,16 +112,16 @@ class CsvBlockSource {
     CsvBlockSource(CsvInput const& input, std::vector<std::size_t> const& files);
 
     /// The next block, or nothing after the last file's last block.
-    /// @throws IoError / CorruptData as `table::CsvReader` does.
+    /// @throws IoError / CorruptData as `io::CsvReader` does.
     std::optional<FileBlock> operator()();
 
   private:
     std::vector<std::filesystem::path> files_;
-    table::CsvOptions options_;
+    io::CsvOptions options_;
     std::vector<table::Schema> schemas_;
     std::vector<std::size_t> indices_;  ///< what each of `files_` is called in the blocks
     std::size_t next_file_ = 0;                  ///< the file after the one `reader_` reads
-    std::unique_ptr<table::CsvReader> reader_;  ///< the file being read; null between files
+    std::unique_ptr<io::CsvReader> reader_;  ///< the file being read; null between files
 };
 
 }  // namespace spillway::cli

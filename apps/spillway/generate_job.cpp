@@ -52,9 +52,9 @@ GenerateJob::GenerateJob(GenerateArguments arguments, Options const& options)
     : arguments_(std::move(arguments)),
       generator_(make_generator(options)),
       format_(format_of(arguments_)),
-      csv_(table::CsvOptions::from_options(
-          options, !arguments_.tables.empty() || arguments_.output.extension() == ".tbl" ? table::CsvOptions::tbl()
-                                                                                         : table::CsvOptions()
+      csv_(io::CsvOptions::from_options(
+          options, !arguments_.tables.empty() || arguments_.output.extension() == ".tbl" ? io::CsvOptions::tbl()
+                                                                                         : io::CsvOptions()
       )),
       pool_(exec::ThreadPool::Config::from_options(options)),
       window_(static_cast<std::size_t>(options.get_int(
@@ -75,7 +75,7 @@ GenerateJob::GenerateJob(GenerateArguments arguments, Options const& options)
     auto const add_output = [&](table::TpchTable table, std::filesystem::path const& file) {
         auto const schema = table::TpchGenerator::schema(table);
         if (format_ == io::FileFormat::csv) {
-            outputs_.push_back({table, std::make_unique<table::CsvWriter>(file, csv_, schema), nullptr});
+            outputs_.push_back({table, std::make_unique<io::CsvWriter>(file, csv_, schema), nullptr});
         } else {
             outputs_.push_back({table, nullptr, io::create_table_file(file, format_, schema, write_options())});
         }
@@ -106,7 +106,7 @@ RunSummary GenerateJob::run(Progress& progress) {
             auto table = generator_.table(output.table, chunk);
             GeneratedChunk result{{}, std::nullopt, table.num_rows()};
             if (output.csv) {
-                table::append_csv_rows(table, csv_, result.text);
+                io::append_csv_rows(table, csv_, result.text);
             } else {
                 result.table = std::move(table);
             }

@@ -15,8 +15,8 @@
 #include <spillway/exec/thread_pool.hpp>
 #include <spillway/io/file_format.hpp>
 #include <spillway/io/table_file.hpp>
-#include <spillway/table/csv_options.hpp>
-#include <spillway/table/csv_writer.hpp>
+#include <spillway/io/csv_options.hpp>
+#include <spillway/io/csv_writer.hpp>
 #include <spillway/table/tpch_generator.hpp>
 
 #include "job.hpp"
@@ -69,14 +69,14 @@ class GenerateJob final : public Job {
     /// the workers, or tables.
     struct TableOutput {
         table::TpchTable table;
-        std::unique_ptr<table::CsvWriter> csv;
+        std::unique_ptr<io::CsvWriter> csv;
         std::unique_ptr<io::TableFileWriter> file;
     };
 
     GenerateArguments arguments_;
     table::TpchGenerator generator_;
     io::FileFormat format_;
-    table::CsvOptions csv_;
+    io::CsvOptions csv_;
     exec::ThreadPool pool_;
     std::size_t window_;
     /// Where the files appear when the run has written all of them: one of the two.

@@ -85,11 +85,11 @@ PartitionCheck check_partition_files(std::vector<std::filesystem::path> const& f
 }
 
 PartitionCheck check_partition_tables(std::vector<PartitionFile> const& files, std::uint32_t partitions,
-                                      io::FileFormat format, table::CsvOptions const& csv, table::Schema const& schema,
+                                      io::FileFormat format, io::CsvOptions const& csv, table::Schema const& schema,
                                       std::vector<std::size_t> const& keys, exec::Executor& executor,
                                       std::size_t window, exec::SeqJoinOptions join_options, Progress& progress) {
     auto csv_options = csv;
-    csv_options.bad_rows = table::CsvOptions::BadRows::fail;
+    csv_options.bad_rows = io::CsvOptions::BadRows::fail;
     auto read_back = [&, next_file = std::size_t{0},
                       reader = std::unique_ptr<io::TableFileReader>()]() mutable -> std::optional<FileTable> {
         while (true) {

@@ -11,7 +11,7 @@
 #include <spillway/exec/executor.hpp>
 #include <spillway/exec/seq_join_options.hpp>
 #include <spillway/io/file_format.hpp>
-#include <spillway/table/csv_options.hpp>
+#include <spillway/io/csv_options.hpp>
 #include <spillway/table/schema.hpp>
 #include <spillway/table/table_checksum.hpp>
 
@@ -23,7 +23,7 @@ namespace spillway::cli {
 
 /// What reading back the files of a repartition found.
 struct PartitionCheck {
-    /// The checksum of every row read back (`table::CsvRows::checksum`), to
+    /// The checksum of every row read back (`io::CsvRows::checksum`), to
     /// compare with the input's.
     table::TableChecksum checksum;
     /// Rows whose key hashes to a partition other than their file's.
@@ -69,7 +69,7 @@ struct PartitionFile {
 /// `progress` by the rows of each table.
 /// @throws IoError / CorruptData naming the file if one cannot be read.
 [[nodiscard]] PartitionCheck check_partition_tables(std::vector<PartitionFile> const& files, std::uint32_t partitions,
-                                                    io::FileFormat format, table::CsvOptions const& csv,
+                                                    io::FileFormat format, io::CsvOptions const& csv,
                                                     table::Schema const& schema, std::vector<std::size_t> const& keys,
                                                     exec::Executor& executor, std::size_t window,
                                                     exec::SeqJoinOptions join_options, Progress& progress);

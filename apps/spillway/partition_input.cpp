@@ -55,7 +55,7 @@ std::vector<std::size_t> const& PartitionInput::keys() const noexcept {
     return csv_input_ ? csv_input_->keys : table_input_->keys;
 }
 
-table::CsvOptions PartitionInput::csv_options() const { return csv_input_ ? csv_input_->options : table::CsvOptions(); }
+io::CsvOptions PartitionInput::csv_options() const { return csv_input_ ? csv_input_->options : io::CsvOptions(); }
 
 std::uint64_t PartitionInput::bytes() const noexcept { return csv_input_ ? csv_input_->bytes : table_input_->bytes; }
 
@@ -66,7 +66,7 @@ std::uint64_t PartitionInput::piece_bytes() const noexcept {
 std::uint64_t PartitionInput::reader_bytes() const noexcept { return csv_input_ ? 0 : table_input_->reader_bytes; }
 
 bool PartitionInput::skips_bad_rows() const noexcept {
-    return csv_input_ && csv_input_->options.bad_rows == table::CsvOptions::BadRows::skip;
+    return csv_input_ && csv_input_->options.bad_rows == io::CsvOptions::BadRows::skip;
 }
 
 std::vector<std::vector<std::size_t>> PartitionInput::row_group_share(std::size_t rank, std::size_t ranks) const {

@@ -13,7 +13,7 @@
 #include <spillway/core/options.hpp>
 #include <spillway/io/file_format.hpp>
 #include <spillway/io/parquet_row_groups.hpp>
-#include <spillway/table/csv_options.hpp>
+#include <spillway/io/csv_options.hpp>
 #include <spillway/table/schema.hpp>
 #include <spillway/table/table.hpp>
 
@@ -66,7 +66,7 @@ class PartitionInput {
     /// The key columns: indices into `schema()`.
     [[nodiscard]] std::vector<std::size_t> const& keys() const noexcept;
     /// The CSV dialect of the input, or the defaults for other formats.
-    [[nodiscard]] table::CsvOptions csv_options() const;
+    [[nodiscard]] io::CsvOptions csv_options() const;
     /// The input files' sizes together.
     [[nodiscard]] std::uint64_t bytes() const noexcept;
     /// The most bytes of rows one piece holds as a table: the CSV block

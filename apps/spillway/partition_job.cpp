@@ -46,7 +46,7 @@ PartitionJob::PartitionJob(PartitionArguments arguments, Options const& options)
     writer_options.header = false;  // the input's header line is copied as it is
     for (std::uint32_t partition = 0; partition < partitions_; ++partition) {
         output_files_.push_back(partition_file(staged_output_->staging(), partition, extension.string()));
-        writers_.push_back(std::make_unique<table::CsvWriter>(output_files_.back(), writer_options, input_.schema,
+        writers_.push_back(std::make_unique<io::CsvWriter>(output_files_.back(), writer_options, input_.schema,
                                                               plan_.write_buffer_bytes));
         writers_.back()->write_rows(input_.header);
     }
@@ -103,7 +103,7 @@ RunSummary PartitionJob::run(Progress& progress) {
     summary.settings["threads"] = pool_.concurrency();
     plan_.describe(summary.settings);
     summary.rows = input_checksum.rows;
-    if (input_.options.bad_rows == table::CsvOptions::BadRows::skip) {
+    if (input_.options.bad_rows == io::CsvOptions::BadRows::skip) {
         summary.skipped_rows = skipped_rows;
     }
     summary.bytes = input_.bytes;

@@ -12,7 +12,7 @@
 
 #include <spillway/core/options.hpp>
 #include <spillway/exec/thread_pool.hpp>
-#include <spillway/table/csv_writer.hpp>
+#include <spillway/io/csv_writer.hpp>
 
 #include "csv_input.hpp"
 #include "job.hpp"
@@ -36,7 +36,7 @@ struct PartitionArguments {
 /// key columns (`table::partition_index` of the key's row hash), copying each
 /// row verbatim and keeping the input order within each file, then reads the
 /// files back to verify them: every row is in the file of its partition, and
-/// the row count and checksum of the rows (`table::CsvRows::checksum`) equal
+/// the row count and checksum of the rows (`io::CsvRows::checksum`) equal
 /// the input's.
 ///
 /// Blocks of whole rows stream through a `seq_join`: worker threads parse
@@ -76,7 +76,7 @@ class PartitionJob final : public Job {
     PartitionPlan plan_;
     std::optional<StagedOutput> staged_output_;                      ///< made once the checks pass
     std::vector<std::filesystem::path> output_files_;                ///< in the staging directory, by partition
-    std::vector<std::unique_ptr<table::CsvWriter>> writers_;         ///< by partition
+    std::vector<std::unique_ptr<io::CsvWriter>> writers_;         ///< by partition
     exec::ThreadPool pool_;
 };
 

@@ -21,13 +21,14 @@
 #include <string>
 #include <vector>
 
-#include <spillway/table/csv_reader.hpp>
-#include <spillway/table/csv_writer.hpp>
+#include <spillway/io/csv_reader.hpp>
+#include <spillway/io/csv_writer.hpp>
 #include <spillway/table/hash_partition.hpp>
 #include <spillway/table/packed_table.hpp>
 #include <spillway/table/table_checksum.hpp>
 #include <spillway/table/tpch_generator.hpp>
 
+using namespace spillway::io;
 using namespace spillway::table;
 
 namespace {

@@ -1,5 +1,5 @@
-#include <spillway/table/csv_reader.hpp>
-#include <spillway/table/csv_writer.hpp>
+#include <spillway/io/csv_reader.hpp>
+#include <spillway/io/csv_writer.hpp>
 
 #include "formats.hpp"
 
@@ -9,7 +9,7 @@ namespace {
 /// A CSV file read block by block with spillway's own reader.
 class CsvFileReader final : public TableFileReader {
   public:
-    CsvFileReader(std::filesystem::path const& path, table::CsvOptions const& csv, std::optional<table::Schema> schema)
+    CsvFileReader(std::filesystem::path const& path, io::CsvOptions const& csv, std::optional<table::Schema> schema)
         : reader_(path, csv, std::move(schema)), block_bytes_(csv.chunk_bytes) {}
 
     [[nodiscard]] table::Schema const& schema() const noexcept override { return reader_.schema(); }
@@ -18,7 +18,7 @@ class CsvFileReader final : public TableFileReader {
     [[nodiscard]] std::uint64_t largest_read_bytes() const noexcept override { return block_bytes_; }
 
   private:
-    table::CsvReader reader_;
+    io::CsvReader reader_;
     std::uint64_t block_bytes_;
 };
 
@@ -40,13 +40,13 @@ class CsvFileWriter final : public TableFileWriter {
   private:
     std::filesystem::path path_;
     table::Schema schema_;
-    table::CsvWriter writer_;
+    io::CsvWriter writer_;
     bool closed_ = false;
 };
 
 }  // namespace
 
-std::unique_ptr<TableFileReader> open_csv_file(std::filesystem::path const& path, table::CsvOptions const& csv,
+std::unique_ptr<TableFileReader> open_csv_file(std::filesystem::path const& path, io::CsvOptions const& csv,
                                                std::optional<table::Schema> schema) {
     return std::make_unique<CsvFileReader>(path, csv, std::move(schema));
 }

@@ -12,7 +12,7 @@
 namespace spillway::io::detail {
 
 [[nodiscard]] std::unique_ptr<TableFileReader> open_csv_file(std::filesystem::path const& path,
-                                                             table::CsvOptions const& csv,
+                                                             io::CsvOptions const& csv,
                                                              std::optional<table::Schema> schema);
 [[nodiscard]] std::unique_ptr<TableFileWriter> create_csv_file(std::filesystem::path const& path,
                                                                table::Schema const& schema,

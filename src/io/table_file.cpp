@@ -7,7 +7,7 @@
 namespace spillway::io {
 
 std::unique_ptr<TableFileReader> open_table_file(std::filesystem::path const& path, FileFormat format,
-                                                 table::CsvOptions const& csv, std::optional<table::Schema> schema) {
+                                                 io::CsvOptions const& csv, std::optional<table::Schema> schema) {
     switch (format) {
         case FileFormat::csv: return detail::open_csv_file(path, csv, std::move(schema));
         case FileFormat::parquet: return detail::open_parquet_file(path);

@@ -11,7 +11,7 @@ namespace spillway::io {
 ///
 /// | format    | files                                  | library                     |
 /// |-----------|----------------------------------------|-----------------------------|
-/// | `csv`     | CSV, and TPC-H `.tbl`                  | spillway's own (`table/`)   |
+/// | `csv`     | CSV, and TPC-H `.tbl`                  | spillway's own (`io/`)      |
 /// | `parquet` | Apache Parquet                         | Apache Arrow C++ (Parquet)  |
 /// | `arrow`   | Arrow IPC files (Feather version 2)    | Apache Arrow C++            |
 enum class FileFormat : unsigned char { csv, parquet, arrow };

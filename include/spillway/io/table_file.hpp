@@ -11,7 +11,7 @@
 #include <string>
 
 #include <spillway/io/file_format.hpp>
-#include <spillway/table/csv_options.hpp>
+#include <spillway/io/csv_options.hpp>
 #include <spillway/table/schema.hpp>
 #include <spillway/table/table.hpp>
 
@@ -64,19 +64,19 @@ class TableFileReader {
 };
 
 /// Opens `path`, a file of `format`, for reading. CSV files are read with
-/// `csv` and `schema` (inferred if not given; see `table::CsvReader`).
+/// `csv` and `schema` (inferred if not given; see `io::CsvReader`).
 /// @throws IoError naming the path if it cannot be opened.
 /// @throws CorruptData naming the path if it is not a file of `format`.
 /// @throws InvalidArgument naming the column if a column's type cannot be
 ///         read (see `TableFileReader`).
 [[nodiscard]] std::unique_ptr<TableFileReader> open_table_file(std::filesystem::path const& path, FileFormat format,
-                                                               table::CsvOptions const& csv = {},
+                                                               io::CsvOptions const& csv = {},
                                                                std::optional<table::Schema> schema = std::nullopt);
 
 /// How a `TableFileWriter` lays out its file.
 struct WriteOptions {
     /// The dialect of CSV files; with `header`, the schema's names are written first.
-    table::CsvOptions csv;
+    io::CsvOptions csv;
     /// The compression of Parquet column chunks and of Arrow IPC record
     /// batch bodies: `none`, `zstd` or `lz4`; Parquet also takes `snappy`
     /// and `gzip`.
@@ -99,7 +99,7 @@ struct WriteOptions {
 /// row groups of at most `row_group_rows` rows (fewer once
 /// `row_group_bytes` is reached), with statistics, in the compression asked
 /// for; Arrow IPC files one record batch per `write`; CSV the rows as
-/// `table::append_csv_rows` formats them.
+/// `io::append_csv_rows` formats them.
 ///
 /// Thread safety: externally synchronized.
 class TableFileWriter {

@@ -9,10 +9,10 @@
 #include <string_view>
 
 #include <spillway/core/file_descriptor.hpp>
-#include <spillway/table/csv_options.hpp>
+#include <spillway/io/csv_options.hpp>
 #include <spillway/table/table.hpp>
 
-namespace spillway::table {
+namespace spillway::io {
 
 /// Appends the rows of `table` to `out` as CSV text in the dialect of
 /// `options` (the header is not written; see `append_csv_header`). Each row
@@ -24,11 +24,11 @@ namespace spillway::table {
 /// reads back as null.
 /// @throws InvalidArgument if a string needs quoting but `options.quote` is
 /// unset.
-void append_csv_rows(Table const& table, CsvOptions const& options, std::string& out);
+void append_csv_rows(table::Table const& table, CsvOptions const& options, std::string& out);
 
 /// Appends the header row of `schema` (its column names) to `out`.
 /// @throws InvalidArgument as `append_csv_rows` does for a name.
-void append_csv_header(Schema const& schema, CsvOptions const& options, std::string& out);
+void append_csv_header(table::Schema const& schema, CsvOptions const& options, std::string& out);
 
 /// Writes CSV to a file through a buffer (1 MiB unless told otherwise): the
 /// header (if the options say so) when opened, then tables or rows already
@@ -47,7 +47,7 @@ class CsvWriter {
     /// header of `schema`. Buffers up to `buffer_bytes` before writing.
     /// @throws IoError naming the path if it cannot be created.
     /// @throws InvalidArgument if the options are invalid or `buffer_bytes` is 0.
-    CsvWriter(std::filesystem::path path, CsvOptions options, Schema const& schema,
+    CsvWriter(std::filesystem::path path, CsvOptions options, table::Schema const& schema,
               std::size_t buffer_bytes = default_buffer_bytes);
     CsvWriter(CsvWriter const&) = delete;
     CsvWriter& operator=(CsvWriter const&) = delete;
@@ -58,7 +58,7 @@ class CsvWriter {
     /// Writes the rows of `table`.
     /// @throws InvalidArgument as `append_csv_rows` does, or if the writer is closed.
     /// @throws IoError naming the path if writing fails.
-    void write(Table const& table);
+    void write(table::Table const& table);
 
     /// Writes `rows`, whole rows already in this file's dialect, verbatim
     /// (rows copied from a `CsvBlock`, say).
@@ -87,4 +87,4 @@ class CsvWriter {
     std::uint64_t bytes_written_ = 0;
 };
 
-}  // namespace spillway::table
+}  // namespace spillway::io

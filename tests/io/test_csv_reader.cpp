@@ -1,5 +1,5 @@
-#include <spillway/table/csv_reader.hpp>
-#include <spillway/table/csv_writer.hpp>
+#include <spillway/io/csv_reader.hpp>
+#include <spillway/io/csv_writer.hpp>
 
 #include <filesystem>
 #include <fstream>
@@ -21,6 +21,7 @@
 #include "random_table.hpp"
 
 using namespace spillway;
+using namespace spillway::io;
 using namespace spillway::table;
 using spillway::table::test::random_table;
 

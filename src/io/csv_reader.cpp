@@ -1,4 +1,4 @@
-#include <spillway/table/csv_reader.hpp>
+#include <spillway/io/csv_reader.hpp>
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -10,15 +10,26 @@
 #include <cstring>
 #include <string>
 
+#include <xxhash.h>
+
 #include <spillway/core/error.hpp>
 #include <spillway/table/column_builder.hpp>
 #include <spillway/table/date32.hpp>
 #include <spillway/table/row_hash.hpp>
 
 #include "csv_scanner.hpp"
-#include "xxhash.hpp"
 
-namespace spillway::table {
+namespace spillway::io {
+
+using table::checksum_hash_seed;
+using table::Column;
+using table::ColumnBuilder;
+using table::DataType;
+using table::Field;
+using table::parse_date32;
+using table::Schema;
+using table::Table;
+using table::TableChecksum;
 namespace detail {
 
 /// What every block of one file shares.
@@ -550,4 +561,4 @@ std::optional<Table> CsvReader::read() {
     return block->parse();
 }
 
-}  // namespace spillway::table
+}  // namespace spillway::io

@@ -1,4 +1,4 @@
-#include <spillway/table/csv_writer.hpp>
+#include <spillway/io/csv_writer.hpp>
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -13,7 +13,14 @@
 #include <spillway/core/error.hpp>
 #include <spillway/table/date32.hpp>
 
-namespace spillway::table {
+namespace spillway::io {
+
+using table::Column;
+using table::DataType;
+using table::format_date32;
+using table::max_date32_chars;
+using table::Schema;
+using table::Table;
 namespace {
 
 
@@ -214,4 +221,4 @@ void CsvWriter::close() {
                      IoError);
 }
 
-}  // namespace spillway::table
+}  // namespace spillway::io

@@ -11,9 +11,9 @@
 #include <string_view>
 
 #include <spillway/core/error.hpp>
-#include <spillway/table/csv_options.hpp>
+#include <spillway/io/csv_options.hpp>
 
-namespace spillway::table::detail {
+namespace spillway::io::detail {
 
 /// Raises `CorruptData` for a position in a block, naming the file and line.
 class CsvErrors {
@@ -187,4 +187,4 @@ class CsvScanner {
     std::string scratch_;               ///< the value of a quoted field with doubled quotes
 };
 
-}  // namespace spillway::table::detail
+}  // namespace spillway::io::detail

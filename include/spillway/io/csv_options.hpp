@@ -8,7 +8,7 @@
 
 #include <spillway/core/options.hpp>
 
-namespace spillway::table {
+namespace spillway::io {
 
 /// The dialect of a CSV file and how it is read.
 ///
@@ -59,4 +59,4 @@ struct CsvOptions {
     void validate() const;
 };
 
-}  // namespace spillway::table
+}  // namespace spillway::io

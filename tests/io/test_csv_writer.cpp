@@ -1,4 +1,4 @@
-#include <spillway/table/csv_writer.hpp>
+#include <spillway/io/csv_writer.hpp>
 
 #include <fstream>
 #include <sstream>
@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 using namespace spillway;
+using namespace spillway::io;
 using namespace spillway::table;
 
 namespace {

@@ -14,11 +14,11 @@
 
 #include <spillway/core/error.hpp>
 #include <spillway/core/file_descriptor.hpp>
-#include <spillway/table/csv_options.hpp>
+#include <spillway/io/csv_options.hpp>
 #include <spillway/table/table.hpp>
 #include <spillway/table/table_checksum.hpp>
 
-namespace spillway::table {
+namespace spillway::io {
 namespace detail {
 struct CsvSource;
 }
@@ -49,7 +49,7 @@ struct CsvRows {
     CsvRows& operator=(CsvRows const&) = delete;
 
     /// The selected columns, in the order they were selected.
-    Table columns;
+    table::Table columns;
     /// Where each row is in `text`: row `i` is
     /// `text.substr(begins[i], ends[i] - begins[i])`. Rows are in file order
     /// and do not overlap; rows left out (`skipped_rows`) leave gaps.
@@ -81,7 +81,7 @@ struct CsvRows {
     /// The checksum of the rows' text (see `TableChecksum`): each row hashed
     /// with XXH3-64 and `checksum_hash_seed` without its line break (`\n` or
     /// `\r\n`). Rows copied verbatim keep it, in any order and chunking.
-    [[nodiscard]] TableChecksum checksum() const noexcept;
+    [[nodiscard]] table::TableChecksum checksum() const noexcept;
 };
 
 /// Whole rows of a CSV file as they are in the file, with what is needed to
@@ -111,7 +111,7 @@ class CsvBlock {
     /// have the schema's fields (plus the trailing delimiter, if set; the
     /// message gives both counts) or quoting is malformed; `CsvValueError`
     /// if a value does not parse as its column's type.
-    [[nodiscard]] Table parse() const;
+    [[nodiscard]] table::Table parse() const;
 
     /// The columns `columns` (indices into the schema, distinct) of every row,
     /// and each row's text. Parses only those fields, but checks every row's
@@ -172,13 +172,13 @@ class CsvReader {
     /// match a given schema or the quoting of the rows used for inference is
     /// malformed (rows with the wrong number of fields are passed over there;
     /// parsing reports them), or if the file is gzip-compressed.
-    CsvReader(std::filesystem::path path, CsvOptions options, std::optional<Schema> schema = std::nullopt);
+    CsvReader(std::filesystem::path path, CsvOptions options, std::optional<table::Schema> schema = std::nullopt);
     CsvReader(CsvReader const&) = delete;
     CsvReader& operator=(CsvReader const&) = delete;
     ~CsvReader();
 
     /// The columns of the file; empty for an empty file without a given schema.
-    [[nodiscard]] Schema const& schema() const noexcept;
+    [[nodiscard]] table::Schema const& schema() const noexcept;
 
     /// The header row exactly as it is in the file (a byte order mark left
     /// out), line break included; empty if the options say there is none or
@@ -193,7 +193,7 @@ class CsvReader {
 
     /// The next block parsed (`read_block()->parse()`), or nothing at the end.
     /// @throws as `read_block` and `CsvBlock::parse` do.
-    [[nodiscard]] std::optional<Table> read();
+    [[nodiscard]] std::optional<table::Table> read();
 
   private:
     /// Reads from the file after the bytes already pending until `chunk_bytes`
@@ -217,4 +217,4 @@ class CsvReader {
     std::uint64_t next_line_ = 1;  ///< the line number of the first pending byte
 };
 
-}  // namespace spillway::table
+}  // namespace spillway::io

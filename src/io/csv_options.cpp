@@ -1,11 +1,11 @@
-#include <spillway/table/csv_options.hpp>
+#include <spillway/io/csv_options.hpp>
 
 #include <limits>
 #include <string>
 
 #include <spillway/core/error.hpp>
 
-namespace spillway::table {
+namespace spillway::io {
 namespace {
 
 constexpr std::size_t min_chunk_bytes = 64;
@@ -78,4 +78,4 @@ void CsvOptions::validate() const {
     SPILLWAY_EXPECTS(infer_rows > 0, "csv_infer_rows must be at least 1", InvalidArgument);
 }
 
-}  // namespace spillway::table
+}  // namespace spillway::io
