@@ -10,6 +10,8 @@
 #include <cstring>
 #include <string>
 
+// Inlined: one hash per row, and a call per row would cost more than short rows do.
+#define XXH_INLINE_ALL
 #include <xxhash.h>
 
 #include <spillway/core/error.hpp>

@@ -368,7 +368,9 @@ void BufferResource::truncate(Buffer& buffer, std::size_t size) {
     detail::shrink_block(buffer.host_, old_size, size);
     buffer.size_ = size;
     MutexLock lock(accounting_mutex_);
-    tier(MemoryType::HOST).used -= old_size - size;
+    Tier& host = tier(MemoryType::HOST);
+    SPILLWAY_ASSERT(host.used >= old_size - size, "HOST used total would go negative");
+    host.used -= old_size - size;
     note_host_released(old_size - size);
 }
 

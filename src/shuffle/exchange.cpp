@@ -37,10 +37,10 @@ std::set<std::pair<comm::Communicator const*, comm::Tag>>& leases() SPILLWAY_REQ
 /// sending, probing and receiving interleave under load.
 constexpr int max_per_step = 64;
 
-/// `extract_chunk` wakes the progress thread to prefetch once this fraction
-/// of the prefetch budget has been extracted since the last wake (or when
-/// extraction moves to another partition).
-constexpr std::size_t prefetch_wake_fraction = 4;
+/// How often `extract_chunk` wakes the progress thread to prefetch while it
+/// takes one window's worth (`shuffle_prefetch`) of chunks of a partition.
+constexpr std::size_t prefetch_wakes_per_window = 4;
+
 /// The most chunks one step prefetches; they are read back together, so a
 /// partition of many small chunks comes back in a few large reads.
 constexpr std::size_t max_prefetched_per_step = 1024;
@@ -388,13 +388,18 @@ std::optional<PackedData> Exchange::extract_chunk(PartitionId partition) {
             mark_extracted_locked(index);
             wake = true;
         } else {
-            // Wakes the progress thread to prefetch only when the window
-            // has moved far enough to hold more: a wake per small chunk
-            // would rescan the window thousands of times for nothing.
+            // The progress thread prefetches from here: wake it when a
+            // partition's extraction starts, then once per part of the
+            // window taken, not for every chunk, which with chunks of a few
+            // KiB rescanned the window thousands of times for nothing.
+            extraction_cursor_ = index;
             extracted_since_wake_ += chunk.front().size;
-            if (extraction_cursor_ != index || extracted_since_wake_ >= prefetch_budget() / prefetch_wake_fraction) {
-                extraction_cursor_ = index;
-                wake = wake_ = true;
+            auto const budget = prefetch_budget();
+            wake = budget > 0
+                   && (woken_for_ != index || extracted_since_wake_ >= budget / prefetch_wakes_per_window);
+            if (wake) {
+                woken_for_ = index;
+                wake_ = true;
             }
         }
         if (wake) {

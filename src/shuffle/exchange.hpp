@@ -319,8 +319,10 @@ class Exchange {
     std::set<std::size_t> ready_ SPILLWAY_GUARDED_BY(mutex_);  ///< complete, not yet returned
     /// The local index extraction last took from; prefetch reads ahead from it.
     std::size_t extraction_cursor_ SPILLWAY_GUARDED_BY(mutex_) = 0;
-    /// Bytes `extract_chunk` took since it last woke the progress thread.
+    /// Bytes `extract_chunk` took since it last woke the progress thread,
+    /// and the local index of the partition it woke it for.
     std::size_t extracted_since_wake_ SPILLWAY_GUARDED_BY(mutex_) = 0;
+    std::optional<std::size_t> woken_for_ SPILLWAY_GUARDED_BY(mutex_);
 
     // Owned by the progress thread alone.
     std::vector<InFlight> in_flight_;

@@ -8,9 +8,11 @@
 #include <common/temporary_directory.hpp>
 #include <common/watchdog.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <fstream>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -292,6 +294,23 @@ TEST(BufferResource, TruncateUnmapsTheTailOfAMappedBufferAndCopiesOneThatBecomes
     EXPECT_EQ(resource.memory_used(MemoryType::HOST), 1000U);
     { auto const freed = std::move(buffer); }
     expect_all_tiers_at_zero(resource);
+}
+
+TEST(BufferResource, ATruncatedMappedBufferHasZeroPaddingAndIsPooledAtItsNewSize) {
+    constexpr std::size_t shortened = 100 * 1024 + 1;
+    constexpr std::size_t page = 4096;
+    BufferResource resource(host_limited(mebibyte));
+    {
+        auto buffer = numbered_buffer(resource, 256 * 1024);
+        resource.truncate(buffer, shortened);
+        // The padding to the next page goes to disk with the buffer.
+        std::span<std::byte const> const padding(buffer.data().data() + shortened, page - shortened % page);
+        EXPECT_TRUE(std::ranges::all_of(padding, [](std::byte value) { return value == std::byte{0}; }));
+    }
+    EXPECT_EQ(resource.memory_pooled(), BufferResource::allocated_capacity(shortened));
+    auto const reused = numbered_buffer(resource, shortened);
+    EXPECT_EQ(resource.memory_pooled(), 0U);
+    EXPECT_TRUE(holds_numbered_bytes(reused));
 }
 
 TEST(BufferResource, TruncateRejectsLengtheningAndBuffersOfOtherResourcesOrTiers) {

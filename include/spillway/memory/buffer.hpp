@@ -66,7 +66,7 @@ class Buffer {
     [[nodiscard]] BufferResource* resource() const noexcept { return resource_; }
 
     /// The bytes, aligned as `host_buffer_alignment` says. Valid until the buffer
-    /// is destroyed, assigned or moved.
+    /// is destroyed, assigned, moved or truncated (`BufferResource::truncate`).
     /// @throws InvalidArgument if the buffer is not in HOST memory; move it
     ///         there with `BufferResource::move` first.
     [[nodiscard]] std::span<std::byte> data();

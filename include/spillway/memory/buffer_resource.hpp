@@ -213,10 +213,10 @@ class BufferResource {
     /// `size` bytes and returns the bytes cut off to the HOST tier, so that
     /// a caller that kept a trailer after its data (metadata of its own,
     /// say) drops it without copying the data: a block from the C library is
-    /// shortened in place (`realloc`, which glibc never moves when it
-    /// shrinks), and a mapped block that stays 64 KiB or more unmaps its
-    /// tail pages. Only a mapped block that becomes smaller than that is
-    /// copied, into a block from the C library.
+    /// shortened with `realloc`, and a mapped block that stays 64 KiB or
+    /// more unmaps its tail pages. Only a mapped block that becomes smaller
+    /// than that is copied, into a block from the C library. Spans taken
+    /// from `buffer.data()` before are invalid afterwards.
     /// @throws InvalidArgument if `buffer` is not a HOST buffer of this
     ///         resource, or `size` is above `buffer.size()`.
     /// @throws OutOfMemory if the system cannot shorten or copy the block;
