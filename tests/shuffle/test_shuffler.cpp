@@ -897,3 +897,37 @@ TEST(Shuffler, ExtractionPrefetchesTheNextSpilledChunksWhileHostHoldsMoreOfLater
     EXPECT_EQ(shuffler.wait_any(), std::nullopt);
     EXPECT_LE(resource.peak_memory_used(memory::MemoryType::HOST), 6 * chunk_size);
 }
+
+TEST(Shuffler, TakingTheFirstSmallChunkOfASpilledPartitionStartsItsPrefetch) {
+    // One rank, one partition of 64 chunks of 1 KiB, all spilled once the
+    // exchange has nothing left to do. Taking the first chunk wakes the
+    // progress thread, which reads the rest back ahead of the caller: it is
+    // not left waiting until a part of the window has been taken chunk by
+    // chunk on the caller's thread.
+    constexpr std::size_t chunk_size = kibibyte;
+    constexpr std::uint64_t chunks = 64;
+    test::Watchdog watchdog("a prefetch of small chunks", std::chrono::seconds(120));
+    memory::MemoryConfig memory_config;
+    memory_config.host_limit = SizeSpec::bytes(1024 * kibibyte);
+    memory::BufferResource resource(memory_config);
+    std::array<memory::BufferResource*, 1> const resources{&resource};
+    auto group = comm::LocalCommunicator::make_group(resources);
+    Shuffler shuffler(*group[0], 1, 1, resource);
+    insert_numbered(shuffler, resource, chunks, chunk_size);
+    shuffler.insert_finished();
+    shuffler.wait(0);
+    static_cast<void>(resource.spill_manager().spill(1024 * kibibyte));
+    ASSERT_GE(test::statistic(resource, "shuffle.received.spill.bytes"), static_cast<double>(chunks * chunk_size));
+
+    auto const first = shuffler.extract_chunk(0);
+    ASSERT_TRUE(first.has_value());
+    EXPECT_EQ(test::check_chunk(*first).index, 0U);
+    while (test::statistic(resource, "shuffle.received.prefetch.bytes") == 0.0) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));  // the watchdog bounds it
+    }
+    std::uint64_t index = 1;
+    while (auto const chunk = shuffler.extract_chunk(0)) {
+        EXPECT_EQ(test::check_chunk(*chunk).index, index++);
+    }
+    EXPECT_EQ(index, chunks);
+}
