@@ -367,11 +367,7 @@ void BufferResource::truncate(Buffer& buffer, std::size_t size) {
     }
     detail::shrink_block(buffer.host_, old_size, size);
     buffer.size_ = size;
-    MutexLock lock(accounting_mutex_);
-    Tier& host = tier(MemoryType::HOST);
-    SPILLWAY_ASSERT(host.used >= old_size - size, "HOST used total would go negative");
-    host.used -= old_size - size;
-    note_host_released(old_size - size);
+    release_buffer(MemoryType::HOST, old_size - size, {});  // no block: the bytes are gone already
 }
 
 std::size_t BufferResource::allocated_capacity(std::size_t size) noexcept {

@@ -243,8 +243,7 @@ namespace {
 
 /// A HOST buffer of `size` bytes of `resource`, byte `i` holding `i % 251`.
 Buffer numbered_buffer(BufferResource& resource, std::size_t size) {
-    auto reservation = resource.reserve(MemoryType::HOST, size, AllowOverbooking::no);
-    auto buffer = resource.make_buffer(size, reservation);
+    auto buffer = spillway::test::host_buffer(resource, size);
     for (std::size_t i = 0; i < size; ++i) {
         buffer.data()[i] = static_cast<std::byte>(i % 251);
     }
@@ -320,8 +319,7 @@ TEST(BufferResource, TruncateRejectsLengtheningAndBuffersOfOtherResourcesOrTiers
     auto buffer = numbered_buffer(resource, 5000);
     EXPECT_THROW_WITH(resource.truncate(buffer, 5001), InvalidArgument, "cannot lengthen");
     EXPECT_THROW_WITH(other.truncate(buffer, 10), InvalidArgument, "HOST buffer of this BufferResource");
-    auto disk_reservation = resource.reserve(MemoryType::DISK, 5000, AllowOverbooking::no);
-    auto spilled = resource.move(std::move(buffer), disk_reservation);
+    auto spilled = spillway::test::move_to(resource, std::move(buffer), MemoryType::DISK);
     EXPECT_THROW_WITH(resource.truncate(spilled, 10), InvalidArgument, "HOST buffer of this BufferResource");
     EXPECT_EQ(spilled.size(), 5000U);
     EXPECT_EQ(resource.memory_used(MemoryType::DISK), 5000U);
