@@ -74,10 +74,29 @@ void SpillableStore::add(Key key, Buffer buffer) {
     auto const size = buffer.size();
     entries_.emplace(key, Entry{.buffer = std::move(buffer), .tier = tier, .size = size});
     bytes_[tier_index(tier)] += size;
-    if (tier == MemoryType::HOST && size > 0) {
-        spillable_.emplace(size, key);
+    if (tier == MemoryType::HOST) {
+        add_candidate(key, size);
     }
     count_bookkeeping();
+}
+
+void SpillableStore::add_candidate(Key key, std::size_t size) {
+    if (size == 0) {
+        return;
+    }
+    if (size < batch_bytes_) {
+        small_spillable_.insert(key);
+    } else {
+        spillable_.emplace(size, key);
+    }
+}
+
+void SpillableStore::remove_candidate(Key key, std::size_t size) {
+    if (size < batch_bytes_) {
+        small_spillable_.erase(key);
+    } else {
+        spillable_.erase({size, key});
+    }
 }
 
 void SpillableStore::count_bookkeeping() noexcept {
@@ -358,7 +377,7 @@ SpillableStore::Entries::iterator SpillableStore::settled(MutexLock& lock, Key k
 
 Buffer SpillableStore::take(Entries::iterator entry) {
     auto& [key, held] = *entry;
-    spillable_.erase({held.size, key});
+    remove_candidate(key, held.size);
     Buffer buffer = std::move(*held.buffer);
     held.buffer.reset();
     return buffer;
@@ -371,8 +390,8 @@ void SpillableStore::put_back(Key key, Buffer buffer) {
         bytes_[tier_index(held.tier)] -= held.size;
         held.tier = buffer.mem_type();
         bytes_[tier_index(held.tier)] += held.size;
-        if (held.tier == MemoryType::HOST && held.size > 0) {
-            spillable_.emplace(held.size, key);
+        if (held.tier == MemoryType::HOST) {
+            add_candidate(key, held.size);
         }
         held.buffer = std::move(buffer);
     }
@@ -381,7 +400,7 @@ void SpillableStore::put_back(Key key, Buffer buffer) {
 
 Buffer SpillableStore::remove(Entries::iterator entry) {
     auto& [key, held] = *entry;
-    spillable_.erase({held.size, key});
+    remove_candidate(key, held.size);
     bytes_[tier_index(held.tier)] -= held.size;
     Buffer buffer = std::move(*held.buffer);
     entries_.erase(entry);
@@ -392,17 +411,25 @@ Buffer SpillableStore::remove(Entries::iterator entry) {
 std::vector<std::pair<SpillableStore::Key, Buffer>> SpillableStore::choose_victims(std::size_t amount) {
     std::vector<std::pair<Key, Buffer>> victims;
     std::size_t chosen = 0;
-    while (chosen < amount && !spillable_.empty()) {
-        // The smallest buffer that covers what is missing, else the largest;
-        // of equal sizes, the one with the largest key.
-        auto candidate = spillable_.lower_bound({amount - chosen, Key{0}});
-        if (candidate != spillable_.end()) {
-            candidate = spillable_.upper_bound({candidate->first, std::numeric_limits<Key>::max()});
+    while (chosen < amount && !(spillable_.empty() && small_spillable_.empty())) {
+        auto const missing = amount - chosen;
+        Key key = 0;
+        if (spillable_.empty() || (missing < batch_bytes_ && !small_spillable_.empty())) {
+            // Small buffers go into one file whatever their number: the one
+            // needed last.
+            key = *small_spillable_.rbegin();
+        } else {
+            // The smallest buffer that covers what is missing, else the
+            // largest; of equal sizes, the one with the largest key.
+            auto candidate = spillable_.lower_bound({missing, Key{0}});
+            if (candidate != spillable_.end()) {
+                candidate = spillable_.upper_bound({candidate->first, std::numeric_limits<Key>::max()});
+            }
+            key = std::prev(candidate)->second;
         }
-        candidate = std::prev(candidate);
-        auto const [size, key] = *candidate;
-        chosen += size;
-        victims.emplace_back(key, take(entries_.find(key)));
+        auto const entry = entries_.find(key);
+        chosen += entry->second.size;
+        victims.emplace_back(key, take(entry));
     }
     return victims;
 }

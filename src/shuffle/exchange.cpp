@@ -1,6 +1,7 @@
 #include "shuffle/exchange.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <iomanip>
 #include <limits>
 #include <sstream>
@@ -145,6 +146,7 @@ Exchange::Exchange(
                 sizeof(OutgoingChunk)),
       received_(resource_, name_ + ".received", received_spill_priority, spill_batch_bytes(resource_),
                 sizeof(ChunkRef)),
+      arrival_bits_(std::numeric_limits<Key>::digits - std::bit_width(local_partitions_.size())),
       destinations_(static_cast<std::size_t>(communicator.nranks())),
       open_destinations_(static_cast<std::size_t>(communicator.nranks()) - 1),
       partitions_(local_partitions_.size()),
@@ -234,12 +236,12 @@ void Exchange::insert(std::vector<Item> items) {
 }
 
 void Exchange::store(Item& item) {
-    auto const key = next_key_.fetch_add(1, std::memory_order_relaxed);
     auto const data_size = item.data.data.size();
     auto const inlined = inline_metadata(item.data);
     auto const size = item.data.data.size();
     if (item.destination == communicator_.rank()) {
         auto const index = index_of(item.partition);
+        auto const key = received_key(index);
         received_.insert(key, std::move(item.data.data));
         statistics_.add_bytes(statistic_names_.local_bytes, data_size);
         MutexLock lock(mutex_);
@@ -248,6 +250,7 @@ void Exchange::store(Item& item) {
         );
         return;
     }
+    auto const key = next_key_.fetch_add(1, std::memory_order_relaxed);
     outgoing_.insert(key, std::move(item.data.data));
     MutexLock lock(mutex_);
     destinations_[static_cast<std::size_t>(item.destination)].queue.push_back(
@@ -605,7 +608,7 @@ bool Exchange::complete_receives(bool failed) {
                        << "sender sent",
             CorruptData
         );
-        auto const key = next_key_.fetch_add(1, std::memory_order_relaxed);
+        auto const key = received_key(receiving.partition);
         auto const inlined = header.inline_metadata;
         SPILLWAY_EXPECTS(
             inlined <= size,
@@ -890,6 +893,12 @@ bool Exchange::prefetch() {
         }
     }
     return !keys.empty() && received_.prefetch(keys) > 0;
+}
+
+Exchange::Key Exchange::received_key(std::size_t index) {
+    auto const arrival = next_key_.fetch_add(1, std::memory_order_relaxed);
+    SPILLWAY_ASSERT(arrival >> arrival_bits_ == 0, operation_ << ": more chunks than a key can number");
+    return Key{index} << arrival_bits_ | arrival;
 }
 
 std::optional<memory::Buffer> Exchange::take_outgoing(Key key, std::size_t size) {

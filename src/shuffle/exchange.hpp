@@ -145,7 +145,7 @@ class Exchange {
     struct ChunkRef {
         comm::Rank source;
         std::uint64_t sequence;
-        Key key;  ///< also the arrival order
+        Key key;  ///< see `received_key`; also the arrival order in its partition
         std::size_t size;               ///< of its buffer
         std::uint16_t inline_metadata;  ///< bytes of metadata at the buffer's end
         std::vector<std::byte> metadata;  ///< the metadata, unless inline
@@ -237,6 +237,12 @@ class Exchange {
     /// spilled; nothing while HOST has no room for it and sends or receives
     /// of this exchange in progress can still free some.
     std::optional<memory::Buffer> take_outgoing(Key key, std::size_t size);
+    /// The key of a chunk arriving for the local partition of `index`: the
+    /// index, then the arrival. The received store spills its small chunks
+    /// largest key first, so the partitions extracted last (extraction goes
+    /// in increasing order) spill first, and each one's chunks lie next to
+    /// each other in the spill files, to be read back together.
+    Key received_key(std::size_t index);
     /// A HOST reservation of `size` bytes for a receive; empty while HOST has
     /// no room and a receive of this exchange is in progress.
     memory::MemoryReservation reserve_for_receive(std::size_t size);
@@ -290,10 +296,14 @@ class Exchange {
     /// not yet extracted. Received chunks spill first: they are needed last.
     memory::SpillableStore outgoing_;
     memory::SpillableStore received_;
-    /// Keys of both stores. Relaxed: only uniqueness matters; the order of
-    /// received keys is the arrival order, which the progress thread alone
-    /// assigns for received chunks.
+    /// Counts the chunks stored in both stores, for their keys. Relaxed: only
+    /// uniqueness matters; the order of received keys within a partition is
+    /// the arrival order, which the progress thread alone assigns for
+    /// received chunks.
     std::atomic<Key> next_key_{0};
+    /// The low bits of a received key that hold `next_key_`; the high ones
+    /// hold the partition's local index.
+    int const arrival_bits_;
 
     // Lock order: `mutex_` is taken with no other lock held, and nothing that
     // may spill, do I/O or call the communicator is called under it.

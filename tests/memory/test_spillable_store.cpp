@@ -170,6 +170,28 @@ TEST(SpillableStore, WithABatchSizeSmallBuffersSpillAFileFullAtATime) {
     EXPECT_EQ(resource.statistics().get("test.unspill.bytes")->total, static_cast<double>(320 * kibibyte));
 }
 
+TEST(SpillableStore, WithABatchSizeSmallBuffersSpillLargestKeyFirstWhateverTheirSize) {
+    TemporaryDirectory root;
+    BufferResource resource(test_config(root));
+    SpillableStore store(resource, "test", 0, 16 * kibibyte);
+    // Key k holds 8 - k KiB: by size alone, keys 0 and 1 would go first.
+    for (SpillableStore::Key key = 0; key < 8; ++key) {
+        store.insert(key, make_host_buffer(resource, test_bytes((8 - key) * kibibyte, key)));
+    }
+    store.insert(8, make_host_buffer(resource, test_bytes(32 * kibibyte, 8)));
+    // A batch's worth is missing: the 32 KiB buffer covers it alone.
+    EXPECT_EQ(store.spill(1), 32 * kibibyte);
+    // Keys 7 down to 2 hold 1 + 2 + ... + 6 = 21 KiB, the first to reach 16.
+    EXPECT_EQ(store.spill(1), 21 * kibibyte);
+    EXPECT_EQ(statistic(resource, "memory.disk.files_created"), 2.0);
+    for (SpillableStore::Key key = 0; key < 2; ++key) {
+        EXPECT_TRUE(store.extract_if_in_host(key).has_value()) << "key " << key << " was spilled";
+    }
+    for (SpillableStore::Key key = 2; key < 9; ++key) {
+        EXPECT_FALSE(store.extract_if_in_host(key).has_value()) << "key " << key << " is in HOST";
+    }
+}
+
 TEST(SpillableStore, AFailedBatchSpillLeavesEveryVictimInHost) {
     TemporaryDirectory root;
     auto operations = std::make_shared<FaultInjectingFileOperations>();

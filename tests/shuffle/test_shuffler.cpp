@@ -845,12 +845,12 @@ TEST(Shuffler, UnderForceDiskAFailedExtractionPutsItsChunksBackAsTheyAreAndKeeps
 }
 
 TEST(Shuffler, ExtractionPrefetchesTheNextSpilledChunksWhileHostHoldsMoreOfLaterPartitions) {
-    // One rank, HOST for six chunks. Partition 1's four chunks go in first;
-    // then each of partition 0's four makes two chunks of room by spilling
-    // (the newest chunk first). So partition 0, extracted first, has three
-    // chunks on DISK, while HOST holds all of partition 1's, one of partition
-    // 0's, and room for one more: more than the prefetch window of chunks of
-    // another partition, which must not keep partition 0's from coming back.
+    // One rank, HOST for six chunks. Partition 0's four chunks go in, and
+    // making room for five spills the last three of them; then partition 1's
+    // four go in. So partition 0, extracted first, has three chunks on DISK,
+    // while HOST holds all of partition 1's, one of partition 0's, and room
+    // for one more: more than the prefetch window of chunks of another
+    // partition, which must not keep partition 0's from coming back.
     constexpr std::size_t chunk_size = 64 * kibibyte;
     test::Watchdog watchdog("a prefetching shuffle", std::chrono::seconds(120));
     memory::MemoryConfig memory_config;
@@ -862,12 +862,14 @@ TEST(Shuffler, ExtractionPrefetchesTheNextSpilledChunksWhileHostHoldsMoreOfLater
     ShuffleConfig config;
     config.prefetch = SizeSpec::bytes(2 * chunk_size);
     Shuffler shuffler(*group[0], 1, 2, resource, PartitionOwner::round_robin, config);
-    for (std::uint64_t partition : {1, 0}) {
+    for (std::uint64_t partition : {0, 1}) {
         for (std::uint64_t index = 0; index < 4; ++index) {
-            ASSERT_TRUE(resource.spill_manager().spill_to_make_headroom(2 * chunk_size).reached);
             std::unordered_map<PartitionId, PackedData> one;
             one.emplace(partition, test::make_chunk(resource, {0, 0, index, partition, chunk_size}));
             shuffler.insert(std::move(one));
+        }
+        if (partition == 0) {
+            ASSERT_TRUE(resource.spill_manager().spill_to_make_headroom(5 * chunk_size).reached);
         }
     }
     ASSERT_EQ(test::statistic(resource, "shuffle.received.spill.bytes"), 3.0 * chunk_size);

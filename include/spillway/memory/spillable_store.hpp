@@ -34,12 +34,19 @@ namespace spillway::memory {
 /// while it writes, and so do other spills of the store: the function is
 /// registered `SpillConcurrency::shared`, and each caller writes victims of
 /// its own. It announces its victims' bytes to the spill manager once they
-/// are chosen (`SpillAnnouncement::victims`), before writing them. Victims are chosen among the HOST buffers not being moved:
-/// the smallest that alone covers what is still missing, or, when none is that
-/// large, the largest, repeated until `amount` is covered; of equal sizes, the
+/// are chosen (`SpillAnnouncement::victims`), before writing them.
+///
+/// Victims are chosen among the HOST buffers not being moved, one at a time
+/// until `amount` is covered: the smallest that alone covers what is still
+/// missing, or, when none is that large, the largest; of equal sizes, the
 /// one with the largest key. This frees the amount with the fewest files and
-/// the least excess, and when keys grow in arrival order and buffers are taken
-/// in key order, it spills the buffers needed last.
+/// the least excess. A store made with a `batch_bytes` writes its buffers
+/// smaller than that into one file whatever their number, so it chooses
+/// those by key alone, largest first, once what is still missing is less
+/// than a batch or no larger buffer is left. So when buffers are taken in
+/// key order, the store spills those needed last, and small buffers with
+/// neighbouring keys lie next to each other on disk, to be read back
+/// together.
 ///
 /// Each key held costs HOST memory whatever its buffer's tier: its nodes in
 /// the store's indexes, and what the caller keeps per key. A store made with
@@ -220,6 +227,10 @@ class SpillableStore {
     /// cannot be made (only when the tier's total would overflow, or the
     /// vector cannot grow), the count stays short until the next change.
     void count_bookkeeping() noexcept SPILLWAY_REQUIRES(mutex_);
+    /// Adds the entry of `key`, of `size` bytes, to the spill candidates, or
+    /// removes it.
+    void add_candidate(Key key, std::size_t size) SPILLWAY_REQUIRES(mutex_);
+    void remove_candidate(Key key, std::size_t size) SPILLWAY_REQUIRES(mutex_);
     /// Takes out HOST buffers worth at least `amount` bytes, chosen as the
     /// class comment says, and marks them as being moved.
     std::vector<std::pair<Key, Buffer>> choose_victims(std::size_t amount) SPILLWAY_REQUIRES(mutex_);
@@ -236,9 +247,11 @@ class SpillableStore {
     mutable Mutex mutex_;
     CondVar settled_;  ///< notified when a move of an entry ends
     Entries entries_ SPILLWAY_GUARDED_BY(mutex_);
-    /// The HOST entries not being moved, with a size above zero, by (size, key):
-    /// the spill candidates.
+    /// The spill candidates, the HOST entries not being moved with a size
+    /// above zero: those of `batch_bytes_` or more by (size, key), and the
+    /// smaller ones by key.
     std::set<std::pair<std::size_t, Key>> spillable_ SPILLWAY_GUARDED_BY(mutex_);
+    std::set<Key> small_spillable_ SPILLWAY_GUARDED_BY(mutex_);
     /// Sum of the entries' sizes per tier.
     std::array<std::uint64_t, memory_type_count> bytes_ SPILLWAY_GUARDED_BY(mutex_){};
     /// HOST reservations of one step each, counting the keys' bookkeeping.
