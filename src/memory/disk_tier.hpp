@@ -141,10 +141,11 @@ class DiskTier {
     /// Reads the payloads of `slots` back into `destinations`, one each of
     /// exactly its slot's `record().size` bytes, at any alignment. Each file
     /// is opened once, and payloads without a codec that lie next to each
-    /// other in it (as `write_together` leaves them) are read with one
-    /// request per staging area's worth: many small buffers spilled together
-    /// come back in a few large reads instead of one each. Requires: the
-    /// spans have the same size.
+    /// other in it (as `write_together` leaves them), or a few KiB apart, are
+    /// read with one request per staging area's worth, the bytes between them
+    /// included: many small buffers spilled together come back in a few
+    /// large reads instead of one each. Requires: the spans have the same
+    /// size.
     /// @throws IoError / CorruptData as `read`; destinations already filled
     ///         keep what was read into them.
     void read_together(std::span<SpillSlot const* const> slots, std::span<std::span<std::byte> const> destinations);

@@ -271,7 +271,7 @@ TEST(SpillableStore, PrefetchReadsSpilledBuffersBackWhileHostHasRoomWithoutSpill
     EXPECT_EQ(store.prefetch(order), 2 * mebibyte);
 }
 
-TEST(SpillableStore, APrefetchReadsBuffersSpilledTogetherBackWithARequestPerRunOfNeighbours) {
+TEST(SpillableStore, APrefetchReadsBuffersSpilledTogetherBackWithARequestPerRunOfNearNeighbours) {
     TemporaryDirectory root;
     BufferResource resource(test_config(root));
     SpillableStore store(resource, "test", 0, mebibyte);
@@ -291,8 +291,9 @@ TEST(SpillableStore, APrefetchReadsBuffersSpilledTogetherBackWithARequestPerRunO
         return statistic(resource, "memory.disk.read.requests") - before;
     };
     EXPECT_EQ(requests_for({12, 10, 14, 11, 13}), 1.0);  // neighbours in the file, asked for in any order
-    EXPECT_EQ(requests_for({2, 5, 8}), 3.0);             // apart in the file
-    EXPECT_EQ(store.bytes(MemoryType::DISK), 22 * 5000U);
+    EXPECT_EQ(requests_for({20, 22}), 1.0);              // a buffer apart: read through
+    EXPECT_EQ(requests_for({2, 18, 26}), 3.0);           // far apart in the file
+    EXPECT_EQ(store.bytes(MemoryType::DISK), 20 * 5000U);
 }
 
 TEST(SpillableStore, AFailedPrefetchLeavesEveryBufferItTookOnDisk) {
