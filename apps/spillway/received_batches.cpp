@@ -1,5 +1,6 @@
 #include "received_batches.hpp"
 
+#include <algorithm>
 #include <utility>
 
 namespace spillway::cli {
@@ -12,6 +13,7 @@ std::optional<ReceivedChunks> ReceivedBatches::operator()() {
     while (true) {
         if (current_) {
             ReceivedChunks batch{*current_, {}};
+            batch.chunks.reserve(most_batch_chunks_);
             std::uint64_t bytes = 0;
             while (bytes < batch_bytes_) {
                 auto chunk = shuffler_->extract_chunk(*current_);
@@ -21,6 +23,7 @@ std::optional<ReceivedChunks> ReceivedBatches::operator()() {
                 bytes += chunk->data.size();
                 batch.chunks.push_back(std::move(*chunk));
             }
+            most_batch_chunks_ = std::max(most_batch_chunks_, batch.chunks.size());
             bool const first = !std::exchange(current_started_, true);
             if (!batch.chunks.empty() || (first && empty_ == EmptyPartitions::yield)) {
                 return batch;

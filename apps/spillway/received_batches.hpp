@@ -53,6 +53,9 @@ class ReceivedBatches {
     Waited waited_;
     std::optional<shuffle::PartitionId> current_;  ///< the partition being handed out
     bool current_started_ = false;                 ///< whether a batch of it was handed out
+    /// The most chunks a batch had so far: each new batch makes room for as
+    /// many at once rather than growing a chunk at a time.
+    std::size_t most_batch_chunks_ = 0;
 };
 
 }  // namespace spillway::cli
