@@ -14,11 +14,17 @@
 # whole run, clean-up included. 64 and 256 partitions are run too, for the
 # plot of time against partitions.
 #
+# peak_rss_over_limit_mpi: 4 MPI processes of one rank each (`mpirun -np 4
+# spillway shuffle --comm mpi`) at L = 128 MiB, scale 1, 1000 partitions: the
+# largest (peak RSS - floor) / L over the processes, where the floor is the
+# smallest process's peak RSS in the same run at --scale 0.01.
+#
 # Usage: spillway_bench_memory_bound   (as root, for the cgroups)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 spillway="$here/../../apps/spillway/spillway"
 run_in_cgroup="@RUN_IN_MEMORY_CGROUP@"
+mpirun="@MPIEXEC_EXECUTABLE@"
 work=$(mktemp -d "$here/memory-bound-XXXXXX")
 trap 'rm -rf "$work"' EXIT
 export SPILLWAY_SPILL_DIRECTORY="$work"
@@ -65,3 +71,27 @@ for partitions in 16 64 256 1000; do
 done
 awk -v r="$(peak_rss)" -v f="$floor" 'BEGIN { printf "METRIC peak_rss_over_limit_1000_partitions %.3f ratio\n", (r - f) / (256 * 1048576) }'
 awk -v a="${seconds_with[1000]}" -v b="${seconds_with[16]}" 'BEGIN { printf "METRIC shuffle_1000_vs_16_partitions %.2f ratio\n", a / b }'
+
+# Runs 4 MPI processes of `spillway shuffle` at 128 MiB and 1000 partitions
+# with ARGUMENTS...; prints each process's peak RSS in bytes, one per line.
+# (Only rank 0 prints a summary, so each process runs under a Python parent
+# that reports its child's peak RSS.)
+measured='import resource, subprocess, sys
+code = subprocess.call(sys.argv[1:])
+print("peak RSS KiB", resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, file=sys.stderr)
+sys.exit(code)'
+mpi_peaks() {
+  "$mpirun" --allow-run-as-root --oversubscribe -np 4 python3 -c "$measured" "$spillway" shuffle --comm mpi \
+    --json --quiet --memory-limit 128MiB --partitions 1000 "$@" >"$work/mpi.json" 2>"$work/mpi.log" \
+    || { cat "$work/mpi.log" >&2; echo "bench_memory_bound: mpirun -np 4 shuffle $* failed" >&2; exit 1; }
+  grep -q '"verified":true' "$work/mpi.json" \
+    || { echo "bench_memory_bound: mpirun -np 4 shuffle $* did not verify" >&2; exit 1; }
+  [[ $(grep -c '^peak RSS KiB' "$work/mpi.log") == 4 ]] \
+    || { cat "$work/mpi.log" >&2; echo "bench_memory_bound: not every process reported its peak RSS" >&2; exit 1; }
+  awk '/^peak RSS KiB/ { print $4 * 1024 }' "$work/mpi.log"
+}
+mpi_floor=$(mpi_peaks --scale 0.01 | sort -n | head -1)
+mpi_peak=$(mpi_peaks --scale 1 | sort -n | tail -1)
+echo "  MPI, 4 processes at 128 MiB, 1000 partitions: peak RSS $(mebibytes "$mpi_peak") MiB," \
+  "floor $(mebibytes "$mpi_floor") MiB" >&2
+awk -v r="$mpi_peak" -v f="$mpi_floor" 'BEGIN { printf "METRIC peak_rss_over_limit_mpi %.3f ratio\n", (r - f) / (128 * 1048576) }'

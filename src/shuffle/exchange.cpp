@@ -46,6 +46,17 @@ constexpr std::size_t prefetch_wakes_per_window = 4;
 /// partition of many small chunks comes back in a few large reads.
 constexpr std::size_t max_prefetched_per_step = 1024;
 
+/// The most chunks in flight (sent, not yet received) to one destination.
+/// MPI holds each message that waits for its receiver in buffers of its own
+/// at the receiver, which no limit counts and which it keeps for reuse once
+/// they have grown: in OpenMPI's shared-memory transport the chunk's header
+/// message and up to 4 KiB (the eager limit) of its payload. The byte window
+/// alone let about 5,000 chunks of a few KiB wait at one receiver, whose peak
+/// resident set grew 10 to 20 MiB past its limit. This bounds what waits at
+/// a receiver to (ranks - 1) x 64 chunks; a shuffle of large chunks reaches
+/// the byte window first.
+constexpr std::size_t max_chunks_in_flight_per_destination = 64;
+
 /// Messages show up only when probed (the communicator cannot notify), so an
 /// idle progress thread polls. The interval doubles from `min_idle` to
 /// `max_idle`: a busy exchange reacts within microseconds, an idle one costs
@@ -151,6 +162,7 @@ Exchange::Exchange(
       open_destinations_(static_cast<std::size_t>(communicator.nranks()) - 1),
       partitions_(local_partitions_.size()),
       sources_pending_(communicator.nranks()),
+      chunks_in_flight_(static_cast<std::size_t>(communicator.nranks()), 0),
       probed_(static_cast<std::size_t>(communicator.nranks()), 0),
       source_closed_(static_cast<std::size_t>(communicator.nranks()), false),
       last_heard_(static_cast<std::size_t>(communicator.nranks()), started_),
@@ -569,6 +581,9 @@ bool Exchange::complete_sends() {
         in_flight_[i] = std::move(in_flight_.back());
         in_flight_.pop_back();
         in_flight_bytes_ -= send.size;
+        if (send.chunk_to) {
+            --chunks_in_flight_[*send.chunk_to];
+        }
         progressed = true;
         send.sent.get();  // rethrows a failed send
         if (send.size != 0) {
@@ -644,6 +659,9 @@ bool Exchange::post_sends() {
                 if (error_ || queue.empty()) {
                     continue;
                 }
+                if (chunks_in_flight_[destination] == max_chunks_in_flight_per_destination) {
+                    continue;
+                }
                 auto const window = config_.send_window.resolve(resource_.memory_limit(memory::MemoryType::HOST));
                 if (!in_flight_.empty() && in_flight_bytes_ + queue.front().size > window) {
                     return progressed;
@@ -673,9 +691,10 @@ bool Exchange::post_sends() {
             );
             in_flight_.push_back(InFlight{
                 communicator_.send(static_cast<comm::Rank>(destination), tag_, std::move(metadata), std::move(*buffer)),
-                size
+                size, destination
             });
             in_flight_bytes_ += size;
+            ++chunks_in_flight_[destination];
             statistics_.add_bytes(statistic_names_.send_bytes, size - chunk.inline_metadata);
             next_destination_ = static_cast<comm::Rank>((destination + 1) % static_cast<std::size_t>(nranks));
             ++posted;
@@ -715,7 +734,7 @@ bool Exchange::post_closing_messages() {
         }
     }
     for (auto& [rank, metadata] : messages) {
-        in_flight_.push_back(InFlight{communicator_.send(rank, tag_, std::move(metadata)), 0});
+        in_flight_.push_back(InFlight{communicator_.send(rank, tag_, std::move(metadata)), 0, std::nullopt});
     }
     return !messages.empty();
 }
@@ -737,7 +756,8 @@ bool Exchange::post_heartbeats() {
     }
     for (auto const rank : open) {
         in_flight_.push_back(InFlight{
-            communicator_.send(rank, tag_, encode(WireHeader{MessageKind::heartbeat, ErrorKind::error, 0, 0, 0})), 0
+            communicator_.send(rank, tag_, encode(WireHeader{MessageKind::heartbeat, ErrorKind::error, 0, 0, 0})), 0,
+            std::nullopt
         });
     }
     return !open.empty();

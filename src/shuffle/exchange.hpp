@@ -182,6 +182,7 @@ class Exchange {
     struct InFlight {
         comm::Future<void> sent;
         std::size_t size;
+        std::optional<std::size_t> chunk_to;  ///< the destination of a chunk
         std::chrono::steady_clock::time_point posted = std::chrono::steady_clock::now();
     };
 
@@ -337,6 +338,7 @@ class Exchange {
     // Owned by the progress thread alone.
     std::vector<InFlight> in_flight_;
     std::size_t in_flight_bytes_ = 0;
+    std::vector<std::size_t> chunks_in_flight_;  ///< by destination
     std::deque<Deferred> deferred_;
     std::vector<Receiving> receiving_;
     /// Per source rank: chunk messages probed, and whether its finish or

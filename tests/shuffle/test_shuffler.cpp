@@ -900,6 +900,61 @@ TEST(Shuffler, ExtractionPrefetchesTheNextSpilledChunksWhileHostHoldsMoreOfLater
     EXPECT_LE(resource.peak_memory_used(memory::MemoryType::HOST), 6 * chunk_size);
 }
 
+TEST(Shuffler, AtMost64ChunksAreInFlightToOneDestination) {
+    // Rank 1 makes its shuffler late, so nothing sent to it is received
+    // meanwhile. Rank 0 inserts 200 small chunks for rank 1, then 200 for
+    // rank 2, which receives them. Sends go to the destinations in turn, so
+    // by the time rank 2 has all of its chunks, rank 0 had a turn for each of
+    // rank 1's, well within its byte window; only 64 of them went.
+    constexpr std::uint64_t chunks = 200;
+    constexpr std::size_t chunk_size = kibibyte;
+    test::Watchdog watchdog("chunks in flight to a late rank", std::chrono::seconds(120));
+    memory::MemoryConfig memory_config;
+    memory_config.host_limit = SizeSpec::bytes(std::size_t{64} << 20);
+    std::vector<std::unique_ptr<memory::BufferResource>> owned;
+    std::vector<memory::BufferResource*> resources;
+    for (int rank = 0; rank < 3; ++rank) {
+        owned.push_back(std::make_unique<memory::BufferResource>(memory_config));
+        resources.push_back(owned.back().get());
+    }
+    std::atomic<std::uint64_t> sent_to_late{0};
+    auto group = comm::LocalCommunicator::make_group(resources, [&](Rank, Rank destination, std::span<std::byte>) {
+        if (destination == 1) {
+            sent_to_late.fetch_add(1);
+        }
+    });
+    auto sender = std::make_unique<Shuffler>(*group[0], 1, 3, *resources[0]);
+    auto receiver = std::make_unique<Shuffler>(*group[2], 1, 3, *resources[2]);
+    for (std::uint64_t partition : {1, 2}) {
+        for (std::uint64_t index = 0; index < chunks; ++index) {
+            std::unordered_map<PartitionId, PackedData> one;
+            one.emplace(partition, test::make_chunk(*resources[0], {0, 0, index, partition, chunk_size}));
+            sender->insert(std::move(one));
+        }
+    }
+    sender->insert_finished();
+    while (test::statistic(*resources[2], "shuffle.receive.bytes") < static_cast<double>(chunks * chunk_size)) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    EXPECT_EQ(sent_to_late.load(), 64U);
+
+    auto late = std::make_unique<Shuffler>(*group[1], 1, 3, *resources[1]);
+    late->insert_finished();
+    receiver->insert_finished();
+    sender->wait(0);
+    EXPECT_TRUE(sender->extract(0).empty());
+    for (auto const& [shuffler, partition] :
+         std::vector<std::pair<Shuffler*, PartitionId>>{{late.get(), 1}, {receiver.get(), 2}}) {
+        shuffler->wait(partition);
+        auto const received = shuffler->extract(partition);
+        ASSERT_EQ(received.size(), chunks);
+        for (std::uint64_t index = 0; index < chunks; ++index) {
+            EXPECT_EQ(test::check_chunk(received[index]), (ChunkOrigin{0, 0, index, partition, chunk_size}));
+        }
+    }
+    EXPECT_EQ(sent_to_late.load(), chunks);
+}
+
 TEST(Shuffler, TakingTheFirstSmallChunkOfASpilledPartitionStartsItsPrefetch) {
     // One rank, one partition of 64 chunks of 1 KiB, all spilled once the
     // exchange has nothing left to do. Taking the first chunk wakes the

@@ -18,7 +18,8 @@ struct ShuffleConfig {
     /// taken by their receivers (option `shuffle_send_window`). Chunks in
     /// flight cannot be spilled, so this bounds the HOST memory a slow
     /// receiver can pin at the sender. One chunk is always allowed, however
-    /// large, so that the shuffle progresses.
+    /// large, so that the shuffle progresses. Whatever the window, at most 64
+    /// chunks are in flight to one destination.
     SizeSpec send_window = SizeSpec::percent(25);
 
     /// How far ahead of extraction spilled chunks are read back: of the

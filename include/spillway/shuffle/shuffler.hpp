@@ -68,7 +68,9 @@ class Exchange;
 ///   when the caller's own data fills HOST;
 /// - `extract`, which returns the caller's data in HOST memory, past the
 ///   limit if need be.
-/// Chunks in flight are limited by `ShuffleConfig::send_window`. So while the
+/// Chunks in flight are limited by `ShuffleConfig::send_window`, and to 64
+/// per destination, which bounds the chunks an MPI transport keeps in
+/// buffers of its own at a receiver to 64 per sending rank. So while the
 /// caller holds at most L - C of HOST (C: the largest chunk), the send-side
 /// exception never applies, and the rank's HOST use stays at most L + C plus
 /// the chunks `extract` returned that the caller still holds. Every overbooked chunk is
