@@ -4,7 +4,6 @@
 #include <array>
 #include <bit>
 #include <cstring>
-#include <set>
 #include <string>
 
 #include <spillway/core/error.hpp>
@@ -243,6 +242,8 @@ ParsedTable parse(std::span<std::byte const> metadata, std::span<std::byte const
                      "packed table claims " << rows << " rows in " << column_count << " columns", CorruptData);
 
     std::vector<ColumnHeader> headers;
+    // No more than the metadata can hold, however large the count it claims.
+    headers.reserve(std::min<std::size_t>(column_count, body.size() / column_header_bytes));
     std::size_t layout_size = 0;
     for (std::uint32_t index = 0; index < column_count; ++index) {
         // Each header read is bounded by the metadata, so a huge count fails
@@ -264,8 +265,18 @@ ParsedTable parse(std::span<std::byte const> metadata, std::span<std::byte const
     SPILLWAY_EXPECTS(XXH3_64bits(payload.data(), payload.size()) == payload_checksum,
                      "packed table payload fails its checksum", CorruptData);
 
+    std::vector<std::string_view> names;
+    names.reserve(headers.size());
+    for (auto const& header : headers) {
+        names.push_back(header.field.name);
+    }
+    std::ranges::sort(names);
+    auto const twice = std::ranges::adjacent_find(names);
+    SPILLWAY_EXPECTS(twice == names.end(), "packed table has two columns named '" << *twice << "'", CorruptData);
+
     ParsedTable parsed{{}, static_cast<std::size_t>(rows), {}};
-    std::set<std::string_view> names;
+    parsed.fields.reserve(headers.size());
+    parsed.columns.reserve(headers.size());
     std::size_t position = 0;
     auto const take = [&](std::size_t size) {
         auto const bytes = payload.subspan(position, size);
@@ -273,8 +284,6 @@ ParsedTable parse(std::span<std::byte const> metadata, std::span<std::byte const
         return bytes;
     };
     for (auto const& header : headers) {
-        SPILLWAY_EXPECTS(names.insert(header.field.name).second,
-                         "packed table has two columns named '" << header.field.name << "'", CorruptData);
         auto const sizes = buffer_sizes(header.field.type, parsed.rows, header.has_validity, header.characters);
         auto const validity = take(sizes.validity);
         auto const data = take(sizes.data);

@@ -131,6 +131,21 @@ TEST(PackedTable, UnpackRejectsStringOffsetsThatPassTheChecksumsButAreInvalid) {
                       "column 's': string offsets decrease at row 1");
 }
 
+TEST(PackedTable, UnpackRejectsTwoColumnsOfOneNameThatPassTheChecksums) {
+    TableBuilder builder(Schema({{"a", DataType::int64}, {"b", DataType::int64}, {"c", DataType::int64}}));
+    for (std::size_t column = 0; column < 3; ++column) {
+        builder.column(column).append(std::int64_t{7});
+    }
+    auto packed = pack(builder.finish());
+    // The third column's name, after the 40-byte header and two columns of
+    // 12 bytes and a one-byte name each, and its own 12 bytes.
+    ASSERT_EQ(packed.metadata[40 + 2 * 13 + 12], std::byte{'c'});
+    packed.metadata[40 + 2 * 13 + 12] = std::byte{'a'};
+    reseal(packed.metadata, packed.payload);
+    EXPECT_THROW_WITH(static_cast<void>(unpack(packed.metadata, packed.payload)), CorruptData,
+                      "two columns named 'a'");
+}
+
 TEST(PackedTable, UnpackOfRandomlyCorruptedButResealedInputSucceedsOrThrowsCorruptData) {
     auto const table = random_table(40, 10, 0.3);
     auto const packed = pack(table);
