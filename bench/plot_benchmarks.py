@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import pathlib
 import re
+import statistics
 import sys
 
 import matplotlib
@@ -85,12 +86,15 @@ def partitions(text: str, out: pathlib.Path) -> bool:
     rows = re.findall(r"^  (\d+) partitions: ([0-9.]+) s", text, re.M)
     if not rows:
         return False
-    points = sorted((int(count), float(seconds)) for count, seconds in rows)
+    runs: dict[int, list[float]] = {}
+    for count, seconds in rows:
+        runs.setdefault(int(count), []).append(float(seconds))
+    points = sorted((count, statistics.median(seconds)) for count, seconds in runs.items())
     figure, axes = plt.subplots(figsize=(7, 4.5))
     axes.plot([p[0] for p in points], [p[1] for p in points], marker="o")
     axes.set_xscale("log")
     axes.set_xlabel("partitions")
-    axes.set_ylabel("seconds, whole run")
+    axes.set_ylabel("seconds, whole run (median of the runs)")
     axes.set_ylim(bottom=0)
     axes.set_title("spillway shuffle at 256 MiB, scale 1: time against partitions")
     _save(figure, out / "partitions.png")
