@@ -93,20 +93,22 @@ awk -v a="$(median "${with_1000[@]}")" -v b="$(median "${with_16[@]}")" \
 # Runs 4 MPI processes of `spillway shuffle` at 128 MiB and 1000 partitions
 # with ARGUMENTS...; prints each process's peak RSS in bytes, one per line.
 # (Only rank 0 prints a summary, so each process runs under a Python parent
-# that reports its child's peak RSS.)
-measured='import resource, subprocess, sys
-code = subprocess.call(sys.argv[1:])
-print("peak RSS KiB", resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, file=sys.stderr)
+# that writes its child's peak RSS to a file of its rank's.)
+measured='import os, resource, subprocess, sys
+code = subprocess.call(sys.argv[2:])
+with open(sys.argv[1] + "." + os.environ["OMPI_COMM_WORLD_RANK"], "w") as peak:
+    peak.write(str(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024) + "\n")
 sys.exit(code)'
 mpi_peaks() {
-  "$mpirun" --allow-run-as-root --oversubscribe -np 4 python3 -c "$measured" "$spillway" shuffle --comm mpi \
-    --json --quiet --memory-limit 128MiB --partitions 1000 "$@" >"$work/mpi.json" 2>"$work/mpi.log" \
+  rm -f "$work"/peak.*
+  "$mpirun" --allow-run-as-root --oversubscribe -np 4 python3 -c "$measured" "$work/peak" "$spillway" shuffle \
+    --comm mpi --json --quiet --memory-limit 128MiB --partitions 1000 "$@" >"$work/mpi.json" 2>"$work/mpi.log" \
     || { cat "$work/mpi.log" >&2; echo "bench_memory_bound: mpirun -np 4 shuffle $* failed" >&2; exit 1; }
   grep -q '"verified":true' "$work/mpi.json" \
     || { echo "bench_memory_bound: mpirun -np 4 shuffle $* did not verify" >&2; exit 1; }
-  [[ $(grep -c '^peak RSS KiB' "$work/mpi.log") == 4 ]] \
-    || { cat "$work/mpi.log" >&2; echo "bench_memory_bound: not every process reported its peak RSS" >&2; exit 1; }
-  awk '/^peak RSS KiB/ { print $4 * 1024 }' "$work/mpi.log"
+  [[ $(cat "$work"/peak.* | wc -l) == 4 ]] \
+    || { echo "bench_memory_bound: not every process reported its peak RSS" >&2; exit 1; }
+  cat "$work"/peak.*
 }
 mpi_floor=$(mpi_peaks --scale 0.01 | sort -n | head -1)
 mpi_peak=$(mpi_peaks --scale 1 | sort -n | tail -1)
