@@ -96,7 +96,8 @@ awk -v a="$(median "${with_1000[@]}")" -v b="$(median "${with_16[@]}")" \
 # that writes its child's peak RSS to a file of its rank's.)
 measured='import os, resource, subprocess, sys
 code = subprocess.call(sys.argv[2:])
-with open(sys.argv[1] + "." + os.environ["OMPI_COMM_WORLD_RANK"], "w") as peak:
+rank = os.environ.get("OMPI_COMM_WORLD_RANK") or os.environ["PMI_RANK"]  # OpenMPI, else MPICH
+with open(sys.argv[1] + "." + rank, "w") as peak:
     peak.write(str(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024) + "\n")
 sys.exit(code)'
 mpi_peaks() {

@@ -587,15 +587,10 @@ TEST(Shuffler, TheMetadataOfSmallChunksIsCountedSentAndSpilledWithTheirData) {
     constexpr std::size_t chunks = 10;
     constexpr std::size_t chunk_size = 1000;
     test::Watchdog watchdog("a shuffle of small chunks", std::chrono::seconds(120));
-    std::vector<std::unique_ptr<memory::BufferResource>> resources;
-    std::vector<memory::BufferResource*> pointers;
-    for (Rank rank = 0; rank < ranks; ++rank) {
-        resources.push_back(std::make_unique<memory::BufferResource>(memory::MemoryConfig{}));
-        pointers.push_back(resources.back().get());
-    }
-    auto const metadata_size = test::make_chunk(*resources[0], {0, 0, 0, 1, chunk_size}).metadata.size();
+    auto const resources = test::rank_resources(ranks);
+    auto const metadata_size = test::make_chunk(*resources.pointers[0], {0, 0, 0, 1, chunk_size}).metadata.size();
     ASSERT_GT(metadata_size, 0U);
-    auto group = comm::LocalCommunicator::make_group(pointers);
+    auto group = comm::LocalCommunicator::make_group(resources.pointers);
     // No prefetch: the progress thread would read the spilled chunks back
     // between the spill and the check of DISK use.
     ShuffleConfig config;
@@ -911,12 +906,8 @@ TEST(Shuffler, AtMost64ChunksAreInFlightToOneDestination) {
     test::Watchdog watchdog("chunks in flight to a late rank", std::chrono::seconds(120));
     memory::MemoryConfig memory_config;
     memory_config.host_limit = SizeSpec::bytes(std::size_t{64} << 20);
-    std::vector<std::unique_ptr<memory::BufferResource>> owned;
-    std::vector<memory::BufferResource*> resources;
-    for (int rank = 0; rank < 3; ++rank) {
-        owned.push_back(std::make_unique<memory::BufferResource>(memory_config));
-        resources.push_back(owned.back().get());
-    }
+    auto const owned = test::rank_resources(3, memory_config);
+    auto const& resources = owned.pointers;
     std::atomic<std::uint64_t> sent_to_late{0};
     auto group = comm::LocalCommunicator::make_group(resources, [&](Rank, Rank destination, std::span<std::byte>) {
         if (destination == 1) {
