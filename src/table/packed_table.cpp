@@ -99,9 +99,10 @@ std::size_t write_buffer(std::span<std::byte const> source, std::span<std::byte>
     return padded(end);
 }
 
-/// A column's description in the metadata.
+/// A column's description in the metadata; its name views the metadata.
 struct ColumnHeader {
-    Field field;
+    std::string_view name;
+    DataType type;
     bool has_validity;
     std::size_t characters;
 };
@@ -121,9 +122,8 @@ ColumnHeader read_column_header(MetadataReader& reader, std::size_t index) {
                      "packed table column " << index << " of type " << to_string(data_type) << " claims " << characters
                                             << " bytes of characters",
                      CorruptData);
-    return {{std::string(reinterpret_cast<char const*>(name.data()), name.size()), data_type},
-            (flags & has_validity_flag) != 0,
-            static_cast<std::size_t>(characters)};
+    return {std::string_view(reinterpret_cast<char const*>(name.data()), name.size()), data_type,
+            (flags & has_validity_flag) != 0, static_cast<std::size_t>(characters)};
 }
 
 }  // namespace
@@ -203,17 +203,39 @@ PackedTable pack(Table const& table) {
 
 namespace {
 
-/// A packed table checked against its metadata: its fields, its rows, and
-/// where each column's buffers lie in the payload.
+/// A packed table checked against its metadata: its rows, its columns'
+/// headers (their names view the metadata), and where each column's buffers
+/// lie in the payload.
 struct ParsedTable {
-    std::vector<Field> fields;
-    std::size_t rows;
+    std::size_t rows = 0;
+    std::vector<ColumnHeader> headers;
     std::vector<detail::ColumnParts> columns;
 };
 
-/// The packed table of `metadata` and `payload`, checked.
+/// Whether `a` and `b` have the same columns: names and types, in order.
+bool same_fields(std::span<ColumnHeader const> a, std::span<ColumnHeader const> b) {
+    return std::ranges::equal(a, b, [](ColumnHeader const& x, ColumnHeader const& y) {
+        return x.name == y.name && x.type == y.type;
+    });
+}
+
+/// @throws CorruptData if two of `headers` have one name.
+void check_distinct_names(std::span<ColumnHeader const> headers) {
+    std::vector<std::string_view> names;
+    names.reserve(headers.size());
+    for (auto const& header : headers) {
+        names.push_back(header.name);
+    }
+    std::ranges::sort(names);
+    auto const twice = std::ranges::adjacent_find(names);
+    SPILLWAY_EXPECTS(twice == names.end(), "packed table has two columns named '" << *twice << "'", CorruptData);
+}
+
+/// Parses the packed table of `metadata` and `payload` into `parsed`, whose
+/// vectors are reused, and checks it, all but its names' distinctness
+/// (`check_distinct_names`).
 /// @throws CorruptData as `unpack` does.
-ParsedTable parse(std::span<std::byte const> metadata, std::span<std::byte const> payload) {
+void parse(std::span<std::byte const> metadata, std::span<std::byte const> payload, ParsedTable& parsed) {
     SPILLWAY_EXPECTS(metadata.size() >= header_bytes + trailer_bytes,
                      "packed table metadata is " << metadata.size() << " bytes; the smallest valid is "
                                                  << header_bytes + trailer_bytes,
@@ -241,7 +263,8 @@ ParsedTable parse(std::span<std::byte const> metadata, std::span<std::byte const
     SPILLWAY_EXPECTS(rows <= Column::max_rows && (column_count != 0 || rows == 0),
                      "packed table claims " << rows << " rows in " << column_count << " columns", CorruptData);
 
-    std::vector<ColumnHeader> headers;
+    auto& headers = parsed.headers;
+    headers.clear();
     // No more than the metadata can hold, however large the count it claims.
     headers.reserve(std::min<std::size_t>(column_count, body.size() / column_header_bytes));
     std::size_t layout_size = 0;
@@ -250,7 +273,7 @@ ParsedTable parse(std::span<std::byte const> metadata, std::span<std::byte const
         // as truncated metadata before it allocates anything large.
         headers.push_back(read_column_header(reader, index));
         auto const& header = headers.back();
-        layout_size += buffer_sizes(header.field.type, rows, header.has_validity, header.characters).padded_total();
+        layout_size += buffer_sizes(header.type, rows, header.has_validity, header.characters).padded_total();
     }
     SPILLWAY_EXPECTS(reader.position() == body.size(),
                      "packed table metadata has " << body.size() - reader.position() << " unexpected bytes after its columns",
@@ -265,17 +288,8 @@ ParsedTable parse(std::span<std::byte const> metadata, std::span<std::byte const
     SPILLWAY_EXPECTS(XXH3_64bits(payload.data(), payload.size()) == payload_checksum,
                      "packed table payload fails its checksum", CorruptData);
 
-    std::vector<std::string_view> names;
-    names.reserve(headers.size());
-    for (auto const& header : headers) {
-        names.push_back(header.field.name);
-    }
-    std::ranges::sort(names);
-    auto const twice = std::ranges::adjacent_find(names);
-    SPILLWAY_EXPECTS(twice == names.end(), "packed table has two columns named '" << *twice << "'", CorruptData);
-
-    ParsedTable parsed{{}, static_cast<std::size_t>(rows), {}};
-    parsed.fields.reserve(headers.size());
+    parsed.rows = static_cast<std::size_t>(rows);
+    parsed.columns.clear();
     parsed.columns.reserve(headers.size());
     std::size_t position = 0;
     auto const take = [&](std::size_t size) {
@@ -284,18 +298,14 @@ ParsedTable parse(std::span<std::byte const> metadata, std::span<std::byte const
         return bytes;
     };
     for (auto const& header : headers) {
-        auto const sizes = buffer_sizes(header.field.type, parsed.rows, header.has_validity, header.characters);
+        auto const sizes = buffer_sizes(header.type, parsed.rows, header.has_validity, header.characters);
         auto const validity = take(sizes.validity);
         auto const data = take(sizes.data);
         auto const characters = take(sizes.characters);
-        auto const problem = detail::column_problem(header.field.type, parsed.rows, validity, data, characters);
-        SPILLWAY_EXPECTS(problem.empty(), "packed table column '" << header.field.name << "': " << problem, CorruptData);
+        auto const problem = detail::column_problem(header.type, parsed.rows, validity, data, characters);
+        SPILLWAY_EXPECTS(problem.empty(), "packed table column '" << header.name << "': " << problem, CorruptData);
         parsed.columns.push_back({parsed.rows, validity, data, characters});
     }
-    for (auto& header : headers) {
-        parsed.fields.push_back(std::move(header.field));
-    }
-    return parsed;
 }
 
 }  // namespace
@@ -309,25 +319,47 @@ Table unpack_concatenated(std::span<PackedTableView const> pieces) {
     if (pieces.empty()) {
         return Table();
     }
-    std::vector<ParsedTable> parsed;
-    parsed.reserve(pieces.size());
-    for (auto const& piece : pieces) {
-        parsed.push_back(parse(piece.metadata, piece.payload));
-        SPILLWAY_EXPECTS(parsed.back().fields == parsed.front().fields,
-                         "cannot concatenate a packed table of (" << Schema(parsed.back().fields).to_string()
-                                                                  << ") to one of ("
-                                                                  << Schema(parsed.front().fields).to_string() << ")",
-                         InvalidArgument);
-    }
-    auto& fields = parsed.front().fields;
-    std::vector<Column> columns;
-    columns.reserve(fields.size());
-    std::vector<detail::ColumnParts> parts(parsed.size());
-    for (std::size_t index = 0; index < fields.size(); ++index) {
-        for (std::size_t piece = 0; piece < parsed.size(); ++piece) {
-            parts[piece] = parsed[piece].columns[index];
+    // The first piece's headers and every piece's column parts; one parse
+    // reused for the others, so that many small pieces cost no allocations
+    // of their own.
+    ParsedTable first;
+    parse(pieces.front().metadata, pieces.front().payload, first);
+    check_distinct_names(first.headers);
+    auto const column_count = first.headers.size();
+    std::vector<detail::ColumnParts> parts(pieces.size() * column_count);  // by column, then piece
+    auto const keep = [&](std::size_t piece, ParsedTable const& parsed) {
+        for (std::size_t index = 0; index < column_count; ++index) {
+            parts[index * pieces.size() + piece] = parsed.columns[index];
         }
-        columns.push_back(detail::concatenate_columns(fields[index].type, parts));
+    };
+    keep(0, first);
+    ParsedTable next;
+    for (std::size_t piece = 1; piece < pieces.size(); ++piece) {
+        parse(pieces[piece].metadata, pieces[piece].payload, next);
+        if (!same_fields(next.headers, first.headers)) {
+            check_distinct_names(next.headers);
+            auto const schema_of = [](ParsedTable const& parsed) {
+                std::vector<Field> fields;
+                for (auto const& header : parsed.headers) {
+                    fields.push_back({std::string(header.name), header.type});
+                }
+                return Schema(std::move(fields)).to_string();
+            };
+            SPILLWAY_FAIL("cannot concatenate a packed table of (" << schema_of(next) << ") to one of ("
+                                                                   << schema_of(first) << ")",
+                          InvalidArgument);
+        }
+        keep(piece, next);
+    }
+    std::vector<Field> fields;
+    fields.reserve(column_count);
+    std::vector<Column> columns;
+    columns.reserve(column_count);
+    for (std::size_t index = 0; index < column_count; ++index) {
+        auto const& header = first.headers[index];
+        fields.push_back({std::string(header.name), header.type});
+        columns.push_back(detail::concatenate_columns(
+            header.type, std::span(parts).subspan(index * pieces.size(), pieces.size())));
     }
     return Table(Schema(std::move(fields)), std::move(columns));
 }
