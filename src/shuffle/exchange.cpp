@@ -387,7 +387,7 @@ std::vector<PackedData> Exchange::extract(PartitionId partition, bool ordered) {
 std::optional<PackedData> Exchange::extract_chunk(PartitionId partition) {
     ScopedTimer timer(statistics_, statistic_names_.extract_seconds);
     auto const index = index_of(partition);
-    std::deque<ChunkRef> chunk;
+    std::optional<ChunkRef> chunk;
     bool wake = false;
     {
         MutexLock lock(mutex_);
@@ -396,7 +396,7 @@ std::optional<PackedData> Exchange::extract_chunk(PartitionId partition) {
             return std::nullopt;
         }
         if (!state.chunks.empty()) {
-            chunk.push_back(std::move(state.chunks.front()));
+            chunk = std::move(state.chunks.front());
             state.chunks.pop_front();
         }
         if (state.chunks.empty()) {
@@ -408,7 +408,7 @@ std::optional<PackedData> Exchange::extract_chunk(PartitionId partition) {
             // window taken, not for every chunk, which with chunks of a few
             // KiB rescanned the window thousands of times for nothing.
             extraction_cursor_ = index;
-            extracted_since_wake_ += chunk.front().size;
+            extracted_since_wake_ += chunk->size;
             auto const budget = prefetch_budget();
             wake = budget > 0
                    && (woken_for_ != index || extracted_since_wake_ >= budget / prefetch_wakes_per_window);
@@ -424,10 +424,18 @@ std::optional<PackedData> Exchange::extract_chunk(PartitionId partition) {
     if (wake) {
         progress_wanted_.notify_one();
     }
-    if (chunk.empty()) {
+    if (!chunk) {
         return std::nullopt;
     }
-    return std::move(read_back(index, std::move(chunk)).front());
+    try {
+        return read_chunk(*chunk);
+    } catch (...) {
+        std::deque<ChunkRef> unread;
+        unread.push_back(std::move(*chunk));
+        std::vector<PackedData> none;
+        put_back(index, std::move(unread), none);
+        throw;
+    }
 }
 
 bool Exchange::finished() const {
@@ -440,35 +448,43 @@ std::vector<PackedData> Exchange::read_back(std::size_t index, std::deque<ChunkR
     result.reserve(chunks.size());
     try {
         for (auto& chunk : chunks) {
-            // The caller asked for these bytes: they are its memory now, read
-            // back past the HOST limit if need be (see the memory bound).
-            auto buffer = received_.extract(chunk.key, memory::AllowOverbooking::yes);
-            SPILLWAY_ASSERT(buffer.has_value(), operation_ << ": chunk " << chunk.key << " left the received store");
-            try {
-                result.push_back(detach_metadata(*buffer, chunk));  // `result` has room: no reallocation
-            } catch (...) {
-                received_.restore(chunk.key, std::move(*buffer));
-                throw;
-            }
+            result.push_back(read_chunk(chunk));  // `result` has room: no reallocation
         }
     } catch (...) {
-        for (std::size_t i = 0; i < result.size(); ++i) {
-            chunks[i].size = result[i].data.size();
-            chunks[i].inline_metadata = 0;
-            chunks[i].metadata = std::move(result[i].metadata);
-            received_.restore(chunks[i].key, std::move(result[i].data));
-        }
-        MutexLock lock(mutex_);
-        auto& state = partitions_[index];
-        state.chunks.insert(state.chunks.begin(), std::make_move_iterator(chunks.begin()), std::make_move_iterator(chunks.end()));
-        std::ranges::sort(state.chunks, in_rank_order);
-        if (state.extracted) {
-            state.extracted = false;
-            --extracted_;
-        }
+        put_back(index, std::move(chunks), result);
         throw;
     }
     return result;
+}
+
+PackedData Exchange::read_chunk(ChunkRef& chunk) {
+    // The caller asked for these bytes: they are its memory now, read back
+    // past the HOST limit if need be (see the memory bound).
+    auto buffer = received_.extract(chunk.key, memory::AllowOverbooking::yes);
+    SPILLWAY_ASSERT(buffer.has_value(), operation_ << ": chunk " << chunk.key << " left the received store");
+    try {
+        return detach_metadata(*buffer, chunk);
+    } catch (...) {
+        received_.restore(chunk.key, std::move(*buffer));
+        throw;
+    }
+}
+
+void Exchange::put_back(std::size_t index, std::deque<ChunkRef> chunks, std::vector<PackedData>& read) {
+    for (std::size_t i = 0; i < read.size(); ++i) {
+        chunks[i].size = read[i].data.size();
+        chunks[i].inline_metadata = 0;
+        chunks[i].metadata = std::move(read[i].metadata);
+        received_.restore(chunks[i].key, std::move(read[i].data));
+    }
+    MutexLock lock(mutex_);
+    auto& state = partitions_[index];
+    state.chunks.insert(state.chunks.begin(), std::make_move_iterator(chunks.begin()), std::make_move_iterator(chunks.end()));
+    std::ranges::sort(state.chunks, in_rank_order);
+    if (state.extracted) {
+        state.extracted = false;
+        --extracted_;
+    }
 }
 
 PackedData Exchange::detach_metadata(memory::Buffer& buffer, ChunkRef& chunk) {

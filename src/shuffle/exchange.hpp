@@ -201,6 +201,13 @@ class Exchange {
     /// Reads back the chunks `chunks` of the local partition `index`; on
     /// failure puts them back into the partition and rethrows.
     std::vector<PackedData> read_back(std::size_t index, std::deque<ChunkRef> chunks);
+    /// The chunk `chunk` refers to, taken from `received_` in HOST. On
+    /// failure its buffer stays in `received_` and `chunk` is unchanged.
+    PackedData read_chunk(ChunkRef& chunk);
+    /// Puts `chunks`, taken from the local partition `index`, back at its
+    /// front, the first `read.size()` of them from the chunks `read` back,
+    /// and marks the partition not extracted.
+    void put_back(std::size_t index, std::deque<ChunkRef> chunks, std::vector<PackedData>& read);
 
     // Progress thread: `run` repeats `step`, which runs each activity once;
     // each returns whether it did anything.
