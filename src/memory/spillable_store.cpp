@@ -56,28 +56,29 @@ void SpillableStore::insert(Key key, Buffer buffer) {
         buffer = resource_.move(std::move(buffer), reservation);
     }
     MutexLock lock(mutex_);
-    SPILLWAY_EXPECTS(
-        !entries_.contains(key), "SpillableStore '" << name_ << "' already holds key " << key,
-        InvalidArgument
-    );
-    add(key, std::move(buffer));
+    bool const added = add(key, std::move(buffer));
+    SPILLWAY_EXPECTS(added, "SpillableStore '" << name_ << "' already holds key " << key, InvalidArgument);
 }
 
 void SpillableStore::restore(Key key, Buffer buffer) noexcept {
     MutexLock lock(mutex_);
-    SPILLWAY_ASSERT(!entries_.contains(key), "SpillableStore '" << name_ << "' already holds key " << key);
-    add(key, std::move(buffer));
+    bool const added = add(key, std::move(buffer));
+    SPILLWAY_ASSERT(added, "SpillableStore '" << name_ << "' already holds key " << key);
 }
 
-void SpillableStore::add(Key key, Buffer buffer) {
+bool SpillableStore::add(Key key, Buffer&& buffer) {
     auto const tier = buffer.mem_type();
     auto const size = buffer.size();
-    entries_.emplace(key, Entry{.buffer = std::move(buffer), .tier = tier, .size = size});
+    // Constructs the entry, moving from `buffer`, only if `key` is new.
+    if (!entries_.try_emplace(key, std::move(buffer), tier, size).second) {
+        return false;
+    }
     bytes_[tier_index(tier)] += size;
     if (tier == MemoryType::HOST) {
         add_candidate(key, size);
     }
     count_bookkeeping();
+    return true;
 }
 
 void SpillableStore::add_candidate(Key key, std::size_t size) {

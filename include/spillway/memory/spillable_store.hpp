@@ -215,8 +215,9 @@ class SpillableStore {
     /// Ends the move of the entry of `key`: it holds `buffer` (in whatever
     /// tier that is now).
     void put_back(Key key, Buffer buffer);
-    /// Adds `buffer` under `key`, which is not held.
-    void add(Key key, Buffer buffer) SPILLWAY_REQUIRES(mutex_);
+    /// Adds `buffer` under `key` and returns true, or returns false, with
+    /// `buffer` untouched, if `key` is held already.
+    bool add(Key key, Buffer&& buffer) SPILLWAY_REQUIRES(mutex_);
     /// Removes the entry and returns its buffer. Requires: not being moved.
     Buffer remove(Entries::iterator entry) SPILLWAY_REQUIRES(mutex_);
     /// Moves `victims` to DISK together and puts them back; returns their
