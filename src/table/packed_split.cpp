@@ -44,8 +44,9 @@ std::vector<std::vector<std::byte>> PackedSplit::pack_into(std::span<std::span<s
     // column's rows into place: one sequential pass over each column.
     std::vector<std::size_t> position(partitions, 0);
     std::vector<detail::PieceBuffers> pieces(partitions);
-    std::vector<std::vector<detail::PackedColumn>> columns(partitions);
-    for (std::size_t index = 0; index < table_.num_columns(); ++index) {
+    auto const column_count = table_.num_columns();
+    std::vector<detail::PackedColumn> columns(std::size_t{partitions} * column_count);  // by partition, then column
+    for (std::size_t index = 0; index < column_count; ++index) {
         auto const& column = table_.column(index);
         for (std::uint32_t partition = 0; partition < partitions; ++partition) {
             if (!packs(partition)) {
@@ -66,7 +67,7 @@ std::vector<std::vector<std::byte>> PackedSplit::pack_into(std::span<std::span<s
             auto* const data = place(sizes.data);
             auto* const text = place(sizes.characters);
             pieces[partition] = {has_nulls ? validity : nullptr, data, text};
-            columns[partition].push_back({has_nulls, characters});
+            columns[partition * column_count + index] = {has_nulls, characters};
         }
         detail::scatter_column(column, partition_of_row_, rows_, pieces);
     }
@@ -74,8 +75,10 @@ std::vector<std::vector<std::byte>> PackedSplit::pack_into(std::span<std::span<s
     std::vector<std::vector<std::byte>> metadata(partitions);
     for (std::uint32_t partition = 0; partition < partitions; ++partition) {
         if (packs(partition)) {
-            metadata[partition] = detail::packed_metadata(table_.schema(), rows_[partition], columns[partition],
-                                                          payloads[partition].first(sizes_[partition]));
+            metadata[partition] = detail::packed_metadata(
+                table_.schema(), rows_[partition],
+                std::span(columns).subspan(std::size_t{partition} * column_count, column_count),
+                payloads[partition].first(sizes_[partition]));
         }
     }
     return metadata;
