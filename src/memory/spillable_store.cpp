@@ -69,10 +69,11 @@ void SpillableStore::restore(Key key, Buffer buffer) noexcept {
 bool SpillableStore::add(Key key, Buffer&& buffer) {
     auto const tier = buffer.mem_type();
     auto const size = buffer.size();
-    // Constructs the entry, moving from `buffer`, only if `key` is new.
-    if (!entries_.try_emplace(key, std::move(buffer), tier, size).second) {
+    auto const [entry, added] = entries_.try_emplace(key);
+    if (!added) {
         return false;
     }
+    entry->second = Entry{.buffer = std::move(buffer), .tier = tier, .size = size};
     bytes_[tier_index(tier)] += size;
     if (tier == MemoryType::HOST) {
         add_candidate(key, size);
