@@ -136,7 +136,9 @@ TEST(PackedTable, UnpackRejectsTwoColumnsOfOneNameThatPassTheChecksums) {
     for (std::size_t column = 0; column < 3; ++column) {
         builder.column(column).append(std::int64_t{7});
     }
-    auto packed = pack(builder.finish());
+    auto const table = builder.finish();
+    auto const good = pack(table);
+    auto packed = pack(table);
     // The third column's name, after the 40-byte header and two columns of
     // 12 bytes and a one-byte name each, and its own 12 bytes.
     ASSERT_EQ(packed.metadata[40 + 2 * 13 + 12], std::byte{'c'});
@@ -144,6 +146,9 @@ TEST(PackedTable, UnpackRejectsTwoColumnsOfOneNameThatPassTheChecksums) {
     reseal(packed.metadata, packed.payload);
     EXPECT_THROW_WITH(static_cast<void>(unpack(packed.metadata, packed.payload)), CorruptData,
                       "two columns named 'a'");
+    // After a sound piece it is still corrupt, not merely of another schema.
+    std::vector<PackedTableView> const pieces{{good.metadata, good.payload}, {packed.metadata, packed.payload}};
+    EXPECT_THROW_WITH(static_cast<void>(unpack_concatenated(pieces)), CorruptData, "two columns named 'a'");
 }
 
 TEST(PackedTable, UnpackOfRandomlyCorruptedButResealedInputSucceedsOrThrowsCorruptData) {
