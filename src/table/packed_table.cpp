@@ -219,6 +219,16 @@ bool same_fields(std::span<ColumnHeader const> a, std::span<ColumnHeader const> 
     });
 }
 
+/// The fields `headers` describe, their names copied.
+std::vector<Field> fields_of(std::span<ColumnHeader const> headers) {
+    std::vector<Field> fields;
+    fields.reserve(headers.size());
+    for (auto const& header : headers) {
+        fields.push_back({std::string(header.name), header.type});
+    }
+    return fields;
+}
+
 /// @throws CorruptData if two of `headers` have one name.
 void check_distinct_names(std::span<ColumnHeader const> headers) {
     std::vector<std::string_view> names;
@@ -338,30 +348,21 @@ Table unpack_concatenated(std::span<PackedTableView const> pieces) {
         parse(pieces[piece].metadata, pieces[piece].payload, next);
         if (!same_fields(next.headers, first.headers)) {
             check_distinct_names(next.headers);
-            auto const schema_of = [](ParsedTable const& parsed) {
-                std::vector<Field> fields;
-                for (auto const& header : parsed.headers) {
-                    fields.push_back({std::string(header.name), header.type});
-                }
-                return Schema(std::move(fields)).to_string();
-            };
-            SPILLWAY_FAIL("cannot concatenate a packed table of (" << schema_of(next) << ") to one of ("
-                                                                   << schema_of(first) << ")",
+            SPILLWAY_FAIL("cannot concatenate a packed table of (" << Schema(fields_of(next.headers)).to_string()
+                                                                   << ") to one of ("
+                                                                   << Schema(fields_of(first.headers)).to_string()
+                                                                   << ")",
                           InvalidArgument);
         }
         keep(piece, next);
     }
-    std::vector<Field> fields;
-    fields.reserve(column_count);
     std::vector<Column> columns;
     columns.reserve(column_count);
     for (std::size_t index = 0; index < column_count; ++index) {
-        auto const& header = first.headers[index];
-        fields.push_back({std::string(header.name), header.type});
         columns.push_back(detail::concatenate_columns(
-            header.type, std::span(parts).subspan(index * pieces.size(), pieces.size())));
+            first.headers[index].type, std::span(parts).subspan(index * pieces.size(), pieces.size())));
     }
-    return Table(Schema(std::move(fields)), std::move(columns));
+    return Table(Schema(fields_of(first.headers)), std::move(columns));
 }
 
 }  // namespace spillway::table
