@@ -41,14 +41,9 @@ void expect_at_zero(memory::BufferResource const& resource, comm::Rank rank) {
 }
 
 void run_local(comm::Rank ranks, RankBody const& body) {
-    std::vector<std::unique_ptr<memory::BufferResource>> resources;
-    std::vector<memory::BufferResource*> pointers;
-    for (comm::Rank rank = 0; rank < ranks; ++rank) {
-        resources.push_back(std::make_unique<memory::BufferResource>());
-        pointers.push_back(resources.back().get());
-    }
+    auto const resources = rank_resources(static_cast<std::size_t>(ranks));
     {
-        auto group = comm::LocalCommunicator::make_group(pointers);
+        auto group = comm::LocalCommunicator::make_group(resources.pointers);
         std::vector<std::thread> threads;
         for (auto& communicator : group) {
             threads.emplace_back([&communicator, &body] { run_rank(*communicator, body); });
@@ -58,7 +53,7 @@ void run_local(comm::Rank ranks, RankBody const& body) {
         }
     }
     for (comm::Rank rank = 0; rank < ranks; ++rank) {
-        expect_at_zero(*resources[static_cast<std::size_t>(rank)], rank);
+        expect_at_zero(*resources.pointers[static_cast<std::size_t>(rank)], rank);
     }
 }
 

@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <functional>
 #include <initializer_list>
+#include <memory>
 #include <ostream>
 #include <span>
 #include <stdexcept>
@@ -33,6 +34,22 @@
 #include <gtest/gtest.h>
 
 namespace spillway::test {
+
+/// The resources of an in-process group of ranks, one each.
+struct RankResources {
+    std::vector<std::unique_ptr<memory::BufferResource>> owned;
+    std::vector<memory::BufferResource*> pointers;  ///< what `LocalCommunicator::make_group` takes
+};
+
+/// `ranks` resources made with `config`.
+inline RankResources rank_resources(std::size_t ranks, memory::MemoryConfig const& config = {}) {
+    RankResources resources;
+    for (std::size_t rank = 0; rank < ranks; ++rank) {
+        resources.owned.push_back(std::make_unique<memory::BufferResource>(config));
+        resources.pointers.push_back(resources.owned.back().get());
+    }
+    return resources;
+}
 
 /// The communicators a suite runs on: `ranks` in-process ranks, or (when
 /// `ranks` is 0) the ranks of the MPI job this process belongs to.

@@ -6,8 +6,6 @@
 
 #include <chrono>
 #include <cstdint>
-#include <memory>
-#include <vector>
 
 #include <spillway/memory/buffer_resource.hpp>
 #include <spillway/shuffle/packed_data.hpp>
@@ -46,22 +44,6 @@ struct ChunkOrigin {
     }
     friend auto operator<=>(ChunkOrigin const&, ChunkOrigin const&) = default;
 };
-
-/// The resources of an in-process group of ranks, one each.
-struct RankResources {
-    std::vector<std::unique_ptr<memory::BufferResource>> owned;
-    std::vector<memory::BufferResource*> pointers;  ///< what `LocalCommunicator::make_group` takes
-};
-
-/// `ranks` resources made with `config`.
-inline RankResources rank_resources(std::size_t ranks, memory::MemoryConfig const& config = {}) {
-    RankResources resources;
-    for (std::size_t rank = 0; rank < ranks; ++rank) {
-        resources.owned.push_back(std::make_unique<memory::BufferResource>(config));
-        resources.pointers.push_back(resources.owned.back().get());
-    }
-    return resources;
-}
 
 /// A chunk of `resource` whose metadata is `origin` and whose payload is the
 /// pattern of `origin.seed()`.
