@@ -1,7 +1,6 @@
 #include <spillway/memory/spillable_store.hpp>
 
 #include <algorithm>
-#include <exception>
 #include <iterator>
 #include <limits>
 
@@ -11,8 +10,6 @@
 namespace spillway::memory {
 namespace {
 
-/// The HOST bytes each reservation counting the keys' bookkeeping holds.
-constexpr std::size_t bookkeeping_step = std::size_t{4} << 10;
 /// What a node of a red-black tree holds before its value: its colour and
 /// three links.
 constexpr std::size_t tree_node_header = 4 * sizeof(void*);
@@ -36,6 +33,7 @@ SpillableStore::SpillableStore(BufferResource& resource, std::string name, int s
                     + *owner_bytes_per_key
               : 0
       ),
+      bookkeeping_(resource),
       spill_function_id_(resource.spill_manager().add_spill_function(
           [this](std::size_t amount) { return spill(amount); }, spill_priority, SpillConcurrency::shared,
           SpillAnnouncement::victims
@@ -78,7 +76,7 @@ bool SpillableStore::add(Key key, Buffer&& buffer) {
     if (tier == MemoryType::HOST) {
         add_candidate(key, size);
     }
-    count_bookkeeping();
+    bookkeeping_.cover(entries_.size() * bytes_per_key_);
     return true;
 }
 
@@ -98,20 +96,6 @@ void SpillableStore::remove_candidate(Key key, std::size_t size) {
         small_spillable_.erase(key);
     } else {
         spillable_.erase({size, key});
-    }
-}
-
-void SpillableStore::count_bookkeeping() noexcept {
-    auto const steps = (entries_.size() * bytes_per_key_ + bookkeeping_step - 1) / bookkeeping_step;
-    while (bookkeeping_.size() > (entries_.empty() ? 0 : steps + 1)) {
-        bookkeeping_.pop_back();
-    }
-    try {
-        while (bookkeeping_.size() < steps) {
-            bookkeeping_.push_back(resource_.reserve(MemoryType::HOST, bookkeeping_step, AllowOverbooking::yes));
-        }
-    } catch (std::exception const&) {
-        // Short by a step or more until the next change; see the declaration.
     }
 }
 
@@ -185,7 +169,7 @@ std::optional<Buffer> SpillableStore::extract(
         MutexLock lock(mutex_);
         bytes_[tier_index(MemoryType::DISK)] -= size;
         entries_.erase(key);
-        count_bookkeeping();
+        bookkeeping_.cover(entries_.size() * bytes_per_key_);
     }
     settled_.notify_all();
     resource_.statistics().add_bytes(name_ + ".unspill.bytes", size);
@@ -406,7 +390,7 @@ Buffer SpillableStore::remove(Entries::iterator entry) {
     bytes_[tier_index(held.tier)] -= held.size;
     Buffer buffer = std::move(*held.buffer);
     entries_.erase(entry);
-    count_bookkeeping();
+    bookkeeping_.cover(entries_.size() * bytes_per_key_);
     return buffer;
 }
 

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include <spillway/core/mutex.hpp>
+#include <spillway/memory/bookkeeping_reservation.hpp>
 #include <spillway/memory/buffer.hpp>
 #include <spillway/memory/buffer_resource.hpp>
 #include <spillway/memory/memory_type.hpp>
@@ -52,10 +53,11 @@ namespace spillway::memory {
 /// the store's indexes, and what the caller keeps per key. A store made with
 /// `owner_bytes_per_key` counts that bookkeeping: it keeps
 /// `bookkeeping_bytes_per_key()` bytes per key reserved in its resource's
-/// HOST tier, in steps of 4 KiB, overbooking rather than spilling (so it may
-/// run under any lock), and returns them as keys go; an empty store reserves
-/// nothing. So a store of very many small buffers, spilled or not, pushes
-/// buffers to disk instead of growing the process past its limit unseen.
+/// HOST tier (a `BookkeepingReservation`: in steps of 4 KiB, overbooking
+/// rather than spilling, so it may run under any lock), and returns them as
+/// keys go; an empty store reserves nothing. So a store of very many small
+/// buffers, spilled or not, pushes buffers to disk instead of growing the
+/// process past its limit unseen.
 ///
 /// A buffer being moved between tiers (by a spill, an extract or a prefetch)
 /// stays in the store; an `extract` of its key waits for the move to finish.
@@ -223,11 +225,6 @@ class SpillableStore {
     /// Moves `victims` to DISK together and puts them back; returns their
     /// bytes. On failure they are left in `victims`, in HOST.
     std::size_t spill_together(std::span<std::pair<Key, Buffer>> victims);
-    /// Reserves or returns HOST bytes so that `bookkeeping_` covers the keys
-    /// held, keeping one step of slack before returning any. If a reservation
-    /// cannot be made (only when the tier's total would overflow, or the
-    /// vector cannot grow), the count stays short until the next change.
-    void count_bookkeeping() noexcept SPILLWAY_REQUIRES(mutex_);
     /// Adds the entry of `key`, of `size` bytes, to the spill candidates, or
     /// removes it.
     void add_candidate(Key key, std::size_t size) SPILLWAY_REQUIRES(mutex_);
@@ -255,8 +252,8 @@ class SpillableStore {
     std::set<Key> small_spillable_ SPILLWAY_GUARDED_BY(mutex_);
     /// Sum of the entries' sizes per tier.
     std::array<std::uint64_t, memory_type_count> bytes_ SPILLWAY_GUARDED_BY(mutex_){};
-    /// HOST reservations of one step each, counting the keys' bookkeeping.
-    std::vector<MemoryReservation> bookkeeping_ SPILLWAY_GUARDED_BY(mutex_);
+    /// Counts the keys' bookkeeping, covering `bytes_per_key_` a key.
+    BookkeepingReservation bookkeeping_ SPILLWAY_GUARDED_BY(mutex_);
 
     /// Declared last: registered once the store is ready to be spilled.
     SpillManager::SpillFunctionId const spill_function_id_;
