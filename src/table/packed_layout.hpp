@@ -41,14 +41,14 @@ struct PackedColumn {
     std::size_t characters;
 };
 
-/// @throws InvalidArgument if a column name of `schema` is longer than the
-///         65535 bytes the packed format allows.
-void check_packable_names(Schema const& schema);
+/// @throws InvalidArgument if a name of `fields` is longer than the 65535
+///         bytes the packed format allows.
+void check_packable_names(std::span<Field const> fields);
 
-/// The metadata of a table of `schema` with `rows` rows whose columns are
+/// The metadata of a table of `fields` with `rows` rows whose columns are
 /// `columns` and whose payload, already written, is `payload`.
 /// @throws InvalidArgument if a column name is longer than 65535 bytes.
-std::vector<std::byte> packed_metadata(Schema const& schema, std::size_t rows, std::span<PackedColumn const> columns,
-                                       std::span<std::byte const> payload);
+std::vector<std::byte> packed_metadata(std::span<Field const> fields, std::size_t rows,
+                                       std::span<PackedColumn const> columns, std::span<std::byte const> payload);
 
 }  // namespace spillway::table::detail

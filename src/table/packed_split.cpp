@@ -37,7 +37,7 @@ std::vector<std::vector<std::byte>> PackedSplit::pack_into(std::span<std::span<s
                          "packing a piece of " << sizes_[partition] << " bytes into a buffer of " << size,
                          InvalidArgument);
     }
-    detail::check_packable_names(table_.schema());
+    detail::check_packable_names(table_.schema().fields());
     auto const packs = [&](std::uint32_t partition) { return !payloads[partition].empty(); };
 
     // Lay every column out in each piece, zero the padding, then scatter the
@@ -76,7 +76,7 @@ std::vector<std::vector<std::byte>> PackedSplit::pack_into(std::span<std::span<s
     for (std::uint32_t partition = 0; partition < partitions; ++partition) {
         if (packs(partition)) {
             metadata[partition] = detail::packed_metadata(
-                table_.schema(), rows_[partition],
+                table_.schema().fields(), rows_[partition],
                 std::span(columns).subspan(std::size_t{partition} * column_count, column_count),
                 payloads[partition].first(sizes_[partition]));
         }

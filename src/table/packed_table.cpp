@@ -128,8 +128,8 @@ ColumnHeader read_column_header(MetadataReader& reader, std::size_t index) {
 
 }  // namespace
 
-void detail::check_packable_names(Schema const& schema) {
-    for (auto const& field : schema.fields()) {
+void detail::check_packable_names(std::span<Field const> fields) {
+    for (auto const& field : fields) {
         SPILLWAY_EXPECTS(field.name.size() <= max_name_bytes,
                          "column name of " << field.name.size() << " bytes; the packed format allows "
                                            << max_name_bytes,
@@ -137,25 +137,25 @@ void detail::check_packable_names(Schema const& schema) {
     }
 }
 
-std::vector<std::byte> detail::packed_metadata(Schema const& schema, std::size_t rows,
+std::vector<std::byte> detail::packed_metadata(std::span<Field const> fields, std::size_t rows,
                                                std::span<PackedColumn const> columns,
                                                std::span<std::byte const> payload) {
     auto metadata_size = header_bytes + trailer_bytes;
-    for (auto const& field : schema.fields()) {
+    for (auto const& field : fields) {
         metadata_size += column_header_bytes + field.name.size();
     }
-    check_packable_names(schema);
+    check_packable_names(fields);
     MetadataWriter metadata(metadata_size);
     metadata.put_bytes(magic);
     metadata.put(packed_format_version);
     metadata.put(std::uint16_t{0});
     metadata.put(std::uint64_t{rows});
-    metadata.put(static_cast<std::uint32_t>(schema.size()));
+    metadata.put(static_cast<std::uint32_t>(fields.size()));
     metadata.put(std::uint32_t{0});
     metadata.put(std::uint64_t{payload.size()});
     metadata.put(std::uint64_t{XXH3_64bits(payload.data(), payload.size())});
-    for (std::size_t index = 0; index < schema.size(); ++index) {
-        auto const& field = schema.field(index);
+    for (std::size_t index = 0; index < fields.size(); ++index) {
+        auto const& field = fields[index];
         metadata.put(static_cast<std::uint8_t>(field.type));
         metadata.put(static_cast<std::uint8_t>(columns[index].has_validity ? has_validity_flag : 0));
         metadata.put(static_cast<std::uint16_t>(field.name.size()));
@@ -191,7 +191,7 @@ std::vector<std::byte> pack_into(Table const& table, std::span<std::byte> destin
     for (auto const& column : table.columns()) {
         columns.push_back({column.null_count() != 0, column.character_buffer().size()});
     }
-    return packed_metadata(table.schema(), table.num_rows(), columns, destination.first(size));
+    return packed_metadata(table.schema().fields(), table.num_rows(), columns, destination.first(size));
 }
 
 PackedTable pack(Table const& table) {
@@ -325,21 +325,40 @@ Table unpack(std::span<std::byte const> metadata, std::span<std::byte const> pay
     return unpack_concatenated(std::span(&piece, 1));
 }
 
-Table unpack_concatenated(std::span<PackedTableView const> pieces) {
-    if (pieces.empty()) {
-        return Table();
-    }
-    // The first piece's headers and every piece's column parts; one parse
-    // reused for the others, so that many small pieces cost no allocations
-    // of their own.
+namespace {
+
+/// Packed tables parsed and checked to have the same columns: the first's
+/// headers (their names view its metadata) and every piece's column parts.
+struct ParsedPieces {
     ParsedTable first;
-    parse(pieces.front().metadata, pieces.front().payload, first);
+    std::size_t pieces = 0;
+    std::vector<detail::ColumnParts> parts;  ///< by column, then piece
+
+    /// The parts of column `index`, one per piece.
+    [[nodiscard]] std::span<detail::ColumnParts const> column(std::size_t index) const {
+        return std::span(parts).subspan(index * pieces, pieces);
+    }
+};
+
+/// Parses every piece of `pieces` into one reused `ParsedTable`, so that
+/// many small pieces cost no allocations of their own.
+/// @throws CorruptData as `unpack` does, for the first piece that is not
+///         valid.
+/// @throws InvalidArgument if the pieces' columns differ.
+ParsedPieces parse_pieces(std::span<PackedTableView const> pieces) {
+    ParsedPieces parsed;
+    parsed.pieces = pieces.size();
+    if (pieces.empty()) {
+        return parsed;
+    }
+    auto const& first = parsed.first;
+    parse(pieces.front().metadata, pieces.front().payload, parsed.first);
     check_distinct_names(first.headers);
     auto const column_count = first.headers.size();
-    std::vector<detail::ColumnParts> parts(pieces.size() * column_count);  // by column, then piece
-    auto const keep = [&](std::size_t piece, ParsedTable const& parsed) {
+    parsed.parts.resize(pieces.size() * column_count);
+    auto const keep = [&](std::size_t piece, ParsedTable const& table) {
         for (std::size_t index = 0; index < column_count; ++index) {
-            parts[index * pieces.size() + piece] = parsed.columns[index];
+            parsed.parts[index * pieces.size() + piece] = table.columns[index];
         }
     };
     keep(0, first);
@@ -356,13 +375,71 @@ Table unpack_concatenated(std::span<PackedTableView const> pieces) {
         }
         keep(piece, next);
     }
-    std::vector<Column> columns;
-    columns.reserve(column_count);
-    for (std::size_t index = 0; index < column_count; ++index) {
-        columns.push_back(detail::concatenate_columns(
-            first.headers[index].type, std::span(parts).subspan(index * pieces.size(), pieces.size())));
+    return parsed;
+}
+
+/// Whether a row of `parts` is null.
+bool has_nulls(std::span<detail::ColumnParts const> parts) noexcept {
+    return std::ranges::any_of(parts, [](detail::ColumnParts const& part) {
+        return !part.validity.empty() && detail::count_set_bits(part.validity.data(), part.rows) < part.rows;
+    });
+}
+
+}  // namespace
+
+Table unpack_concatenated(std::span<PackedTableView const> pieces) {
+    if (pieces.empty()) {
+        return Table();
     }
-    return Table(Schema(fields_of(first.headers)), std::move(columns));
+    auto const parsed = parse_pieces(pieces);
+    auto const& headers = parsed.first.headers;
+    std::vector<Column> columns;
+    columns.reserve(headers.size());
+    for (std::size_t index = 0; index < headers.size(); ++index) {
+        columns.push_back(detail::concatenate_columns(headers[index].type, parsed.column(index)));
+    }
+    return Table(Schema(fields_of(headers)), std::move(columns));
+}
+
+std::vector<std::byte> pack_concatenated(std::span<PackedTableView const> pieces,
+                                         PayloadDestination const& destination) {
+    auto const parsed = parse_pieces(pieces);
+    auto const& headers = parsed.first.headers;
+    std::vector<detail::ConcatenationSize> sizes;
+    std::vector<PackedColumn> columns;
+    sizes.reserve(headers.size());
+    columns.reserve(headers.size());
+    std::size_t payload_size = 0;
+    for (std::size_t index = 0; index < headers.size(); ++index) {
+        auto const parts = parsed.column(index);
+        sizes.push_back(detail::concatenation_size(parts));
+        columns.push_back({sizes.back().has_validity && has_nulls(parts), sizes.back().characters});
+        payload_size += buffer_sizes(headers[index].type, sizes.back().rows, columns.back().has_validity,
+                                     sizes.back().characters)
+                            .padded_total();
+    }
+    auto const payload = destination(payload_size);
+    SPILLWAY_EXPECTS(payload.size() >= payload_size,
+                     "packing " << payload_size << " bytes of concatenated tables into a buffer of " << payload.size(),
+                     InvalidArgument);
+    std::size_t position = 0;
+    auto const place = [&](std::size_t size) {
+        auto const bytes = payload.subspan(position, size);
+        std::fill(payload.begin() + static_cast<std::ptrdiff_t>(position + size),
+                  payload.begin() + static_cast<std::ptrdiff_t>(padded(position + size)), std::byte{0});
+        position = padded(position + size);
+        return bytes;
+    };
+    for (std::size_t index = 0; index < headers.size(); ++index) {
+        auto const type = headers[index].type;
+        auto const buffers = buffer_sizes(type, sizes[index].rows, columns[index].has_validity, sizes[index].characters);
+        auto const validity = place(buffers.validity);
+        auto const data = place(buffers.data);
+        auto const characters = place(buffers.characters);
+        detail::write_concatenation(type, parsed.column(index), sizes[index], validity, data, characters);
+    }
+    auto const rows = sizes.empty() ? std::size_t{0} : sizes.front().rows;
+    return detail::packed_metadata(fields_of(headers), rows, columns, payload.first(payload_size));
 }
 
 }  // namespace spillway::table

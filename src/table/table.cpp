@@ -76,25 +76,29 @@ Table Table::select(std::span<std::size_t const> indices) const {
     return Table(Schema(std::move(fields)), std::move(columns));
 }
 
-Column detail::concatenate_columns(DataType type, std::span<ColumnParts const> parts) {
-    std::size_t rows = 0;
-    std::size_t characters = 0;
-    bool has_nulls = false;
+detail::ConcatenationSize detail::concatenation_size(std::span<ColumnParts const> parts) {
+    ConcatenationSize size;
     for (auto const& part : parts) {
-        rows += part.rows;
-        characters += part.characters.size();
-        has_nulls = has_nulls || !part.validity.empty();
+        size.rows += part.rows;
+        size.characters += part.characters.size();
+        size.has_validity = size.has_validity || !part.validity.empty();
     }
-    SPILLWAY_EXPECTS(rows <= Column::max_rows,
-                     "concatenating " << rows << " rows; a column holds at most " << Column::max_rows, InvalidArgument);
-    SPILLWAY_EXPECTS(characters <= Column::max_characters,
-                     "concatenating " << characters << " bytes of characters; a string column holds at most "
+    SPILLWAY_EXPECTS(size.rows <= Column::max_rows,
+                     "concatenating " << size.rows << " rows; a column holds at most " << Column::max_rows,
+                     InvalidArgument);
+    SPILLWAY_EXPECTS(size.characters <= Column::max_characters,
+                     "concatenating " << size.characters << " bytes of characters; a string column holds at most "
                                       << Column::max_characters,
                      InvalidArgument);
+    return size;
+}
 
-    ColumnBuffer validity = has_nulls ? all_valid_bitmap(rows) : ColumnBuffer();
-    ColumnBuffer data(type == DataType::string ? (rows + 1) * sizeof(std::int32_t) : rows * data_width(type));
-    ColumnBuffer character_data(characters);
+void detail::write_concatenation(DataType type, std::span<ColumnParts const> parts, ConcatenationSize size,
+                                 std::span<std::byte> validity, std::span<std::byte> data,
+                                 std::span<std::byte> characters) noexcept {
+    if (!validity.empty()) {
+        std::fill_n(validity.begin(), bitmap_bytes(size.rows), std::byte{0xff});
+    }
     std::size_t row = 0;
     std::size_t character = 0;
     std::size_t data_end = 0;
@@ -102,17 +106,18 @@ Column detail::concatenate_columns(DataType type, std::span<ColumnParts const> p
         std::memset(data.data(), 0, sizeof(std::int32_t));
     }
     for (auto const& part : parts) {
-        if (!part.validity.empty()) {
+        if (!validity.empty() && !part.validity.empty()) {
             copy_bits(part.validity.data(), 0, validity.data(), row, part.rows);
         }
         if (type == DataType::string) {
-            auto* out = reinterpret_cast<std::int32_t*>(data.data()) + row;
+            auto* out = data.data() + row * sizeof(std::int32_t);
             for (std::size_t at = 1; at <= part.rows; ++at) {
                 std::int32_t offset;
                 std::memcpy(&offset, part.data.data() + at * sizeof(offset), sizeof(offset));
-                out[at] = static_cast<std::int32_t>(character) + offset;
+                offset += static_cast<std::int32_t>(character);
+                std::memcpy(out + at * sizeof(offset), &offset, sizeof(offset));
             }
-            std::ranges::copy(part.characters, character_data.begin() + static_cast<std::ptrdiff_t>(character));
+            std::ranges::copy(part.characters, characters.begin() + static_cast<std::ptrdiff_t>(character));
         } else {
             std::ranges::copy(part.data, data.begin() + static_cast<std::ptrdiff_t>(data_end));
             data_end += part.data.size();
@@ -120,7 +125,18 @@ Column detail::concatenate_columns(DataType type, std::span<ColumnParts const> p
         row += part.rows;
         character += part.characters.size();
     }
-    return ColumnAccess::make(type, rows, std::move(validity), std::move(data), std::move(character_data));
+    if (!validity.empty() && size.rows % 8 != 0) {
+        validity[size.rows / 8] &= static_cast<std::byte>((1U << (size.rows % 8)) - 1);
+    }
+}
+
+Column detail::concatenate_columns(DataType type, std::span<ColumnParts const> parts) {
+    auto const size = concatenation_size(parts);
+    ColumnBuffer validity(size.has_validity ? bitmap_bytes(size.rows) : 0);
+    ColumnBuffer data(type == DataType::string ? (size.rows + 1) * sizeof(std::int32_t) : size.rows * data_width(type));
+    ColumnBuffer characters(size.characters);
+    write_concatenation(type, parts, size, validity, data, characters);
+    return ColumnAccess::make(type, size.rows, std::move(validity), std::move(data), std::move(characters));
 }
 
 Table Table::concatenate(std::span<Table const> tables) {

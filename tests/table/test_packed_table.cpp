@@ -190,6 +190,68 @@ TEST(PackedTable, UnpacksSeveralPiecesIntoTheConcatenationOfTheirTables) {
     EXPECT_EQ(unpack_concatenated({}), Table());
 }
 
+namespace {
+
+/// `pack_concatenated(pieces)` into a vector: its metadata and payload.
+PackedTable pack_concatenated_into_vector(std::span<PackedTableView const> pieces) {
+    PackedTable packed;
+    packed.metadata = pack_concatenated(pieces, [&](std::size_t size) {
+        packed.payload.resize(size);
+        return std::span(packed.payload);
+    });
+    return packed;
+}
+
+}  // namespace
+
+TEST(PackedTable, PacksSeveralPiecesAsOneByteForByteAsTheirConcatenationPacks) {
+    // Pieces with and without nulls, and empty ones.
+    std::vector<PackedTable> packed;
+    for (std::uint64_t seed = 0; seed < 7; ++seed) {
+        packed.push_back(pack(random_table(seed * 13 % 50, seed, seed % 2 == 0 ? 0.0 : 0.25)));
+    }
+    std::vector<PackedTableView> pieces;
+    for (auto const& piece : packed) {
+        pieces.push_back({piece.metadata, piece.payload});
+    }
+    for (std::size_t count : {std::size_t{0}, std::size_t{1}, std::size_t{2}, pieces.size()}) {
+        auto const some = std::span<PackedTableView const>(pieces).first(count);
+        auto const expected = pack(unpack_concatenated(some));
+        auto const merged = pack_concatenated_into_vector(some);
+        EXPECT_EQ(merged.metadata, expected.metadata) << count << " pieces";
+        EXPECT_EQ(merged.payload, expected.payload) << count << " pieces";
+    }
+    // Only pieces without nulls: the merged table has no validity bitmaps.
+    std::vector<PackedTableView> const valid{pieces[0], pieces[2], pieces[4]};
+    EXPECT_EQ(pack_concatenated_into_vector(valid).payload, pack(unpack_concatenated(valid)).payload);
+}
+
+TEST(PackedTable, PackingPiecesTogetherChecksThemAllBeforeAskingForMemory) {
+    auto const first = pack(random_table(10, 1));
+    auto corrupt = pack(random_table(10, 2));
+    corrupt.payload[3] ^= std::byte{1};
+    std::vector<PackedTableView> const damaged{{first.metadata, first.payload}, {corrupt.metadata, corrupt.payload}};
+    bool asked = false;
+    auto const destination = [&](std::size_t) {
+        asked = true;
+        return std::span<std::byte>();
+    };
+    EXPECT_THROW_WITH(static_cast<void>(pack_concatenated(damaged, destination)), CorruptData,
+                      "payload fails its checksum");
+    EXPECT_FALSE(asked);
+
+    TableBuilder builder(Schema({{"other", DataType::int64}}));
+    builder.column(0).append(std::int64_t{7});
+    auto const other = pack(builder.finish());
+    std::vector<PackedTableView> const mixed{{first.metadata, first.payload}, {other.metadata, other.payload}};
+    EXPECT_THROW_WITH(static_cast<void>(pack_concatenated(mixed, destination)), InvalidArgument, "cannot concatenate");
+    EXPECT_FALSE(asked);
+
+    std::vector<PackedTableView> const sound{{first.metadata, first.payload}, {first.metadata, first.payload}};
+    EXPECT_THROW_WITH(static_cast<void>(pack_concatenated(sound, destination)), InvalidArgument, "into a buffer of 0");
+    EXPECT_TRUE(asked);
+}
+
 TEST(PackedTable, UnpackingPiecesOfDifferentSchemasOrACorruptPieceFails) {
     auto const first = pack(random_table(10, 1));
     TableBuilder builder(Schema({{"other", DataType::int64}}));

@@ -4,6 +4,7 @@
 /// record, and back. docs/table_format.md specifies the format.
 
 #include <cstddef>
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -56,5 +57,22 @@ struct PackedTableView {
 /// @throws InvalidArgument if the pieces' schemas differ, or the result
 ///         would exceed a column's limits.
 [[nodiscard]] Table unpack_concatenated(std::span<PackedTableView const> pieces);
+
+/// Where `pack_concatenated` writes a payload: given its size in bytes, the
+/// memory to write it to, at least that large.
+using PayloadDestination = std::function<std::span<std::byte>(std::size_t size)>;
+
+/// The tables packed in `pieces`, concatenated in their order and packed
+/// again as one: byte for byte what `pack_into(unpack_concatenated(pieces))`
+/// writes, but straight from the pieces, without making the table. Checks
+/// every piece first, then calls `destination` once with the payload's size,
+/// writes the payload to the start of the span it returns, and returns the
+/// metadata. Many small pieces of a table become one, each byte copied once.
+/// @throws CorruptData or InvalidArgument as `unpack_concatenated` does,
+///         before `destination` is called.
+/// @throws InvalidArgument if the span `destination` returns is smaller
+///         than the payload, or a column name is longer than 65535 bytes.
+[[nodiscard]] std::vector<std::byte> pack_concatenated(std::span<PackedTableView const> pieces,
+                                                       PayloadDestination const& destination);
 
 }  // namespace spillway::table
