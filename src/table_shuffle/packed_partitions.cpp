@@ -55,13 +55,33 @@ std::unordered_map<shuffle::PartitionId, shuffle::PackedData> pack_pieces(
 
 table::Table unpack(shuffle::PackedData const& chunk) { return table::unpack(chunk.metadata, chunk.data.data()); }
 
-table::Table unpack(std::span<shuffle::PackedData const> chunks) {
-    std::vector<table::PackedTableView> pieces;
-    pieces.reserve(chunks.size());
+namespace {
+
+/// The packed tables that `chunks` hold.
+/// @throws InvalidArgument if a chunk is not in HOST memory.
+std::vector<table::PackedTableView> views_of(std::span<shuffle::PackedData const> chunks) {
+    std::vector<table::PackedTableView> views;
+    views.reserve(chunks.size());
     for (auto const& chunk : chunks) {
-        pieces.push_back({chunk.metadata, chunk.data.data()});
+        views.push_back({chunk.metadata, chunk.data.data()});
     }
-    return table::unpack_concatenated(pieces);
+    return views;
+}
+
+}  // namespace
+
+table::Table unpack(std::span<shuffle::PackedData const> chunks) {
+    return table::unpack_concatenated(views_of(chunks));
+}
+
+shuffle::PackedData pack_concatenated(std::span<shuffle::PackedData const> chunks, memory::BufferResource& resource) {
+    std::optional<memory::Buffer> payload;
+    auto metadata = table::pack_concatenated(views_of(chunks), [&](std::size_t size) {
+        auto reservation = resource.reserve_or_wait(size);
+        payload = resource.make_buffer(size, reservation);
+        return payload->data();
+    });
+    return {std::move(metadata), std::move(*payload)};
 }
 
 }  // namespace spillway::table_shuffle

@@ -85,3 +85,25 @@ TEST(HashPartitionAndPack, ChunksUnpackedTogetherAreTheirTablesConcatenated) {
     EXPECT_THROW_WITH((void)table_shuffle::unpack(std::span<shuffle::PackedData const>(in_order)), InvalidArgument,
                       "HOST");
 }
+
+TEST(HashPartitionAndPack, ChunksPackedTogetherAreOneChunkOfTheirTablesConcatenated) {
+    test::TemporaryDirectory root;
+    memory::BufferResource resource(test::test_config(root));
+    auto const table = table::TpchGenerator(0.001).lineitem(0);
+    auto chunks = table_shuffle::hash_partition_and_pack(table, keys, 8, resource);
+    std::vector<shuffle::PackedData> in_order;
+    std::uint64_t bytes = 0;
+    for (shuffle::PartitionId partition = 0; partition < 8; ++partition) {
+        bytes += chunks.at(partition).data.size();
+        in_order.push_back(std::move(chunks.at(partition)));
+    }
+    auto const merged = table_shuffle::pack_concatenated(in_order, resource);
+    EXPECT_EQ(merged.data.mem_type(), memory::MemoryType::HOST);
+    EXPECT_EQ(table_shuffle::unpack(merged), table_shuffle::unpack(std::span<shuffle::PackedData const>(in_order)));
+    EXPECT_EQ(resource.memory_used(memory::MemoryType::HOST), bytes + merged.data.size())
+        << "the merged chunk is paid for by the resource";
+
+    auto reservation = resource.reserve(memory::MemoryType::DISK, in_order[5].data.size(), memory::AllowOverbooking::no);
+    in_order[5].data = resource.move(std::move(in_order[5].data), reservation);
+    EXPECT_THROW_WITH((void)table_shuffle::pack_concatenated(in_order, resource), InvalidArgument, "HOST");
+}

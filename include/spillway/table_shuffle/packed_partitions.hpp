@@ -62,4 +62,13 @@ namespace spillway::table_shuffle {
 /// @throws CorruptData as `table::unpack_concatenated` does.
 [[nodiscard]] table::Table unpack(std::span<shuffle::PackedData const> chunks);
 
+/// The tables that `chunks` hold, concatenated in their order, as one chunk
+/// (`table::pack_concatenated`: each byte copied once, no table made) in a
+/// HOST buffer of `resource` reserved with `reserve_or_wait`.
+/// @throws InvalidArgument if a chunk is not in HOST memory, or the chunks'
+///         schemas differ; CorruptData as `table::unpack_concatenated` does.
+/// @throws OutOfMemory as `reserve_or_wait` does.
+[[nodiscard]] shuffle::PackedData pack_concatenated(std::span<shuffle::PackedData const> chunks,
+                                                    memory::BufferResource& resource);
+
 }  // namespace spillway::table_shuffle
