@@ -15,6 +15,7 @@
 #include <spillway/shuffle/all_gather.hpp>
 #include <spillway/shuffle/shuffler.hpp>
 #include <spillway/table/hash_partition.hpp>
+#include <spillway/table_shuffle/chunk_coalescer.hpp>
 #include <spillway/table_shuffle/packed_partitions.hpp>
 #include <spillway/table/packed_table.hpp>
 
@@ -117,6 +118,8 @@ ShuffleJob::ShuffleJob(Options const& options)
                                       << (window_ == 1 ? "" : ", or lower --window"),
                       InvalidArgument);
     }
+    coalesce_bytes_ = std::min({std::uint64_t{partitions_} * table_shuffle::ChunkCoalescer::default_target_bytes,
+                                (limit - needed) / 2});
 }
 
 RunSummary ShuffleJob::run(Progress& progress) {
@@ -224,12 +227,14 @@ std::vector<ShuffleJob::RankResult> ShuffleJob::run_rank(comm::Communicator& com
         {
             SeqJoinTracer tracer("generate chunk", window_);
             auto chunks = chunk_numbers(rank, nranks, generator_.num_chunks());
+            table_shuffle::ChunkCoalescer coalescer(resource, coalesce_bytes_);
             for (auto& packed : exec::seq_join(pool_, window_, chunks, pack_chunk, tracer.observe({}))) {
                 result.input += packed.checksum;
                 result.bytes += packed.bytes;
-                shuffler.insert(std::move(packed.pieces));
+                shuffler.insert(coalescer.add(std::move(packed.pieces)));
                 progress.advance(1);
             }
+            shuffler.insert(coalescer.flush());
         }
         shuffler.insert_finished();
         auto const inserted = Clock::now();

@@ -28,7 +28,11 @@ namespace spillway::cli {
 /// seed)` through a `seq_join` on the process's thread pool; each item
 /// hash-partitions its chunk into `partitions` pieces and packs each piece
 /// into a buffer reserved (spilling if need be) from the rank's buffer
-/// resource; the rank inserts them into a `shuffle::Shuffler`. Then it
+/// resource; the rank inserts them into a `shuffle::Shuffler`, through a
+/// `table_shuffle::ChunkCoalescer` that merges small pieces (many partitions
+/// cut a chunk into pieces of a few KiB) into chunks of up to about 64 KiB,
+/// holding at most half the room that the limit leaves beside the window's
+/// work items. Then it
 /// extracts its partitions chunk by chunk as they complete, and a second
 /// `seq_join` unpacks each chunk and checks it (`ShuffleCheck`). Finally an
 /// `shuffle::AllGather` gives every rank every rank's results, and each
@@ -83,6 +87,8 @@ class ShuffleJob final : public Job {
     exec::ThreadPool pool_;
     shuffle::PartitionId partitions_;
     std::size_t window_;
+    /// The most each rank's coalescer holds.
+    std::size_t coalesce_bytes_ = 0;
     shuffle::ShuffleConfig shuffle_config_;
 };
 
