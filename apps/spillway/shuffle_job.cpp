@@ -37,6 +37,12 @@ constexpr std::int64_t partitions_per_rank = 4;
 /// Chunks in flight per worker thread (shared by this process's ranks)
 /// unless `window` is set.
 constexpr std::size_t chunks_per_thread = 2;
+/// What each rank's coalescer holds per partition at most: with 1000
+/// partitions the chunks it makes hold 16 KiB of rows instead of 4.5. Holding
+/// more made the chunks larger, and in a shuffle over MPI each process's
+/// resident set grew past its limit by more than the coalescer saved (the
+/// C library's heap and MPI's buffers, which no limit counts).
+constexpr std::uint64_t coalesced_bytes_per_partition = std::uint64_t{16} << 10;
 /// The shuffled rows' key: l_orderkey.
 constexpr std::size_t key_columns[] = {0};
 /// The collectives' op ids.
@@ -118,8 +124,7 @@ ShuffleJob::ShuffleJob(Options const& options)
                                       << (window_ == 1 ? "" : ", or lower --window"),
                       InvalidArgument);
     }
-    coalesce_bytes_ = std::min({std::uint64_t{partitions_} * table_shuffle::ChunkCoalescer::default_target_bytes,
-                                (limit - needed) / 2});
+    coalesce_bytes_ = std::min(std::uint64_t{partitions_} * coalesced_bytes_per_partition, (limit - needed) / 2);
 }
 
 RunSummary ShuffleJob::run(Progress& progress) {

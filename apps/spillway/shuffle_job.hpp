@@ -30,9 +30,9 @@ namespace spillway::cli {
 /// into a buffer reserved (spilling if need be) from the rank's buffer
 /// resource; the rank inserts them into a `shuffle::Shuffler`, through a
 /// `table_shuffle::ChunkCoalescer` that merges small pieces (many partitions
-/// cut a chunk into pieces of a few KiB) into chunks of up to about 64 KiB,
-/// holding at most half the room that the limit leaves beside the window's
-/// work items. Then it
+/// cut a chunk into pieces of a few KiB) into larger chunks, holding at most
+/// 16 KiB per partition and half the room that the limit leaves beside the
+/// window's work items. Then it
 /// extracts its partitions chunk by chunk as they complete, and a second
 /// `seq_join` unpacks each chunk and checks it (`ShuffleCheck`). Finally an
 /// `shuffle::AllGather` gives every rank every rank's results, and each

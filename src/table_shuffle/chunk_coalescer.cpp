@@ -1,7 +1,5 @@
 #include <spillway/table_shuffle/chunk_coalescer.hpp>
 
-#include <algorithm>
-#include <functional>
 #include <utility>
 
 #include <spillway/core/error.hpp>
@@ -56,24 +54,9 @@ void ChunkCoalescer::hold(shuffle::PartitionId partition, shuffle::PackedData&& 
 
 std::vector<shuffle::PartitionId> ChunkCoalescer::ready_partitions() const {
     std::vector<shuffle::PartitionId> ready;
-    std::vector<std::pair<std::size_t, shuffle::PartitionId>> smaller;
-    auto left = held_bytes_;
     for (auto const& [partition, held] : held_) {
-        if (held.bytes >= target_bytes_) {
+        if (held_bytes_ > budget_bytes_ || held.bytes >= target_bytes_) {
             ready.push_back(partition);
-            left -= held.bytes;
-        } else {
-            smaller.emplace_back(held.bytes, partition);
-        }
-    }
-    if (left > budget_bytes_) {
-        std::ranges::sort(smaller, std::greater{});
-        for (auto const& [bytes, partition] : smaller) {
-            if (left <= budget_bytes_ / 2) {
-                break;
-            }
-            ready.push_back(partition);
-            left -= bytes;
         }
     }
     return ready;

@@ -131,29 +131,29 @@ TEST(ChunkCoalescer, APartitionGoesOnOnceItsPiecesReachTheTarget) {
     }
 }
 
-TEST(ChunkCoalescer, PastTheBudgetThePartitionsHoldingTheMostGoOnUntilHalfIsLeft) {
+TEST(ChunkCoalescer, PastTheBudgetEveryPartitionGoesOn) {
     test::TemporaryDirectory root;
     memory::BufferResource resource(test::test_config(root));
     auto const inputs = tables(6);
     auto const one_table = payload_bytes(table_shuffle::hash_partition_and_pack(inputs[0], keys, partitions, resource));
-    auto const budget = one_table * 3 / 2;
-    ChunkCoalescer coalescer(resource, budget, std::size_t{1} << 20);
+    ChunkCoalescer coalescer(resource, one_table * 3 / 2, std::size_t{1} << 20);
     std::map<shuffle::PartitionId, std::vector<shuffle::PackedData>> received;
-    bool went_on = false;
-    for (auto const& input : inputs) {
-        auto const before = coalescer.held_bytes();
-        auto chunks = coalescer.add(table_shuffle::hash_partition_and_pack(input, keys, partitions, resource));
-        EXPECT_LE(coalescer.held_bytes(), budget);
-        if (!chunks.empty()) {
-            went_on = true;
-            EXPECT_LE(coalescer.held_bytes(), budget / 2) << "after " << before << " held";
-            EXPECT_GT(coalescer.held_bytes(), 0U) << "only the partitions holding the most go on";
-            EXPECT_LT(chunks.size(), partitions);
+    std::size_t went_on = 0;
+    for (std::size_t index = 0; index < inputs.size(); ++index) {
+        auto chunks =
+            coalescer.add(table_shuffle::hash_partition_and_pack(inputs[index], keys, partitions, resource));
+        if (index % 2 == 0) {
+            EXPECT_TRUE(chunks.empty()) << "one table's pieces are within the budget";
+            EXPECT_GT(coalescer.held_bytes(), 0U);
+        } else {
+            EXPECT_EQ(chunks.size(), partitions) << "two tables' pieces pass it";
+            EXPECT_EQ(coalescer.held_bytes(), 0U);
+            went_on += chunks.size();
         }
         collect(std::move(chunks), received);
     }
-    EXPECT_TRUE(went_on);
-    collect(coalescer.flush(), received);
+    EXPECT_EQ(went_on, 3 * partitions);
+    EXPECT_TRUE(coalescer.flush().empty());
     for (auto const& [partition, expected] : expected_partitions(inputs)) {
         EXPECT_EQ(table_shuffle::unpack(std::span<shuffle::PackedData const>(received.at(partition))), expected)
             << "partition " << partition;

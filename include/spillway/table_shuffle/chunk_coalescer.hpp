@@ -40,10 +40,14 @@ namespace spillway::table_shuffle {
 ///   `target_bytes` they go on merged into one chunk (`pack_concatenated`:
 ///   the tables they hold, concatenated, in a HOST buffer reserved with
 ///   `reserve_or_wait`).
-/// - When the held pieces pass `budget_bytes` in all, the partitions holding
-///   the most go on too, until at most half the budget is held. In a steady
-///   stream of tables spread evenly over P partitions, chunks then hold
-///   about `budget_bytes / P` bytes or more.
+/// - When the held pieces pass `budget_bytes` in all, every partition goes
+///   on, so that in a steady stream of tables spread evenly over P
+///   partitions, chunks hold about `budget_bytes / P` bytes. Letting all go
+///   at once, rather than the partitions holding the most, frees pieces
+///   that were allocated together (those of one table) together: pieces
+///   kept alive among freed ones pin the pages around them, and in a
+///   shuffle into 1000 partitions that left the C library's heap with tens
+///   of MiB it could neither use nor return.
 /// - `flush` hands on everything held.
 ///
 /// A partition's rows go on in the order they were added, so a shuffler
@@ -103,8 +107,8 @@ class ChunkCoalescer {
 
     /// Holds `piece` after those of `partition` already held.
     void hold(shuffle::PartitionId partition, shuffle::PackedData&& piece);
-    /// The partitions to hand on: those at `target_bytes` or more, then, past
-    /// the budget, those holding the most until half the budget is left.
+    /// The partitions to hand on: those at `target_bytes` or more, or, past
+    /// the budget, all.
     [[nodiscard]] std::vector<shuffle::PartitionId> ready_partitions() const;
     /// Merges the pieces of each of `partitions` into one, in place, then
     /// takes them out.
