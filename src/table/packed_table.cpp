@@ -7,6 +7,7 @@
 #include <string>
 
 #include <spillway/core/error.hpp>
+#include <spillway/memory/checksum.hpp>
 
 #include "bitmap.hpp"
 #include "column_access.hpp"
@@ -153,7 +154,7 @@ std::vector<std::byte> detail::packed_metadata(std::span<Field const> fields, st
     metadata.put(static_cast<std::uint32_t>(fields.size()));
     metadata.put(std::uint32_t{0});
     metadata.put(std::uint64_t{payload.size()});
-    metadata.put(std::uint64_t{XXH3_64bits(payload.data(), payload.size())});
+    metadata.put(std::uint64_t{memory::checksum(payload)});
     for (std::size_t index = 0; index < fields.size(); ++index) {
         auto const& field = fields[index];
         metadata.put(static_cast<std::uint8_t>(field.type));
@@ -295,7 +296,7 @@ void parse(std::span<std::byte const> metadata, std::span<std::byte const> paylo
     SPILLWAY_EXPECTS(layout_size == payload_size,
                      "packed table columns need " << layout_size << " payload bytes but the metadata says " << payload_size,
                      CorruptData);
-    SPILLWAY_EXPECTS(XXH3_64bits(payload.data(), payload.size()) == payload_checksum,
+    SPILLWAY_EXPECTS(memory::checksum(payload) == payload_checksum,
                      "packed table payload fails its checksum", CorruptData);
 
     parsed.rows = static_cast<std::size_t>(rows);
