@@ -5,7 +5,8 @@
 /// Input: `read_packed_input`. The harness writes the right payload and
 /// metadata checksums into their fields, so that the checks behind them are
 /// reached. A table that unpacks must pack again into a table equal to it,
-/// and two copies must unpack together into their concatenation.
+/// and two copies must unpack together into their concatenation, and pack
+/// together (`pack_concatenated`) into exactly what packing it writes.
 
 #include <cstddef>
 #include <cstdint>
@@ -69,8 +70,18 @@ extern "C" int LLVMFuzzerTestOneInput(std::uint8_t const* data, std::size_t size
     }
     table::PackedTableView const twice[] = {{metadata, input.payload}, {metadata, input.payload}};
     table::Table const copies[] = {unpacked, unpacked};
-    if (table::unpack_concatenated(twice) != table::Table::concatenate(copies)) {
+    auto const concatenation = table::Table::concatenate(copies);
+    if (table::unpack_concatenated(twice) != concatenation) {
         fail("two copies unpacked together are not their concatenation");
+    }
+    table::PackedTable merged;
+    merged.metadata = table::pack_concatenated(twice, [&](std::size_t payload_size) {
+        merged.payload.resize(payload_size);
+        return std::span(merged.payload);
+    });
+    auto const expected = table::pack(concatenation);
+    if (merged.metadata != expected.metadata || merged.payload != expected.payload) {
+        fail("two copies packed together are not their concatenation packed");
     }
     return 0;
 }
