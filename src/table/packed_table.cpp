@@ -433,7 +433,8 @@ std::vector<std::byte> pack_concatenated(std::span<PackedTableView const> pieces
     };
     for (std::size_t index = 0; index < headers.size(); ++index) {
         auto const type = headers[index].type;
-        auto const buffers = buffer_sizes(type, sizes[index].rows, columns[index].has_validity, sizes[index].characters);
+        auto const buffers =
+            buffer_sizes(type, sizes[index].rows, columns[index].has_validity, sizes[index].characters);
         auto const validity = place(buffers.validity);
         auto const data = place(buffers.data);
         auto const characters = place(buffers.characters);

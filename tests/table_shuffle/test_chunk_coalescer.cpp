@@ -164,7 +164,8 @@ TEST(ChunkCoalescer, WithoutABudgetEveryPieceGoesOnAtOnce) {
     test::TemporaryDirectory root;
     memory::BufferResource resource(test::test_config(root));
     ChunkCoalescer coalescer(resource, 0);
-    auto const chunks = coalescer.add(table_shuffle::hash_partition_and_pack(tables(1).front(), keys, partitions, resource));
+    auto const chunks =
+        coalescer.add(table_shuffle::hash_partition_and_pack(tables(1).front(), keys, partitions, resource));
     EXPECT_EQ(chunks.size(), partitions);
     EXPECT_EQ(coalescer.held_bytes(), 0U);
 }
@@ -186,7 +187,8 @@ TEST(ChunkCoalescer, CountsWhatItHoldsBesideThePiecesAndReturnsAllOfIt) {
         auto const chunks = coalescer.flush();
         EXPECT_EQ(resource.memory_reserved(memory::MemoryType::HOST), 0U) << "nothing held, nothing counted";
         EXPECT_EQ(resource.memory_used(memory::MemoryType::HOST), payload_bytes(chunks)) << "only the merged chunks";
-        auto const held = coalescer.add(table_shuffle::hash_partition_and_pack(tables(1).front(), keys, partitions, resource));
+        auto const held =
+            coalescer.add(table_shuffle::hash_partition_and_pack(tables(1).front(), keys, partitions, resource));
         EXPECT_TRUE(held.empty());
     }
     EXPECT_EQ(resource.memory_used(memory::MemoryType::HOST), 0U) << "destroying it frees what it held";

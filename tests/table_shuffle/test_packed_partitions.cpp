@@ -103,7 +103,8 @@ TEST(HashPartitionAndPack, ChunksPackedTogetherAreOneChunkOfTheirTablesConcatena
     EXPECT_EQ(resource.memory_used(memory::MemoryType::HOST), bytes + merged.data.size())
         << "the merged chunk is paid for by the resource";
 
-    auto reservation = resource.reserve(memory::MemoryType::DISK, in_order[5].data.size(), memory::AllowOverbooking::no);
+    auto reservation =
+        resource.reserve(memory::MemoryType::DISK, in_order[5].data.size(), memory::AllowOverbooking::no);
     in_order[5].data = resource.move(std::move(in_order[5].data), reservation);
     EXPECT_THROW_WITH((void)table_shuffle::pack_concatenated(in_order, resource), InvalidArgument, "HOST");
 }
