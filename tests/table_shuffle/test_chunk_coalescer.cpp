@@ -63,6 +63,20 @@ std::map<shuffle::PartitionId, table::Table> expected_partitions(std::vector<tab
     return expected;
 }
 
+/// Adds the pieces of each of `inputs` to `coalescer`, expecting it to hold
+/// them all; returns their payload bytes.
+std::size_t add_all_held(ChunkCoalescer& coalescer, std::vector<table::Table> const& inputs,
+                         memory::BufferResource& resource) {
+    std::size_t added = 0;
+    for (auto const& input : inputs) {
+        auto pieces = table_shuffle::hash_partition_and_pack(input, keys, partitions, resource);
+        EXPECT_EQ(pieces.size(), partitions);
+        added += payload_bytes(pieces);
+        EXPECT_TRUE(coalescer.add(std::move(pieces)).empty()) << "under the target and the budget, all is held";
+    }
+    return added;
+}
+
 }  // namespace
 
 TEST(ChunkCoalescer, MergesSmallPiecesIntoOneChunkPerPartitionWithTheRowsInOrder) {
@@ -70,13 +84,7 @@ TEST(ChunkCoalescer, MergesSmallPiecesIntoOneChunkPerPartitionWithTheRowsInOrder
     memory::BufferResource resource(test::test_config(root));
     auto const inputs = tables(4);
     ChunkCoalescer coalescer(resource, std::size_t{1} << 20, std::size_t{1} << 20);
-    std::size_t added = 0;
-    for (auto const& input : inputs) {
-        auto pieces = table_shuffle::hash_partition_and_pack(input, keys, partitions, resource);
-        ASSERT_EQ(pieces.size(), partitions);
-        added += payload_bytes(pieces);
-        EXPECT_TRUE(coalescer.add(std::move(pieces)).empty()) << "under the target and the budget, all is held";
-    }
+    auto const added = add_all_held(coalescer, inputs, resource);
     EXPECT_EQ(coalescer.held_bytes(), added);
 
     auto const chunks = coalescer.flush();
@@ -175,12 +183,7 @@ TEST(ChunkCoalescer, CountsWhatItHoldsBesideThePiecesAndReturnsAllOfIt) {
     memory::BufferResource resource(test::test_config(root));
     {
         ChunkCoalescer coalescer(resource, std::size_t{1} << 20, std::size_t{1} << 20);
-        std::size_t added = 0;
-        for (auto const& input : tables(3)) {
-            auto pieces = table_shuffle::hash_partition_and_pack(input, keys, partitions, resource);
-            added += payload_bytes(pieces);
-            ASSERT_TRUE(coalescer.add(std::move(pieces)).empty());
-        }
+        auto const added = add_all_held(coalescer, tables(3), resource);
         EXPECT_EQ(resource.memory_used(memory::MemoryType::HOST), added) << "the pieces' buffers";
         EXPECT_GE(resource.memory_reserved(memory::MemoryType::HOST), memory::BookkeepingReservation::step_bytes)
             << "the pieces' metadata and the index";

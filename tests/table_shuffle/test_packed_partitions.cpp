@@ -16,6 +16,23 @@ namespace {
 
 constexpr std::size_t keys[] = {0};
 
+/// Moves `chunk`'s buffer to DISK, as a spill would.
+void spill(shuffle::PackedData& chunk, memory::BufferResource& resource) {
+    auto reservation = resource.reserve(memory::MemoryType::DISK, chunk.data.size(), memory::AllowOverbooking::no);
+    chunk.data = resource.move(std::move(chunk.data), reservation);
+}
+
+/// The first generated lineitem chunk at scale 0.001, split into 8
+/// partitions and packed, in partition order.
+std::vector<shuffle::PackedData> packed_in_partition_order(memory::BufferResource& resource) {
+    auto chunks = table_shuffle::hash_partition_and_pack(table::TpchGenerator(0.001).lineitem(0), keys, 8, resource);
+    std::vector<shuffle::PackedData> in_order;
+    for (shuffle::PartitionId partition = 0; partition < 8; ++partition) {
+        in_order.push_back(std::move(chunks.at(partition)));
+    }
+    return in_order;
+}
+
 }  // namespace
 
 TEST(HashPartitionAndPack, EachNonEmptyPartitionBecomesOneChunkThatUnpacksToItsRows) {
@@ -62,26 +79,21 @@ TEST(HashPartitionAndPack, UnpackingASpilledChunkIsAClearError) {
     memory::BufferResource resource(test::test_config(root));
     auto chunks = table_shuffle::hash_partition_and_pack(table::TpchGenerator(0.001).lineitem(0), keys, 1, resource);
     auto& chunk = chunks.at(0);
-    auto reservation = resource.reserve(memory::MemoryType::DISK, chunk.data.size(), memory::AllowOverbooking::no);
-    chunk.data = resource.move(std::move(chunk.data), reservation);
+    spill(chunk, resource);
     EXPECT_THROW_WITH((void)table_shuffle::unpack(chunk), InvalidArgument, "HOST");
 }
 
 TEST(HashPartitionAndPack, ChunksUnpackedTogetherAreTheirTablesConcatenated) {
     test::TemporaryDirectory root;
     memory::BufferResource resource(test::test_config(root));
-    auto const table = table::TpchGenerator(0.001).lineitem(0);
-    auto chunks = table_shuffle::hash_partition_and_pack(table, keys, 8, resource);
-    std::vector<shuffle::PackedData> in_order;
+    auto in_order = packed_in_partition_order(resource);
     std::vector<table::Table> expected;
-    for (shuffle::PartitionId partition = 0; partition < 8; ++partition) {
-        expected.push_back(table_shuffle::unpack(chunks.at(partition)));
-        in_order.push_back(std::move(chunks.at(partition)));
+    for (auto const& chunk : in_order) {
+        expected.push_back(table_shuffle::unpack(chunk));
     }
     EXPECT_EQ(table_shuffle::unpack(std::span<shuffle::PackedData const>(in_order)), table::Table::concatenate(expected));
 
-    auto reservation = resource.reserve(memory::MemoryType::DISK, in_order[5].data.size(), memory::AllowOverbooking::no);
-    in_order[5].data = resource.move(std::move(in_order[5].data), reservation);
+    spill(in_order[5], resource);
     EXPECT_THROW_WITH((void)table_shuffle::unpack(std::span<shuffle::PackedData const>(in_order)), InvalidArgument,
                       "HOST");
 }
@@ -89,13 +101,10 @@ TEST(HashPartitionAndPack, ChunksUnpackedTogetherAreTheirTablesConcatenated) {
 TEST(HashPartitionAndPack, ChunksPackedTogetherAreOneChunkOfTheirTablesConcatenated) {
     test::TemporaryDirectory root;
     memory::BufferResource resource(test::test_config(root));
-    auto const table = table::TpchGenerator(0.001).lineitem(0);
-    auto chunks = table_shuffle::hash_partition_and_pack(table, keys, 8, resource);
-    std::vector<shuffle::PackedData> in_order;
+    auto in_order = packed_in_partition_order(resource);
     std::uint64_t bytes = 0;
-    for (shuffle::PartitionId partition = 0; partition < 8; ++partition) {
-        bytes += chunks.at(partition).data.size();
-        in_order.push_back(std::move(chunks.at(partition)));
+    for (auto const& chunk : in_order) {
+        bytes += chunk.data.size();
     }
     auto const merged = table_shuffle::pack_concatenated(in_order, resource);
     EXPECT_EQ(merged.data.mem_type(), memory::MemoryType::HOST);
@@ -103,8 +112,6 @@ TEST(HashPartitionAndPack, ChunksPackedTogetherAreOneChunkOfTheirTablesConcatena
     EXPECT_EQ(resource.memory_used(memory::MemoryType::HOST), bytes + merged.data.size())
         << "the merged chunk is paid for by the resource";
 
-    auto reservation =
-        resource.reserve(memory::MemoryType::DISK, in_order[5].data.size(), memory::AllowOverbooking::no);
-    in_order[5].data = resource.move(std::move(in_order[5].data), reservation);
+    spill(in_order[5], resource);
     EXPECT_THROW_WITH((void)table_shuffle::pack_concatenated(in_order, resource), InvalidArgument, "HOST");
 }
