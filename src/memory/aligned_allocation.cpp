@@ -58,7 +58,7 @@ HostBytes allocate_block(std::size_t size) {
         return allocate_aligned(size);
     }
     // NOLINTNEXTLINE(cppcoreguidelines-no-malloc): freed by AlignedFree
-    HostBytes bytes(static_cast<std::byte*>(std::malloc(size)), AlignedFree{block_capacity(size)});
+    HostBytes bytes(static_cast<std::byte*>(std::malloc(malloc_request(size))), AlignedFree{block_capacity(size)});
     expect_allocated(bytes, block_capacity(size));
     return bytes;
 }
@@ -77,7 +77,7 @@ void shrink_block(HostBytes& bytes, std::size_t old_size, std::size_t size) {
     }
     if (!is_mapped_block(old_size) && size > 0) {
         // NOLINTNEXTLINE(cppcoreguidelines-no-malloc): the block is from malloc
-        auto* const shrunk = static_cast<std::byte*>(std::realloc(bytes.get(), size));
+        auto* const shrunk = static_cast<std::byte*>(std::realloc(bytes.get(), malloc_request(size)));
         SPILLWAY_EXPECTS(shrunk != nullptr, "shortening a HOST block to " << format_bytes(size) << " failed",
                          OutOfMemory);
         static_cast<void>(bytes.release());  // realloc took it over

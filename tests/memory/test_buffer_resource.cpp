@@ -228,8 +228,16 @@ TEST(BufferResource, HostBuffersOf64KibibytesOrMoreAreAlignedForDirectIo) {
 }
 
 TEST(BufferResource, SmallHostBuffersOccupyLittleMoreThanTheirSize) {
-    EXPECT_EQ(BufferResource::allocated_capacity(5000), 5008U);
+    // Below 1 KiB, glibc's chunk: the size and an 8-byte header in 16-byte steps.
     EXPECT_EQ(BufferResource::allocated_capacity(1), 32U);
+    EXPECT_EQ(BufferResource::allocated_capacity(1000), 1008U);
+    // From 1 KiB on, the size class (a sixteenth of the power of two) and the header.
+    EXPECT_EQ(BufferResource::allocated_capacity(1024), 1040U);
+    EXPECT_EQ(BufferResource::allocated_capacity(4097), 4368U);  // 4096 + 256
+    EXPECT_EQ(BufferResource::allocated_capacity(5000), 5136U);  // 5120
+    for (std::size_t size = 1024; size < 60 * 1024; size += 999) {
+        EXPECT_LE(BufferResource::allocated_capacity(size), size + size / 16 + 32) << size;
+    }
     EXPECT_EQ(BufferResource::allocated_capacity(60 * 1024), 60 * 1024 + 16U);
     EXPECT_EQ(BufferResource::allocated_capacity(60 * 1024 + 1), 64 * 1024U);
     BufferResource resource(host_limited(mebibyte));

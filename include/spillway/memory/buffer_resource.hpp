@@ -242,7 +242,10 @@ class BufferResource {
     void deallocate_bytes(void* memory, std::size_t size) noexcept;
     /// The HOST bytes a buffer's block for `size` bytes occupies: `size`
     /// rounded up to 4 KiB where that is 64 KiB or more, else glibc's chunk
-    /// for it (its size plus an 8-byte header, in 16-byte steps, at least 32).
+    /// for what it asks the C library for (an 8-byte header more, in 16-byte
+    /// steps, at least 32): `size` below 1 KiB, from there on `size` rounded
+    /// up to a sixteenth of its power of two, so that freed blocks fit later
+    /// ones exactly. Either rounding adds at most 6.25%.
     [[nodiscard]] static std::size_t allocated_capacity(std::size_t size) noexcept;
     /// The HOST bytes `allocate_bytes(size)` occupies and counts:
     /// `allocated_capacity(size)` below 64 KiB; from there on that rounded up
