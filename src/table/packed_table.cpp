@@ -244,9 +244,11 @@ void check_distinct_names(std::span<ColumnHeader const> headers) {
 
 /// Parses the packed table of `metadata` and `payload` into `parsed`, whose
 /// vectors are reused, and checks it, all but its names' distinctness
-/// (`check_distinct_names`).
+/// (`check_distinct_names`) and, unless `payload_checksum` says so, its
+/// payload's checksum.
 /// @throws CorruptData as `unpack` does.
-void parse(std::span<std::byte const> metadata, std::span<std::byte const> payload, ParsedTable& parsed) {
+void parse(std::span<std::byte const> metadata, std::span<std::byte const> payload, PayloadChecksum payload_checksum,
+           ParsedTable& parsed) {
     SPILLWAY_EXPECTS(metadata.size() >= header_bytes + trailer_bytes,
                      "packed table metadata is " << metadata.size() << " bytes; the smallest valid is "
                                                  << header_bytes + trailer_bytes,
@@ -269,7 +271,7 @@ void parse(std::span<std::byte const> metadata, std::span<std::byte const> paylo
     auto const column_count = reader.get<std::uint32_t>();
     static_cast<void>(reader.get<std::uint32_t>());  // reserved
     auto const payload_size = reader.get<std::uint64_t>();
-    auto const payload_checksum = reader.get<std::uint64_t>();
+    auto const stored_payload_checksum = reader.get<std::uint64_t>();
     SPILLWAY_EXPECTS(flags == 0, "packed table has unknown flags " << flags, CorruptData);
     SPILLWAY_EXPECTS(rows <= Column::max_rows && (column_count != 0 || rows == 0),
                      "packed table claims " << rows << " rows in " << column_count << " columns", CorruptData);
@@ -296,7 +298,7 @@ void parse(std::span<std::byte const> metadata, std::span<std::byte const> paylo
     SPILLWAY_EXPECTS(layout_size == payload_size,
                      "packed table columns need " << layout_size << " payload bytes but the metadata says " << payload_size,
                      CorruptData);
-    SPILLWAY_EXPECTS(memory::checksum(payload) == payload_checksum,
+    SPILLWAY_EXPECTS(payload_checksum == PayloadChecksum::trust || memory::checksum(payload) == stored_payload_checksum,
                      "packed table payload fails its checksum", CorruptData);
 
     parsed.rows = static_cast<std::size_t>(rows);
@@ -344,16 +346,16 @@ struct ParsedPieces {
 /// Parses every piece of `pieces` into one reused `ParsedTable`, so that
 /// many small pieces cost no allocations of their own.
 /// @throws CorruptData as `unpack` does, for the first piece that is not
-///         valid.
+///         valid (but its payload's checksum only if `payload_checksum` says so).
 /// @throws InvalidArgument if the pieces' columns differ.
-ParsedPieces parse_pieces(std::span<PackedTableView const> pieces) {
+ParsedPieces parse_pieces(std::span<PackedTableView const> pieces, PayloadChecksum payload_checksum) {
     ParsedPieces parsed;
     parsed.pieces = pieces.size();
     if (pieces.empty()) {
         return parsed;
     }
     auto const& first = parsed.first;
-    parse(pieces.front().metadata, pieces.front().payload, parsed.first);
+    parse(pieces.front().metadata, pieces.front().payload, payload_checksum, parsed.first);
     check_distinct_names(first.headers);
     auto const column_count = first.headers.size();
     parsed.parts.resize(pieces.size() * column_count);
@@ -365,7 +367,7 @@ ParsedPieces parse_pieces(std::span<PackedTableView const> pieces) {
     keep(0, first);
     ParsedTable next;
     for (std::size_t piece = 1; piece < pieces.size(); ++piece) {
-        parse(pieces[piece].metadata, pieces[piece].payload, next);
+        parse(pieces[piece].metadata, pieces[piece].payload, payload_checksum, next);
         if (!same_fields(next.headers, first.headers)) {
             check_distinct_names(next.headers);
             SPILLWAY_FAIL("cannot concatenate a packed table of (" << Schema(fields_of(next.headers)).to_string()
@@ -392,7 +394,7 @@ Table unpack_concatenated(std::span<PackedTableView const> pieces) {
     if (pieces.empty()) {
         return Table();
     }
-    auto const parsed = parse_pieces(pieces);
+    auto const parsed = parse_pieces(pieces, PayloadChecksum::verify);
     auto const& headers = parsed.first.headers;
     std::vector<Column> columns;
     columns.reserve(headers.size());
@@ -403,8 +405,8 @@ Table unpack_concatenated(std::span<PackedTableView const> pieces) {
 }
 
 std::vector<std::byte> pack_concatenated(std::span<PackedTableView const> pieces,
-                                         PayloadDestination const& destination) {
-    auto const parsed = parse_pieces(pieces);
+                                         PayloadDestination const& destination, PayloadChecksum payload_checksum) {
+    auto const parsed = parse_pieces(pieces, payload_checksum);
     auto const& headers = parsed.first.headers;
     std::vector<detail::ConcatenationSize> sizes;
     std::vector<PackedColumn> columns;

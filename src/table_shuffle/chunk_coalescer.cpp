@@ -70,7 +70,8 @@ ChunkCoalescer::Chunks ChunkCoalescer::take(std::span<shuffle::PartitionId const
         if (held.pieces.size() < 2) {
             continue;
         }
-        auto chunk = pack_concatenated(held.pieces, resource_);
+        // The pieces were packed in this process and have stayed in its memory.
+        auto chunk = pack_concatenated(held.pieces, resource_, table::PayloadChecksum::trust);
         for (auto const& piece : held.pieces) {
             held_metadata_bytes_ -= piece.metadata.capacity();
         }

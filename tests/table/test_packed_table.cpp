@@ -193,12 +193,17 @@ TEST(PackedTable, UnpacksSeveralPiecesIntoTheConcatenationOfTheirTables) {
 namespace {
 
 /// `pack_concatenated(pieces)` into a vector: its metadata and payload.
-PackedTable pack_concatenated_into_vector(std::span<PackedTableView const> pieces) {
+PackedTable pack_concatenated_into_vector(std::span<PackedTableView const> pieces,
+                                          PayloadChecksum payload_checksum = PayloadChecksum::verify) {
     PackedTable packed;
-    packed.metadata = pack_concatenated(pieces, [&](std::size_t size) {
-        packed.payload.resize(size);
-        return std::span(packed.payload);
-    });
+    packed.metadata = pack_concatenated(
+        pieces,
+        [&](std::size_t size) {
+            packed.payload.resize(size);
+            return std::span(packed.payload);
+        },
+        payload_checksum
+    );
     return packed;
 }
 
@@ -250,6 +255,36 @@ TEST(PackedTable, PackingPiecesTogetherChecksThemAllBeforeAskingForMemory) {
     std::vector<PackedTableView> const sound{{first.metadata, first.payload}, {first.metadata, first.payload}};
     EXPECT_THROW_WITH(static_cast<void>(pack_concatenated(sound, destination)), InvalidArgument, "into a buffer of 0");
     EXPECT_TRUE(asked);
+}
+
+TEST(PackedTable, TrustedPiecesSkipOnlyThePayloadChecksum) {
+    auto const first = pack(random_table(20, 1, 0.25));
+    auto const second = pack(random_table(30, 2, 0.0));  // no nulls: its payload starts with int32 values
+    std::vector<PackedTableView> const pieces{{first.metadata, first.payload}, {second.metadata, second.payload}};
+    auto const verified = pack_concatenated_into_vector(pieces);
+    auto const trusted = pack_concatenated_into_vector(pieces, PayloadChecksum::trust);
+    EXPECT_EQ(trusted.metadata, verified.metadata);
+    EXPECT_EQ(trusted.payload, verified.payload);
+
+    // A changed value passes, and the merged chunk's own checksum covers it.
+    auto changed = second;
+    changed.payload[3] ^= std::byte{1};
+    std::vector<PackedTableView> const with_changed{{first.metadata, first.payload},
+                                                    {changed.metadata, changed.payload}};
+    auto const merged = pack_concatenated_into_vector(with_changed, PayloadChecksum::trust);
+    EXPECT_NO_THROW(static_cast<void>(unpack(merged.metadata, merged.payload)));
+    EXPECT_NE(merged.payload, verified.payload);
+    // Everything else is still checked.
+    std::vector<PackedTableView> const truncated{
+        {first.metadata, first.payload}, {second.metadata, std::span(second.payload).first(second.payload.size() - 8)}};
+    EXPECT_THROW_WITH(static_cast<void>(pack_concatenated_into_vector(truncated, PayloadChecksum::trust)), CorruptData,
+                      "truncated or mismatched");
+    auto damaged_metadata = second;
+    damaged_metadata.metadata[20] ^= std::byte{1};
+    std::vector<PackedTableView> const with_damaged_metadata{{first.metadata, first.payload},
+                                                             {damaged_metadata.metadata, damaged_metadata.payload}};
+    EXPECT_THROW_WITH(static_cast<void>(pack_concatenated_into_vector(with_damaged_metadata, PayloadChecksum::trust)),
+                      CorruptData, "metadata fails its checksum");
 }
 
 TEST(PackedTable, UnpackingPiecesOfDifferentSchemasOrACorruptPieceFails) {

@@ -39,7 +39,10 @@ namespace spillway::table_shuffle {
 /// - Otherwise the piece is held, and once a partition's held pieces reach
 ///   `target_bytes` they go on merged into one chunk (`pack_concatenated`:
 ///   the tables they hold, concatenated, in a HOST buffer reserved with
-///   `reserve_or_wait`).
+///   `reserve_or_wait`). The pieces are taken to be packed in this process
+///   and kept in its memory since, as `hash_partition_and_pack` makes them:
+///   their payloads' checksums are not checked again
+///   (`table::PayloadChecksum::trust`); everything else is.
 /// - When the held pieces pass `budget_bytes` in all, every partition goes
 ///   on, so that in a steady stream of tables spread evenly over P
 ///   partitions, chunks hold about `budget_bytes / P` bytes. Letting all go
