@@ -59,11 +59,11 @@ memory::MemoryConfig memory_config(Options const& options) {
     return config;
 }
 
-/// One generated chunk, split by partition and packed.
-struct PackedChunk {
-    std::unordered_map<shuffle::PartitionId, shuffle::PackedData> pieces;
+/// One generated chunk and the partition of each of its rows.
+struct GeneratedChunk {
+    table::Table table;
+    std::vector<std::uint32_t> partition_of_row;
     table::TableChecksum checksum;
-    std::uint64_t bytes = 0;
 };
 
 /// The bytes of received chunks the verify phase unpacks and checks as one
@@ -106,9 +106,10 @@ ShuffleJob::ShuffleJob(Options const& options)
               1, chunks_per_thread * pool_.concurrency() / ranks_.resources().size())),
           1, 1 << 20))),
       shuffle_config_(shuffle::ShuffleConfig::from_options(options)) {
-    // A rank holds the tables and packed pieces of its chunks in flight, and
-    // of the one it inserts, outside anything spillable; chunks vary, hence
-    // the margin.
+    // A rank holds the tables of its chunks in flight, and as it packs, a
+    // table and its packed rows, outside anything spillable (what
+    // `generating_item_bytes` measures); chunks vary, hence the margin. The
+    // coalescer holds tables too, and packs them beside them: half the rest.
     auto const needed =
         (window_ + 1) * generating_item_bytes(generator_, partitions_, memory_config(options)) * 5 / 4;
     auto const limit = ranks_.host_limit_per_rank();
@@ -223,20 +224,21 @@ std::vector<ShuffleJob::RankResult> ShuffleJob::run_rank(comm::Communicator& com
     {
         shuffle::Shuffler shuffler(communicator, shuffle_op, partitions_, resource,
                                    shuffle::PartitionOwner::round_robin, shuffle_config_);
-        auto const pack_chunk = [&](std::size_t chunk, std::stop_token const&) {
+        auto const generate_chunk = [&](std::size_t chunk, std::stop_token const&) {
             memory::ScopedHostResource const charged(&resource);
-            auto const table = generator_.lineitem(chunk);
-            return PackedChunk{table_shuffle::hash_partition_and_pack(table, key_columns, partitions_, resource),
-                               table::TableChecksum::of(table), table.byte_size()};
+            auto table = generator_.lineitem(chunk);
+            auto partition_of_row = table::partition_rows(table, key_columns, partitions_);
+            auto const checksum = table::TableChecksum::of(table);
+            return GeneratedChunk{std::move(table), std::move(partition_of_row), checksum};
         };
         {
             SeqJoinTracer tracer("generate chunk", window_);
             auto chunks = chunk_numbers(rank, nranks, generator_.num_chunks());
-            table_shuffle::ChunkCoalescer coalescer(resource, coalesce_bytes_);
-            for (auto& packed : exec::seq_join(pool_, window_, chunks, pack_chunk, tracer.observe({}))) {
-                result.input += packed.checksum;
-                result.bytes += packed.bytes;
-                shuffler.insert(coalescer.add(std::move(packed.pieces)));
+            table_shuffle::ChunkCoalescer coalescer(resource, partitions_, coalesce_bytes_);
+            for (auto& generated : exec::seq_join(pool_, window_, chunks, generate_chunk, tracer.observe({}))) {
+                result.input += generated.checksum;
+                result.bytes += generated.table.byte_size();
+                shuffler.insert(coalescer.add(std::move(generated.table), std::move(generated.partition_of_row)));
                 progress.advance(1);
             }
             shuffler.insert(coalescer.flush());

@@ -26,13 +26,13 @@ namespace spillway::cli {
 ///
 /// Rank r of n generates chunks r, r + n, ... of `table::TpchGenerator(scale,
 /// seed)` through a `seq_join` on the process's thread pool; each item
-/// hash-partitions its chunk into `partitions` pieces and packs each piece
-/// into a buffer reserved (spilling if need be) from the rank's buffer
-/// resource; the rank inserts them into a `shuffle::Shuffler`, through a
-/// `table_shuffle::ChunkCoalescer` that merges small pieces (many partitions
-/// cut a chunk into pieces of a few KiB) into larger chunks, holding at most
-/// 16 KiB per partition and half the room that the limit leaves beside the
-/// window's work items. Then it
+/// computes the partition of each row of its chunk. The rank hands the chunks
+/// to a `table_shuffle::ChunkCoalescer`, which packs each partition's rows of
+/// several chunks into one buffer reserved (spilling if need be) from the
+/// rank's buffer resource, holding at most 16 KiB of chunks per partition and
+/// half the room that the limit leaves beside the window's work items (many
+/// partitions would cut each chunk into pieces of a few KiB), and inserts
+/// what it packs into a `shuffle::Shuffler`. Then it
 /// extracts its partitions chunk by chunk as they complete, and a second
 /// `seq_join` unpacks each chunk and checks it (`ShuffleCheck`). Finally an
 /// `shuffle::AllGather` gives every rank every rank's results, and each

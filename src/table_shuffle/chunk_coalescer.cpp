@@ -1,106 +1,87 @@
 #include <spillway/table_shuffle/chunk_coalescer.hpp>
 
+#include <span>
 #include <utility>
 
 #include <spillway/core/error.hpp>
-#include <spillway/table_shuffle/packed_partitions.hpp>
+#include <spillway/table/packed_gather.hpp>
 
 namespace spillway::table_shuffle {
-namespace {
 
-/// What the index keeps per piece held beside its metadata: its place in a
-/// vector that grows by doubling.
-constexpr std::size_t bytes_per_piece = 2 * sizeof(shuffle::PackedData);
+ChunkCoalescer::ChunkCoalescer(memory::BufferResource& resource, shuffle::PartitionId partitions,
+                               std::size_t budget_bytes)
+    : resource_(resource), partitions_(partitions), budget_bytes_(budget_bytes), bookkeeping_(resource) {
+    SPILLWAY_EXPECTS(partitions > 0, "ChunkCoalescer: 0 partitions; give at least 1", InvalidArgument);
+}
 
-}  // namespace
-
-ChunkCoalescer::ChunkCoalescer(memory::BufferResource& resource, std::size_t budget_bytes, std::size_t target_bytes)
-    : resource_(resource), budget_bytes_(budget_bytes), target_bytes_(target_bytes), bookkeeping_(resource) {}
-
-ChunkCoalescer::Chunks ChunkCoalescer::add(Chunks pieces) {
-    for (auto const& [partition, piece] : pieces) {
-        SPILLWAY_EXPECTS(
-            piece.data.resource() == &resource_ && piece.data.mem_type() == memory::MemoryType::HOST,
-            "ChunkCoalescer: the piece of partition " << partition
-                                                      << " is not a HOST buffer of the coalescer's resource",
-            InvalidArgument
-        );
+ChunkCoalescer::Chunks ChunkCoalescer::add(table::Table table, std::vector<std::uint32_t> partition_of_row) {
+    SPILLWAY_EXPECTS(partition_of_row.size() == table.num_rows(),
+                     "ChunkCoalescer: " << partition_of_row.size() << " partition ids for a table of "
+                                        << table.num_rows() << " rows",
+                     InvalidArgument);
+    for (auto const partition : partition_of_row) {
+        SPILLWAY_EXPECTS(partition < partitions_,
+                         "ChunkCoalescer: partition id " << partition << " is out of range for " << partitions_
+                                                         << " partitions",
+                         InvalidArgument);
     }
-    for (auto& [partition, piece] : pieces) {
-        hold(partition, std::move(piece));
-    }
+    SPILLWAY_EXPECTS(tables_.empty() || table.schema() == tables_.front().schema(),
+                     "ChunkCoalescer: a table of (" << table.schema().to_string() << ") after tables of ("
+                                                    << tables_.front().schema().to_string() << ")",
+                     InvalidArgument);
+    held_bytes_ += table.byte_size();
+    tables_.push_back(std::move(table));
+    partition_of_row_.push_back(std::move(partition_of_row));
     count_bookkeeping();
-    auto const ready = ready_partitions();
-    return take(ready);
-}
-
-ChunkCoalescer::Chunks ChunkCoalescer::flush() {
-    std::vector<shuffle::PartitionId> partitions;
-    partitions.reserve(held_.size());
-    for (auto const& [partition, held] : held_) {
-        partitions.push_back(partition);
+    if (held_bytes_ <= budget_bytes_) {
+        return {};
     }
-    return take(partitions);
+    return pack_held();
 }
 
-void ChunkCoalescer::hold(shuffle::PartitionId partition, shuffle::PackedData&& piece) {
-    auto& held = held_[partition];
-    held_bytes_ += piece.data.size();
-    held_metadata_bytes_ += piece.metadata.capacity();
-    held.bytes += piece.data.size();
-    held.pieces.push_back(std::move(piece));
-    ++held_pieces_;
-}
+ChunkCoalescer::Chunks ChunkCoalescer::flush() { return pack_held(); }
 
-std::vector<shuffle::PartitionId> ChunkCoalescer::ready_partitions() const {
-    std::vector<shuffle::PartitionId> ready;
-    for (auto const& [partition, held] : held_) {
-        if (held_bytes_ > budget_bytes_ || held.bytes >= target_bytes_) {
-            ready.push_back(partition);
+ChunkCoalescer::Chunks ChunkCoalescer::pack_held() {
+    if (tables_.empty()) {
+        return {};
+    }
+    std::vector<std::span<std::uint32_t const>> partition_of_row(partition_of_row_.begin(), partition_of_row_.end());
+    table::PackedGather const gather(tables_, partition_of_row, partitions_);
+    std::size_t total = 0;
+    std::size_t with_rows = 0;
+    for (shuffle::PartitionId partition = 0; partition < partitions_; ++partition) {
+        if (gather.rows(partition) != 0) {
+            total += gather.packed_size(partition);
+            ++with_rows;
         }
     }
-    return ready;
-}
-
-ChunkCoalescer::Chunks ChunkCoalescer::take(std::span<shuffle::PartitionId const> partitions) {
-    // Merge first, each partition in place, so that a failure leaves every
-    // piece held.
-    for (auto const partition : partitions) {
-        auto& held = held_.find(partition)->second;
-        if (held.pieces.size() < 2) {
-            continue;
-        }
-        // The pieces were packed in this process and have stayed in its memory.
-        auto chunk = pack_concatenated(held.pieces, resource_, table::PayloadChecksum::trust);
-        for (auto const& piece : held.pieces) {
-            held_metadata_bytes_ -= piece.metadata.capacity();
-        }
-        held_pieces_ -= held.pieces.size() - 1;
-        held_metadata_bytes_ += chunk.metadata.capacity();
-        held_bytes_ = held_bytes_ - held.bytes + chunk.data.size();
-        held.bytes = chunk.data.size();
-        held.pieces.clear();
-        held.pieces.push_back(std::move(chunk));  // into the capacity just cleared
-    }
+    // The tables stay held until every chunk is packed, so that a failure
+    // loses nothing.
+    auto reservation = resource_.reserve_or_wait(total);
     Chunks chunks;
-    chunks.reserve(partitions.size());
-    for (auto const partition : partitions) {
-        auto const held = held_.find(partition);
-        auto& chunk = held->second.pieces.front();
-        held_bytes_ -= held->second.bytes;
-        held_metadata_bytes_ -= chunk.metadata.capacity();
-        --held_pieces_;
-        chunks.emplace(partition, std::move(chunk));
-        held_.erase(held);
+    chunks.reserve(with_rows);
+    for (shuffle::PartitionId partition = 0; partition < partitions_; ++partition) {
+        if (gather.rows(partition) != 0) {
+            auto payload = resource_.make_buffer(gather.packed_size(partition), reservation);
+            auto metadata = gather.pack_into(partition, payload.data());
+            chunks.emplace(partition, shuffle::PackedData{std::move(metadata), std::move(payload)});
+        }
     }
+    // New vectors: assigning `{}` would keep the capacity, and its count.
+    tables_ = std::vector<table::Table>();
+    partition_of_row_ = std::vector<std::vector<std::uint32_t>>();
+    held_bytes_ = 0;
     count_bookkeeping();
     return chunks;
 }
 
 void ChunkCoalescer::count_bookkeeping() noexcept {
-    // Per partition held, the index's node and its bucket's link.
-    constexpr auto bytes_per_partition = sizeof(decltype(held_)::value_type) + 4 * sizeof(void*);
-    bookkeeping_.cover(held_metadata_bytes_ + held_pieces_ * bytes_per_piece + held_.size() * bytes_per_partition);
+    std::size_t bytes = tables_.capacity() * sizeof(table::Table)
+                        + partition_of_row_.capacity() * sizeof(std::vector<std::uint32_t>);
+    for (auto const& ids : partition_of_row_) {
+        bytes += ids.capacity() * sizeof(std::uint32_t);
+    }
+    bookkeeping_.cover(bytes);
 }
 
 }  // namespace spillway::table_shuffle

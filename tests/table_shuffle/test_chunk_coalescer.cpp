@@ -5,7 +5,9 @@
 
 #include <spillway/memory/bookkeeping_reservation.hpp>
 #include <spillway/memory/buffer_resource.hpp>
+#include <spillway/memory/host_allocator.hpp>
 #include <spillway/table/hash_partition.hpp>
+#include <spillway/table/table_builder.hpp>
 #include <spillway/table/tpch_generator.hpp>
 #include <spillway/table_shuffle/chunk_coalescer.hpp>
 #include <spillway/table_shuffle/packed_partitions.hpp>
@@ -22,7 +24,8 @@ namespace {
 constexpr std::size_t keys[] = {0};
 constexpr shuffle::PartitionId partitions = 8;
 
-/// Consecutive slices of 1000 line items each.
+/// Consecutive slices of 1000 line items each, their storage from the
+/// thread's current HOST resource.
 std::vector<table::Table> tables(std::size_t count) {
     auto const lineitem = table::TpchGenerator(0.01).lineitem(0);
     std::vector<table::Table> slices;
@@ -30,6 +33,11 @@ std::vector<table::Table> tables(std::size_t count) {
         slices.push_back(lineitem.slice(i * 1000, 1000));
     }
     return slices;
+}
+
+/// The partition of each row of `table`.
+std::vector<std::uint32_t> partition_of_row(table::Table const& table) {
+    return table::partition_rows(table, keys, partitions);
 }
 
 std::size_t payload_bytes(ChunkCoalescer::Chunks const& chunks) {
@@ -63,98 +71,49 @@ std::map<shuffle::PartitionId, table::Table> expected_partitions(std::vector<tab
     return expected;
 }
 
-/// Adds the pieces of each of `inputs` to `coalescer`, expecting it to hold
-/// them all; returns their payload bytes.
-std::size_t add_all_held(ChunkCoalescer& coalescer, std::vector<table::Table> const& inputs,
-                         memory::BufferResource& resource) {
+/// Adds each of `inputs` to `coalescer`, expecting it to hold them all;
+/// returns their bytes.
+std::size_t add_all_held(ChunkCoalescer& coalescer, std::vector<table::Table> const& inputs) {
     std::size_t added = 0;
     for (auto const& input : inputs) {
-        auto pieces = table_shuffle::hash_partition_and_pack(input, keys, partitions, resource);
-        EXPECT_EQ(pieces.size(), partitions);
-        added += payload_bytes(pieces);
-        EXPECT_TRUE(coalescer.add(std::move(pieces)).empty()) << "under the target and the budget, all is held";
+        added += input.byte_size();
+        EXPECT_TRUE(coalescer.add(input, partition_of_row(input)).empty()) << "within the budget, all is held";
     }
     return added;
 }
 
 }  // namespace
 
-TEST(ChunkCoalescer, MergesSmallPiecesIntoOneChunkPerPartitionWithTheRowsInOrder) {
+TEST(ChunkCoalescer, PacksEachPartitionsRowsOfTheTablesHeldIntoOneChunkInOrder) {
     test::TemporaryDirectory root;
     memory::BufferResource resource(test::test_config(root));
     auto const inputs = tables(4);
-    ChunkCoalescer coalescer(resource, std::size_t{1} << 20, std::size_t{1} << 20);
-    auto const added = add_all_held(coalescer, inputs, resource);
-    EXPECT_EQ(coalescer.held_bytes(), added);
+    ChunkCoalescer coalescer(resource, partitions, std::size_t{1} << 20);
+    EXPECT_EQ(coalescer.held_bytes(), add_all_held(coalescer, inputs));
 
     auto const chunks = coalescer.flush();
     EXPECT_EQ(coalescer.held_bytes(), 0U);
     ASSERT_EQ(chunks.size(), partitions);
-    EXPECT_LT(payload_bytes(chunks), added) << "one chunk pads its columns once, not once per piece";
     for (auto const& [partition, expected] : expected_partitions(inputs)) {
         EXPECT_EQ(table_shuffle::unpack(chunks.at(partition)), expected) << "partition " << partition;
     }
-}
-
-TEST(ChunkCoalescer, APieceAtTheTargetGoesOnAsItIs) {
-    test::TemporaryDirectory root;
-    memory::BufferResource resource(test::test_config(root));
-    auto const input = tables(1).front();
-    auto pieces = table_shuffle::hash_partition_and_pack(input, keys, partitions, resource);
-    std::map<shuffle::PartitionId, std::byte const*> payloads;
-    for (auto const& [partition, piece] : pieces) {
-        payloads[partition] = piece.data.data().data();
-    }
-    ChunkCoalescer coalescer(resource, std::size_t{1} << 20, 1);
-    auto const chunks = coalescer.add(std::move(pieces));
-    ASSERT_EQ(chunks.size(), partitions);
-    for (auto const& [partition, chunk] : chunks) {
-        EXPECT_EQ(chunk.data.data().data(), payloads.at(partition)) << "not copied";
-    }
-    EXPECT_EQ(coalescer.held_bytes(), 0U);
-}
-
-TEST(ChunkCoalescer, APartitionGoesOnOnceItsPiecesReachTheTarget) {
-    test::TemporaryDirectory root;
-    memory::BufferResource resource(test::test_config(root));
-    auto const inputs = tables(2);
-    auto first = table_shuffle::hash_partition_and_pack(inputs[0], keys, partitions, resource);
-    // The smallest first piece, doubled, reaches the target; no single piece does.
-    std::size_t smallest = SIZE_MAX;
-    std::size_t largest = 0;
-    for (auto const& [partition, piece] : first) {
-        smallest = std::min(smallest, piece.data.size());
-        largest = std::max(largest, piece.data.size());
-    }
-    ASSERT_LT(largest, 2 * smallest) << "the test needs pieces of similar sizes";
-    ChunkCoalescer coalescer(resource, std::size_t{1} << 20, largest + 1);
-    EXPECT_TRUE(coalescer.add(std::move(first)).empty());
-
-    auto const second = coalescer.add(table_shuffle::hash_partition_and_pack(inputs[1], keys, partitions, resource));
-    ASSERT_EQ(second.size(), partitions) << "every partition's two pieces reach the target";
-    EXPECT_EQ(coalescer.held_bytes(), 0U);
-    auto const expected = expected_partitions({inputs[0], inputs[1]});
-    for (auto const& [partition, chunk] : second) {
-        EXPECT_EQ(table_shuffle::unpack(chunk), expected.at(partition)) << "partition " << partition;
-    }
+    EXPECT_TRUE(coalescer.flush().empty());
 }
 
 TEST(ChunkCoalescer, PastTheBudgetEveryPartitionGoesOn) {
     test::TemporaryDirectory root;
     memory::BufferResource resource(test::test_config(root));
     auto const inputs = tables(6);
-    auto const one_table = payload_bytes(table_shuffle::hash_partition_and_pack(inputs[0], keys, partitions, resource));
-    ChunkCoalescer coalescer(resource, one_table * 3 / 2, std::size_t{1} << 20);
+    ChunkCoalescer coalescer(resource, partitions, inputs[0].byte_size() * 3 / 2);
     std::map<shuffle::PartitionId, std::vector<shuffle::PackedData>> received;
     std::size_t went_on = 0;
     for (std::size_t index = 0; index < inputs.size(); ++index) {
-        auto chunks =
-            coalescer.add(table_shuffle::hash_partition_and_pack(inputs[index], keys, partitions, resource));
+        auto chunks = coalescer.add(inputs[index], partition_of_row(inputs[index]));
         if (index % 2 == 0) {
-            EXPECT_TRUE(chunks.empty()) << "one table's pieces are within the budget";
-            EXPECT_GT(coalescer.held_bytes(), 0U);
+            EXPECT_TRUE(chunks.empty()) << "one table is within the budget";
+            EXPECT_EQ(coalescer.held_bytes(), inputs[index].byte_size());
         } else {
-            EXPECT_EQ(chunks.size(), partitions) << "two tables' pieces pass it";
+            EXPECT_EQ(chunks.size(), partitions) << "two tables pass it";
             EXPECT_EQ(coalescer.held_bytes(), 0U);
             went_on += chunks.size();
         }
@@ -168,63 +127,88 @@ TEST(ChunkCoalescer, PastTheBudgetEveryPartitionGoesOn) {
     }
 }
 
-TEST(ChunkCoalescer, WithoutABudgetEveryPieceGoesOnAtOnce) {
+TEST(ChunkCoalescer, WithoutABudgetEachTableIsPackedAsItComes) {
     test::TemporaryDirectory root;
     memory::BufferResource resource(test::test_config(root));
-    ChunkCoalescer coalescer(resource, 0);
-    auto const chunks =
-        coalescer.add(table_shuffle::hash_partition_and_pack(tables(1).front(), keys, partitions, resource));
-    EXPECT_EQ(chunks.size(), partitions);
+    ChunkCoalescer coalescer(resource, partitions, 0);
+    auto const input = tables(1).front();
+    auto const chunks = coalescer.add(input, partition_of_row(input));
     EXPECT_EQ(coalescer.held_bytes(), 0U);
+    ASSERT_EQ(chunks.size(), partitions);
+    auto const expected = table_shuffle::hash_partition_and_pack(input, keys, partitions, resource);
+    for (auto const& [partition, chunk] : chunks) {
+        EXPECT_EQ(chunk.metadata, expected.at(partition).metadata) << "what packing the table alone makes";
+    }
 }
 
-TEST(ChunkCoalescer, CountsWhatItHoldsBesideThePiecesAndReturnsAllOfIt) {
+TEST(ChunkCoalescer, LeavesOutPartitionsWithoutRows) {
+    test::TemporaryDirectory root;
+    memory::BufferResource resource(test::test_config(root));
+    ChunkCoalescer coalescer(resource, partitions, 0);
+    auto const input = tables(1).front();
+    auto const chunks = coalescer.add(input, std::vector<std::uint32_t>(input.num_rows(), 6));
+    ASSERT_EQ(chunks.size(), 1U);
+    EXPECT_EQ(table_shuffle::unpack(chunks.at(6)), input);
+}
+
+TEST(ChunkCoalescer, CountsWhatItHoldsBesideTheTablesAndReturnsAllOfIt) {
     test::TemporaryDirectory root;
     memory::BufferResource resource(test::test_config(root));
     {
-        ChunkCoalescer coalescer(resource, std::size_t{1} << 20, std::size_t{1} << 20);
-        auto const added = add_all_held(coalescer, tables(3), resource);
-        EXPECT_EQ(resource.memory_used(memory::MemoryType::HOST), added) << "the pieces' buffers";
+        ChunkCoalescer coalescer(resource, partitions, std::size_t{1} << 20);
+        {
+            memory::ScopedHostResource const charged(&resource);
+            auto inputs = tables(3);
+            auto const tables_used = resource.memory_used(memory::MemoryType::HOST);
+            EXPECT_GT(tables_used, 0U) << "the tables' storage counts";
+            for (auto& input : inputs) {
+                auto ids = partition_of_row(input);
+                EXPECT_TRUE(coalescer.add(std::move(input), std::move(ids)).empty());
+            }
+            EXPECT_EQ(resource.memory_used(memory::MemoryType::HOST), tables_used);
+        }
         EXPECT_GE(resource.memory_reserved(memory::MemoryType::HOST), memory::BookkeepingReservation::step_bytes)
-            << "the pieces' metadata and the index";
+            << "the partition ids and the index";
         auto const chunks = coalescer.flush();
         EXPECT_EQ(resource.memory_reserved(memory::MemoryType::HOST), 0U) << "nothing held, nothing counted";
-        EXPECT_EQ(resource.memory_used(memory::MemoryType::HOST), payload_bytes(chunks)) << "only the merged chunks";
-        auto const held =
-            coalescer.add(table_shuffle::hash_partition_and_pack(tables(1).front(), keys, partitions, resource));
-        EXPECT_TRUE(held.empty());
+        EXPECT_EQ(resource.memory_used(memory::MemoryType::HOST), payload_bytes(chunks)) << "only the chunks";
+        memory::ScopedHostResource const charged(&resource);
+        auto const input = tables(1).front();
+        EXPECT_TRUE(coalescer.add(input, partition_of_row(input)).empty());
     }
     EXPECT_EQ(resource.memory_used(memory::MemoryType::HOST), 0U) << "destroying it frees what it held";
     EXPECT_EQ(resource.memory_reserved(memory::MemoryType::HOST), 0U);
 }
 
-TEST(ChunkCoalescer, RejectsAPieceOfAnotherResourceTakingNothing) {
+TEST(ChunkCoalescer, RejectsWhatDoesNotFitTakingNothing) {
     test::TemporaryDirectory root;
     memory::BufferResource resource(test::test_config(root));
-    memory::BufferResource other(test::test_config(root));
-    ChunkCoalescer coalescer(resource, std::size_t{1} << 20);
-    auto pieces = table_shuffle::hash_partition_and_pack(tables(1).front(), keys, partitions, resource);
-    auto foreign = table_shuffle::hash_partition_and_pack(tables(1).front(), keys, 1, other);
-    pieces.insert_or_assign(3, std::move(foreign.at(0)));
-    EXPECT_THROW_WITH((void)coalescer.add(std::move(pieces)), InvalidArgument, "partition 3");
+    EXPECT_THROW_WITH(ChunkCoalescer(resource, 0, 1), InvalidArgument, "0 partitions");
+    ChunkCoalescer coalescer(resource, partitions, std::size_t{1} << 20);
+    auto const input = tables(1).front();
+    auto ids = partition_of_row(input);
+    ids.pop_back();
+    EXPECT_THROW_WITH((void)coalescer.add(input, ids), InvalidArgument, "999 partition ids for a table of 1000 rows");
+    ids.push_back(partitions);
+    EXPECT_THROW_WITH((void)coalescer.add(input, ids), InvalidArgument, "partition id 8 is out of range");
     EXPECT_EQ(coalescer.held_bytes(), 0U);
-    EXPECT_EQ(resource.memory_used(memory::MemoryType::HOST), 0U);
+
+    EXPECT_TRUE(coalescer.add(input, partition_of_row(input)).empty());
+    table::TableBuilder builder(table::Schema({{"other", table::DataType::int64}}));
+    builder.column(0).append(std::int64_t{7});
+    EXPECT_THROW_WITH((void)coalescer.add(builder.finish(), {0}), InvalidArgument, "a table of (other");
+    EXPECT_EQ(coalescer.held_bytes(), input.byte_size());
 }
 
-TEST(ChunkCoalescer, AFailedMergeLeavesEveryPieceHeld) {
+TEST(ChunkCoalescer, AFailedPackLeavesEveryTableHeld) {
     test::TemporaryDirectory root;
-    memory::BufferResource resource(test::test_config(root));
+    // Less HOST memory than the chunks need: reserving them fails at once.
+    memory::BufferResource resource(test::test_config(root, 64 * 1024));
     auto const inputs = tables(2);
-    ChunkCoalescer coalescer(resource, std::size_t{1} << 20, std::size_t{1} << 20);
-    std::size_t added = 0;
-    for (auto const& input : inputs) {
-        auto pieces = table_shuffle::hash_partition_and_pack(input, keys, partitions, resource);
-        pieces.at(5).metadata.back() ^= std::byte{1};  // fails its checksum when merged
-        added += payload_bytes(pieces);
-        ASSERT_TRUE(coalescer.add(std::move(pieces)).empty());
-    }
-    EXPECT_THROW((void)coalescer.flush(), CorruptData);
-    EXPECT_GE(coalescer.held_bytes(), added * 9 / 10) << "some partitions may be merged already; none is lost";
-    EXPECT_GT(resource.memory_used(memory::MemoryType::HOST), 0U);
-    EXPECT_THROW((void)coalescer.flush(), CorruptData) << "the corrupt piece is still held";
+    ChunkCoalescer coalescer(resource, partitions, std::size_t{1} << 20);
+    auto const added = add_all_held(coalescer, inputs);
+    EXPECT_THROW((void)coalescer.flush(), OutOfMemory);
+    EXPECT_EQ(coalescer.held_bytes(), added) << "nothing is lost";
+    EXPECT_EQ(resource.memory_used(memory::MemoryType::HOST), 0U) << "no chunk is left behind";
+    EXPECT_THROW((void)coalescer.flush(), OutOfMemory) << "both tables are still held";
 }
