@@ -244,11 +244,9 @@ void check_distinct_names(std::span<ColumnHeader const> headers) {
 
 /// Parses the packed table of `metadata` and `payload` into `parsed`, whose
 /// vectors are reused, and checks it, all but its names' distinctness
-/// (`check_distinct_names`) and, unless `payload_checksum` says so, its
-/// payload's checksum.
+/// (`check_distinct_names`).
 /// @throws CorruptData as `unpack` does.
-void parse(std::span<std::byte const> metadata, std::span<std::byte const> payload, PayloadChecksum payload_checksum,
-           ParsedTable& parsed) {
+void parse(std::span<std::byte const> metadata, std::span<std::byte const> payload, ParsedTable& parsed) {
     SPILLWAY_EXPECTS(metadata.size() >= header_bytes + trailer_bytes,
                      "packed table metadata is " << metadata.size() << " bytes; the smallest valid is "
                                                  << header_bytes + trailer_bytes,
@@ -271,7 +269,7 @@ void parse(std::span<std::byte const> metadata, std::span<std::byte const> paylo
     auto const column_count = reader.get<std::uint32_t>();
     static_cast<void>(reader.get<std::uint32_t>());  // reserved
     auto const payload_size = reader.get<std::uint64_t>();
-    auto const stored_payload_checksum = reader.get<std::uint64_t>();
+    auto const payload_checksum = reader.get<std::uint64_t>();
     SPILLWAY_EXPECTS(flags == 0, "packed table has unknown flags " << flags, CorruptData);
     SPILLWAY_EXPECTS(rows <= Column::max_rows && (column_count != 0 || rows == 0),
                      "packed table claims " << rows << " rows in " << column_count << " columns", CorruptData);
@@ -298,7 +296,7 @@ void parse(std::span<std::byte const> metadata, std::span<std::byte const> paylo
     SPILLWAY_EXPECTS(layout_size == payload_size,
                      "packed table columns need " << layout_size << " payload bytes but the metadata says " << payload_size,
                      CorruptData);
-    SPILLWAY_EXPECTS(payload_checksum == PayloadChecksum::trust || memory::checksum(payload) == stored_payload_checksum,
+    SPILLWAY_EXPECTS(memory::checksum(payload) == payload_checksum,
                      "packed table payload fails its checksum", CorruptData);
 
     parsed.rows = static_cast<std::size_t>(rows);
@@ -346,16 +344,16 @@ struct ParsedPieces {
 /// Parses every piece of `pieces` into one reused `ParsedTable`, so that
 /// many small pieces cost no allocations of their own.
 /// @throws CorruptData as `unpack` does, for the first piece that is not
-///         valid (but its payload's checksum only if `payload_checksum` says so).
+///         valid.
 /// @throws InvalidArgument if the pieces' columns differ.
-ParsedPieces parse_pieces(std::span<PackedTableView const> pieces, PayloadChecksum payload_checksum) {
+ParsedPieces parse_pieces(std::span<PackedTableView const> pieces) {
     ParsedPieces parsed;
     parsed.pieces = pieces.size();
     if (pieces.empty()) {
         return parsed;
     }
     auto const& first = parsed.first;
-    parse(pieces.front().metadata, pieces.front().payload, payload_checksum, parsed.first);
+    parse(pieces.front().metadata, pieces.front().payload, parsed.first);
     check_distinct_names(first.headers);
     auto const column_count = first.headers.size();
     parsed.parts.resize(pieces.size() * column_count);
@@ -367,7 +365,7 @@ ParsedPieces parse_pieces(std::span<PackedTableView const> pieces, PayloadChecks
     keep(0, first);
     ParsedTable next;
     for (std::size_t piece = 1; piece < pieces.size(); ++piece) {
-        parse(pieces[piece].metadata, pieces[piece].payload, payload_checksum, next);
+        parse(pieces[piece].metadata, pieces[piece].payload, next);
         if (!same_fields(next.headers, first.headers)) {
             check_distinct_names(next.headers);
             SPILLWAY_FAIL("cannot concatenate a packed table of (" << Schema(fields_of(next.headers)).to_string()
@@ -381,20 +379,13 @@ ParsedPieces parse_pieces(std::span<PackedTableView const> pieces, PayloadChecks
     return parsed;
 }
 
-/// Whether a row of `parts` is null.
-bool has_nulls(std::span<detail::ColumnParts const> parts) noexcept {
-    return std::ranges::any_of(parts, [](detail::ColumnParts const& part) {
-        return !part.validity.empty() && detail::count_set_bits(part.validity.data(), part.rows) < part.rows;
-    });
-}
-
 }  // namespace
 
 Table unpack_concatenated(std::span<PackedTableView const> pieces) {
     if (pieces.empty()) {
         return Table();
     }
-    auto const parsed = parse_pieces(pieces, PayloadChecksum::verify);
+    auto const parsed = parse_pieces(pieces);
     auto const& headers = parsed.first.headers;
     std::vector<Column> columns;
     columns.reserve(headers.size());
@@ -402,48 +393,6 @@ Table unpack_concatenated(std::span<PackedTableView const> pieces) {
         columns.push_back(detail::concatenate_columns(headers[index].type, parsed.column(index)));
     }
     return Table(Schema(fields_of(headers)), std::move(columns));
-}
-
-std::vector<std::byte> pack_concatenated(std::span<PackedTableView const> pieces,
-                                         PayloadDestination const& destination, PayloadChecksum payload_checksum) {
-    auto const parsed = parse_pieces(pieces, payload_checksum);
-    auto const& headers = parsed.first.headers;
-    std::vector<detail::ConcatenationSize> sizes;
-    std::vector<PackedColumn> columns;
-    sizes.reserve(headers.size());
-    columns.reserve(headers.size());
-    std::size_t payload_size = 0;
-    for (std::size_t index = 0; index < headers.size(); ++index) {
-        auto const parts = parsed.column(index);
-        sizes.push_back(detail::concatenation_size(parts));
-        columns.push_back({sizes.back().has_validity && has_nulls(parts), sizes.back().characters});
-        payload_size += buffer_sizes(headers[index].type, sizes.back().rows, columns.back().has_validity,
-                                     sizes.back().characters)
-                            .padded_total();
-    }
-    auto const payload = destination(payload_size);
-    SPILLWAY_EXPECTS(payload.size() >= payload_size,
-                     "packing " << payload_size << " bytes of concatenated tables into a buffer of " << payload.size(),
-                     InvalidArgument);
-    std::size_t position = 0;
-    auto const place = [&](std::size_t size) {
-        auto const bytes = payload.subspan(position, size);
-        std::fill(payload.begin() + static_cast<std::ptrdiff_t>(position + size),
-                  payload.begin() + static_cast<std::ptrdiff_t>(padded(position + size)), std::byte{0});
-        position = padded(position + size);
-        return bytes;
-    };
-    for (std::size_t index = 0; index < headers.size(); ++index) {
-        auto const type = headers[index].type;
-        auto const buffers =
-            buffer_sizes(type, sizes[index].rows, columns[index].has_validity, sizes[index].characters);
-        auto const validity = place(buffers.validity);
-        auto const data = place(buffers.data);
-        auto const characters = place(buffers.characters);
-        detail::write_concatenation(type, parsed.column(index), sizes[index], validity, data, characters);
-    }
-    auto const rows = sizes.empty() ? std::size_t{0} : sizes.front().rows;
-    return detail::packed_metadata(fields_of(headers), rows, columns, payload.first(payload_size));
 }
 
 }  // namespace spillway::table

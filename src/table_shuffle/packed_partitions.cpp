@@ -74,19 +74,4 @@ table::Table unpack(std::span<shuffle::PackedData const> chunks) {
     return table::unpack_concatenated(views_of(chunks));
 }
 
-shuffle::PackedData pack_concatenated(std::span<shuffle::PackedData const> chunks, memory::BufferResource& resource,
-                                      table::PayloadChecksum payload_checksum) {
-    std::optional<memory::Buffer> payload;
-    auto metadata = table::pack_concatenated(
-        views_of(chunks),
-        [&](std::size_t size) {
-            auto reservation = resource.reserve_or_wait(size);
-            payload = resource.make_buffer(size, reservation);
-            return payload->data();
-        },
-        payload_checksum
-    );
-    return {std::move(metadata), std::move(*payload)};
-}
-
 }  // namespace spillway::table_shuffle

@@ -97,21 +97,3 @@ TEST(HashPartitionAndPack, ChunksUnpackedTogetherAreTheirTablesConcatenated) {
     EXPECT_THROW_WITH((void)table_shuffle::unpack(std::span<shuffle::PackedData const>(in_order)), InvalidArgument,
                       "HOST");
 }
-
-TEST(HashPartitionAndPack, ChunksPackedTogetherAreOneChunkOfTheirTablesConcatenated) {
-    test::TemporaryDirectory root;
-    memory::BufferResource resource(test::test_config(root));
-    auto in_order = packed_in_partition_order(resource);
-    std::uint64_t bytes = 0;
-    for (auto const& chunk : in_order) {
-        bytes += chunk.data.size();
-    }
-    auto const merged = table_shuffle::pack_concatenated(in_order, resource);
-    EXPECT_EQ(merged.data.mem_type(), memory::MemoryType::HOST);
-    EXPECT_EQ(table_shuffle::unpack(merged), table_shuffle::unpack(std::span<shuffle::PackedData const>(in_order)));
-    EXPECT_EQ(resource.memory_used(memory::MemoryType::HOST), bytes + merged.data.size())
-        << "the merged chunk is paid for by the resource";
-
-    spill(in_order[5], resource);
-    EXPECT_THROW_WITH((void)table_shuffle::pack_concatenated(in_order, resource), InvalidArgument, "HOST");
-}

@@ -4,7 +4,6 @@
 /// record, and back. docs/table_format.md specifies the format.
 
 #include <cstddef>
-#include <functional>
 #include <span>
 #include <vector>
 
@@ -57,38 +56,5 @@ struct PackedTableView {
 /// @throws InvalidArgument if the pieces' schemas differ, or the result
 ///         would exceed a column's limits.
 [[nodiscard]] Table unpack_concatenated(std::span<PackedTableView const> pieces);
-
-/// Where `pack_concatenated` writes a payload: given its size in bytes, the
-/// memory to write it to, at least that large.
-using PayloadDestination = std::function<std::span<std::byte>(std::size_t size)>;
-
-/// Whether reading a packed table checks its payload against the checksum in
-/// its metadata.
-enum class PayloadChecksum {
-    /// Checked: for a packed table that has been anywhere a byte could
-    /// change, such as a file, a network or another process.
-    verify,
-    /// Not checked: for a packed table that this process packed and has kept
-    /// in its own memory since. Everything else is still checked, so a
-    /// malformed table still fails with `CorruptData`, never with undefined
-    /// behaviour; only a changed value would pass.
-    trust,
-};
-
-/// The tables packed in `pieces`, concatenated in their order and packed
-/// again as one: byte for byte what `pack_into(unpack_concatenated(pieces))`
-/// writes, but straight from the pieces, without making the table. Checks
-/// every piece first, then calls `destination` once with the payload's size,
-/// writes the payload to the start of the span it returns, and returns the
-/// metadata. Many small pieces of a table become one, each byte copied once.
-/// `payload_checksum` says whether the pieces' payloads are checked against
-/// their checksums; the result's checksum is computed either way.
-/// @throws CorruptData or InvalidArgument as `unpack_concatenated` does,
-///         before `destination` is called.
-/// @throws InvalidArgument if the span `destination` returns is smaller
-///         than the payload, or a column name is longer than 65535 bytes.
-[[nodiscard]] std::vector<std::byte> pack_concatenated(std::span<PackedTableView const> pieces,
-                                                       PayloadDestination const& destination,
-                                                       PayloadChecksum payload_checksum = PayloadChecksum::verify);
 
 }  // namespace spillway::table

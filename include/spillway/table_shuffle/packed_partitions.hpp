@@ -12,7 +12,6 @@
 #include <spillway/shuffle/packed_data.hpp>
 #include <spillway/shuffle/partition_owner.hpp>
 #include <spillway/table/packed_split.hpp>
-#include <spillway/table/packed_table.hpp>
 #include <spillway/table/table.hpp>
 
 namespace spillway::table_shuffle {
@@ -62,18 +61,5 @@ namespace spillway::table_shuffle {
 ///         schemas differ.
 /// @throws CorruptData as `table::unpack_concatenated` does.
 [[nodiscard]] table::Table unpack(std::span<shuffle::PackedData const> chunks);
-
-/// The tables that `chunks` hold, concatenated in their order, as one chunk
-/// (`table::pack_concatenated`: each byte copied once, no table made) in a
-/// HOST buffer of `resource` reserved with `reserve_or_wait`.
-/// `payload_checksum` says whether the chunks' payloads are checked against
-/// their checksums: `trust` only for chunks packed in this process and never
-/// spilled or sent since.
-/// @throws InvalidArgument if a chunk is not in HOST memory, or the chunks'
-///         schemas differ; CorruptData as `table::unpack_concatenated` does.
-/// @throws OutOfMemory as `reserve_or_wait` does.
-[[nodiscard]] shuffle::PackedData pack_concatenated(
-    std::span<shuffle::PackedData const> chunks, memory::BufferResource& resource,
-    table::PayloadChecksum payload_checksum = table::PayloadChecksum::verify);
 
 }  // namespace spillway::table_shuffle
