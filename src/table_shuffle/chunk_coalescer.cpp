@@ -29,6 +29,13 @@ ChunkCoalescer::Chunks ChunkCoalescer::add(table::Table table, std::vector<std::
                      "ChunkCoalescer: a table of (" << table.schema().to_string() << ") after tables of ("
                                                     << tables_.front().schema().to_string() << ")",
                      InvalidArgument);
+    // Room in both vectors first (they grow together), so that holding the
+    // table cannot fail halfway.
+    if (tables_.size() == tables_.capacity() || partition_of_row_.size() == partition_of_row_.capacity()) {
+        auto const capacity = 2 * tables_.size() + 1;
+        tables_.reserve(capacity);
+        partition_of_row_.reserve(capacity);
+    }
     held_bytes_ += table.byte_size();
     tables_.push_back(std::move(table));
     partition_of_row_.push_back(std::move(partition_of_row));
