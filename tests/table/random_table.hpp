@@ -1,10 +1,14 @@
 #pragma once
 /// @file
-/// Tables of random values of every type, with nulls, for round-trip tests.
+/// Tables of random values of every type, with nulls, for round-trip tests,
+/// and random partition ids for splitting them.
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <random>
 #include <string>
+#include <vector>
 
 #include <spillway/table/table_builder.hpp>
 
@@ -52,6 +56,18 @@ inline Table random_table(std::size_t rows, std::uint64_t seed, double null_frac
         }
     }
     return builder.finish();
+}
+
+/// `count` partition ids below `partitions` drawn from `seed`, skewed so that
+/// some partitions get many rows and some none.
+inline std::vector<std::uint32_t> skewed_partitions(std::size_t count, std::uint32_t partitions, std::uint64_t seed) {
+    std::mt19937_64 random(seed);
+    std::geometric_distribution<std::uint32_t> draw(0.3);
+    std::vector<std::uint32_t> ids(count);
+    for (auto& id : ids) {
+        id = std::min(draw(random), partitions - 1);
+    }
+    return ids;
 }
 
 }  // namespace spillway::table::test

@@ -4,7 +4,6 @@
 #include <spillway/table/table_builder.hpp>
 
 #include <cstdint>
-#include <random>
 #include <span>
 #include <vector>
 
@@ -17,20 +16,9 @@
 using namespace spillway;
 using namespace spillway::table;
 using spillway::table::test::random_table;
+using spillway::table::test::skewed_partitions;
 
 namespace {
-
-/// `count` partition ids below `partitions` drawn from `seed`, skewed so that
-/// some partitions get many rows and some none.
-std::vector<std::uint32_t> skewed_partitions(std::size_t count, std::uint32_t partitions, std::uint64_t seed) {
-    std::mt19937_64 random(seed);
-    std::geometric_distribution<std::uint32_t> draw(0.3);
-    std::vector<std::uint32_t> ids(count);
-    for (auto& id : ids) {
-        id = std::min(draw(random), partitions - 1);
-    }
-    return ids;
-}
 
 /// Spans over each of `ids`.
 std::vector<std::span<std::uint32_t const>> spans_of(std::vector<std::vector<std::uint32_t>> const& ids) {
