@@ -117,12 +117,6 @@ std::vector<std::byte> PackedGather::pack_into(std::uint32_t partition, std::spa
     }
 
     std::size_t position = 0;
-    auto const place = [&](std::size_t bytes) {
-        auto* const at = payload.data() + position;
-        std::memset(at + bytes, 0, detail::padded(bytes) - bytes);
-        position += detail::padded(bytes);
-        return at;
-    };
     std::vector<detail::PackedColumn> columns;
     columns.reserve(fields.size());
     for (std::size_t column = 0; column < fields.size(); ++column) {
@@ -131,9 +125,7 @@ std::vector<std::byte> PackedGather::pack_into(std::uint32_t partition, std::spa
         auto const characters = characters_[column].empty() ? 0 : characters_[column][partition];
         auto const sizes = detail::buffer_sizes(type, rows, has_nulls, characters);
         columns.push_back({has_nulls, characters});
-        auto* const validity = place(sizes.validity);
-        auto* const data = place(sizes.data);
-        auto* const text = place(sizes.characters);
+        auto const [validity, data, text] = detail::place_packed_column(payload.data(), position, sizes);
         if (has_nulls) {
             std::memset(validity, 0, sizes.validity);
             std::size_t at = 0;

@@ -1,6 +1,5 @@
 #include <spillway/table/packed_split.hpp>
 
-#include <cstring>
 
 #include <spillway/core/error.hpp>
 
@@ -56,17 +55,7 @@ std::vector<std::vector<std::byte>> PackedSplit::pack_into(std::span<std::span<s
             auto const has_nulls = !has_nulls_[index].empty() && has_nulls_[index][partition] != 0;
             auto const characters = characters_[index].empty() ? 0 : characters_[index][partition];
             auto const sizes = detail::buffer_sizes(column.type(), rows_[partition], has_nulls, characters);
-            auto* const start = payloads[partition].data();
-            auto const place = [&](std::size_t size) {
-                auto* const at = start + position[partition];
-                std::memset(at + size, 0, detail::padded(size) - size);
-                position[partition] += detail::padded(size);
-                return at;
-            };
-            auto* const validity = place(sizes.validity);
-            auto* const data = place(sizes.data);
-            auto* const text = place(sizes.characters);
-            pieces[partition] = {has_nulls ? validity : nullptr, data, text};
+            pieces[partition] = detail::place_packed_column(payloads[partition].data(), position[partition], sizes);
             columns[partition * column_count + index] = {has_nulls, characters};
         }
         detail::scatter_column(column, partition_of_row_, rows_, pieces);

@@ -120,6 +120,19 @@ PartitionCounts count_partitions(Table const& table, std::span<std::uint32_t con
     return counts;
 }
 
+PieceBuffers place_packed_column(std::byte* payload, std::size_t& position, BufferSizes sizes) noexcept {
+    auto const place = [&](std::size_t size) {
+        auto* const at = payload + position;
+        std::memset(at + size, 0, padded(size) - size);
+        position += padded(size);
+        return at;
+    };
+    auto* const validity = place(sizes.validity);
+    auto* const data = place(sizes.data);
+    auto* const characters = place(sizes.characters);
+    return {sizes.validity == 0 ? nullptr : validity, data, characters};
+}
+
 void scatter_column(Column const& column, std::span<std::uint32_t const> partition_of_row,
                     std::span<std::uint32_t const> rows, std::span<PieceBuffers const> pieces) {
     scatter_validity(column, partition_of_row, rows, pieces);

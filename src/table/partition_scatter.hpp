@@ -3,7 +3,8 @@
 /// The two passes of splitting a table by partition: counting what each
 /// partition's piece holds, then scattering each column's rows into buffers
 /// sized by those counts. `split_by_partition` scatters into new columns,
-/// `PackedSplit` straight into packed payloads.
+/// `PackedSplit` straight into packed payloads, whose columns it lays out as
+/// `PackedGather` does (`place_packed_column`).
 
 #include <cstddef>
 #include <cstdint>
@@ -11,6 +12,8 @@
 #include <vector>
 
 #include <spillway/table/table.hpp>
+
+#include "packed_layout.hpp"
 
 namespace spillway::table::detail {
 
@@ -42,6 +45,12 @@ struct PieceBuffers {
     std::byte* data = nullptr;
     std::byte* characters = nullptr;
 };
+
+/// Lays out one column of a packed piece at `payload + position`, its three
+/// buffers of `sizes` each padded to 8 bytes as the packed format does,
+/// zeroes the padding, moves `position` past them and returns where the
+/// buffers start: the validity bitmap null where `sizes.validity` is 0.
+PieceBuffers place_packed_column(std::byte* payload, std::size_t& position, BufferSizes sizes) noexcept;
 
 /// Copies each row of `column` to the end of its partition's piece, keeping
 /// their order, in one sequential pass: bitmaps (whose bits past the piece's
