@@ -91,6 +91,24 @@ void shrink_block(HostBytes& bytes, std::size_t old_size, std::size_t size) {
     bytes = std::move(copy);
 }
 
+bool reshape_mapped_block(HostBytes& block, std::size_t capacity) noexcept {
+    auto& old_capacity = block.get_deleter().capacity;
+    if (capacity < old_capacity) {
+        if (munmap(block.get() + capacity, old_capacity - capacity) != 0) {
+            return false;
+        }
+    } else if (capacity > old_capacity) {
+        void* moved = mremap(block.get(), old_capacity, capacity, MREMAP_MAYMOVE);
+        if (moved == MAP_FAILED) {
+            return false;
+        }
+        static_cast<void>(block.release());  // mremap took it over
+        block = HostBytes(static_cast<std::byte*>(moved), AlignedFree{old_capacity});
+    }
+    block.get_deleter().capacity = capacity;
+    return true;
+}
+
 std::size_t aligned_capacity(std::size_t size) {
     SPILLWAY_EXPECTS(
         size <= max_aligned_size,

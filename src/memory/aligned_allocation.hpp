@@ -118,6 +118,16 @@ HostBytes allocate_block(std::size_t size);
 ///         unchanged.
 void shrink_block(HostBytes& bytes, std::size_t old_size, std::size_t size);
 
+/// Makes `block`, a mapped block (`is_mapped_block`) of
+/// `block.get_deleter().capacity` bytes, one of `capacity` bytes, keeping
+/// the pages it has: a shorter one by unmapping its tail, a longer one by
+/// remapping it, which may move it and whose added pages come zeroed. Its
+/// first bytes keep their contents. False, with `block` unchanged, if the
+/// system refuses.
+/// Requires: `capacity` a multiple of `host_buffer_alignment`, at least
+/// `min_mapped_bytes`.
+bool reshape_mapped_block(HostBytes& block, std::size_t capacity) noexcept;
+
 /// `align_up(size)`, checked: the capacity of a HOST block for `size` bytes.
 /// @throws OutOfMemory naming `size` if it is above `max_aligned_size`, so
 ///         that no allocation can hold it.

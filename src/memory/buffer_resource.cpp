@@ -159,10 +159,13 @@ detail::HostBytes BufferResource::allocate_host(
         detail::HostBytes block;
         if (detail::is_mapped_block(size)) {
             detail::HostBlockPool::Blocks unpooled;  // freed once the lock is dropped
-            MutexLock lock(accounting_mutex_);
-            block = host_pool_->take(size, capacity);
-            if (block == nullptr) {
+            {
+                MutexLock lock(accounting_mutex_);
+                block = host_pool_->take(capacity);
                 unpooled = host_pool_->trim(pool_room());
+            }
+            if (block != nullptr && !detail::HostBlockPool::fit(block, size, capacity)) {
+                block.reset();
             }
         }
         if (block == nullptr) {

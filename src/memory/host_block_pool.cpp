@@ -33,18 +33,31 @@ HostBlockPool::~HostBlockPool() {
     static_cast<void>(trim(0));
 }
 
-HostBytes HostBlockPool::take(std::size_t size, std::size_t capacity) noexcept {
-    auto const found = blocks_.find(capacity);
-    if (found == blocks_.end()) {
+HostBytes HostBlockPool::take(std::size_t capacity) noexcept {
+    if (blocks_.empty()) {
         return {};
     }
+    auto found = blocks_.lower_bound(capacity);
+    if (found == blocks_.end()) {
+        found = std::prev(found);
+    }
+    bytes_ -= found->first;
     auto block = std::move(blocks_.extract(found).mapped());
-    bytes_ -= capacity;
-    unpoison(block.get(), capacity);
+    unpoison(block.get(), block.get_deleter().capacity);
+    return block;
+}
+
+bool HostBlockPool::fit(HostBytes& block, std::size_t size, std::size_t capacity) noexcept {
+    if (block.get_deleter().capacity != capacity) {
+        if (!reshape_mapped_block(block, capacity)) {
+            return false;
+        }
+        unpoison(block.get(), capacity);  // pages it gained, perhaps at a new address
+    }
     // Padding is written to spill files with direct I/O; zero what a larger
     // buffer may have left there.
     std::fill(block.get() + size, block.get() + capacity, std::byte{0});
-    return block;
+    return true;
 }
 
 HostBytes HostBlockPool::give(HostBytes block, std::size_t capacity, std::uint64_t room) noexcept {
@@ -66,7 +79,11 @@ HostBytes HostBlockPool::give(HostBytes block, std::size_t capacity, std::uint64
 HostBlockPool::Blocks HostBlockPool::trim(std::uint64_t room) noexcept {
     Blocks removed;
     while (bytes_ > room) {
-        auto node = blocks_.extract(std::prev(blocks_.end()));
+        auto victim = blocks_.lower_bound(bytes_ - room);
+        if (victim == blocks_.end()) {
+            victim = std::prev(victim);
+        }
+        auto node = blocks_.extract(victim);
         bytes_ -= node.key();
         unpoison(node.mapped().get(), node.key());
         removed.insert(std::move(node));

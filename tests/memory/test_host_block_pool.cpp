@@ -127,13 +127,54 @@ TEST(HostBlockPool, AFreedBlockIsReusedByTheNextBufferOfTheSameCapacityWithItsPa
     EXPECT_TRUE(std::all_of(tail.begin(), tail.end(), [](std::byte b) { return b == std::byte{0}; }));
 }
 
-TEST(HostBlockPool, ABufferOfAnotherCapacityGetsAFreshBlock) {
+TEST(HostBlockPool, AShorterBufferTakesALargerBlockInPlaceAndItsTailGoesBackToTheSystem) {
     TemporaryDirectory const root;
     BufferResource resource(test_config(root, 64 * mebibyte));
-    host_buffer(resource, 4 * mebibyte);
-    auto const larger = host_buffer(resource, 4 * mebibyte + 1);
-    EXPECT_EQ(statistic(resource, "memory.host.blocks_reused"), 0.0);
-    EXPECT_EQ(resource.memory_pooled(), 4 * mebibyte);
+    std::byte const* block = host_buffer(resource, 4 * mebibyte).data().data();
+
+    auto const shorter = host_buffer(resource, 3 * mebibyte - 100);
+    EXPECT_EQ(shorter.data().data(), block);
+    EXPECT_EQ(statistic(resource, "memory.host.blocks_reused"), 1.0);
+    EXPECT_EQ(resource.memory_pooled(), 0U);
+    EXPECT_EQ(resource.memory_used(MemoryType::HOST), 3 * mebibyte - 100);
+    std::span<std::byte const> const padding(shorter.data().data() + shorter.size(), 100);
+    EXPECT_TRUE(std::all_of(padding.begin(), padding.end(), [](std::byte b) { return b == std::byte{0}; }));
+    unsigned char resident = 0;
+    EXPECT_EQ(mincore(const_cast<std::byte*>(block) + 3 * mebibyte, host_buffer_alignment, &resident), -1)
+        << "the mebibyte past the shorter buffer is still mapped";
+    EXPECT_EQ(errno, ENOMEM);
+}
+
+TEST(HostBlockPool, ALongerBufferTakesASmallerBlockLengthenedKeepingItsPages) {
+    TemporaryDirectory const root;
+    BufferResource resource(test_config(root, 64 * mebibyte));
+    {
+        auto buffer = host_buffer(resource, mebibyte);
+        std::fill(buffer.data().begin(), buffer.data().end(), std::byte{0xab});
+    }
+    auto longer = host_buffer(resource, 4 * mebibyte + 1);
+    EXPECT_EQ(statistic(resource, "memory.host.blocks_reused"), 1.0);
+    EXPECT_EQ(resource.memory_pooled(), 0U);
+    // The first mebibyte is the old block's pages, as its old contents show;
+    // the buffer is then usable to its end, and its padding is zeroed.
+    EXPECT_EQ(longer.data()[mebibyte - 1], std::byte{0xab});
+    std::fill(longer.data().begin(), longer.data().end(), std::byte{0xcd});
+    std::span<std::byte const> const padding(longer.data().data() + longer.size(), host_buffer_alignment - 1);
+    EXPECT_TRUE(std::all_of(padding.begin(), padding.end(), [](std::byte b) { return b == std::byte{0}; }));
+}
+
+TEST(HostBlockPool, ABufferTakesThePooledBlockOfItsCapacityBeforeANearerOne) {
+    TemporaryDirectory const root;
+    BufferResource resource(test_config(root, 64 * mebibyte));
+    std::byte const* four = nullptr;
+    {
+        auto two = host_buffer(resource, 2 * mebibyte);
+        auto buffer = host_buffer(resource, 4 * mebibyte);
+        auto five = host_buffer(resource, 5 * mebibyte);
+        four = buffer.data().data();
+    }
+    EXPECT_EQ(host_buffer(resource, 4 * mebibyte).data().data(), four);
+    EXPECT_EQ(resource.memory_pooled(), 11 * mebibyte);
 }
 
 TEST(HostBlockPool, BlocksSmallerThan64KibibytesAreLeftToTheCLibrary) {
@@ -146,10 +187,9 @@ TEST(HostBlockPool, BlocksSmallerThan64KibibytesAreLeftToTheCLibrary) {
     EXPECT_EQ(resource.memory_pooled(), smallest_pooled);
     // Blocks between that and a huge page are pooled and reused too: the
     // resource maps such blocks on their own and unmaps them when freed.
-    host_buffer(resource, mebibyte);
-    auto const reused = host_buffer(resource, mebibyte);
+    auto const reused = host_buffer(resource, smallest_pooled);
     EXPECT_EQ(statistic(resource, "memory.host.blocks_reused"), 1.0);
-    EXPECT_EQ(resource.memory_pooled(), smallest_pooled);
+    EXPECT_EQ(resource.memory_pooled(), 0U);
 }
 
 TEST(HostBlockPool, BlocksFreedFromThePoolGoBackToTheSystem) {
@@ -172,28 +212,31 @@ TEST(HostBlockPool, PooledBlocksAndBuffersTogetherStayWithinTheLimit) {
     make_and_free(resource, {4, 4, 4, 4});
     EXPECT_EQ(resource.memory_pooled(), 16 * mebibyte);
 
-    // No pooled block fits 8 MiB, so blocks are freed to make room for a new one.
+    // No pooled block is 8 MiB long: one is lengthened, and another freed to
+    // make room for the pages it gains.
     auto const large = host_buffer(resource, 8 * mebibyte);
     EXPECT_EQ(resource.memory_pooled(), 8 * mebibyte);
     EXPECT_EQ(held(resource), 16 * mebibyte);
     auto const reused = host_buffer(resource, 4 * mebibyte);
-    EXPECT_EQ(statistic(resource, "memory.host.blocks_reused"), 1.0);
+    EXPECT_EQ(statistic(resource, "memory.host.blocks_reused"), 2.0);
     EXPECT_EQ(held(resource), 16 * mebibyte);
 }
 
-TEST(HostBlockPool, ANewBlockMakesRoomByFreeingTheLargestPooledBlocksFirst) {
+TEST(HostBlockPool, ALongerBufferMakesRoomByFreeingAsFewPooledBytesAsItCan) {
     TemporaryDirectory const root;
     BufferResource resource(test_config(root, 16 * mebibyte));
     make_and_free(resource, {8, 2, 2, 4});
     EXPECT_EQ(resource.memory_pooled(), 16 * mebibyte);
 
-    // 6 MiB leaves room for 10 pooled: freeing the 8 MiB block is enough.
-    auto const fresh = host_buffer(resource, 6 * mebibyte);
-    EXPECT_EQ(resource.memory_pooled(), 8 * mebibyte);
+    // No pooled block is 9 MiB long, so the largest is lengthened; that
+    // leaves room for 7 MiB pooled: freeing one 2 MiB block is enough.
+    auto const longer = host_buffer(resource, 9 * mebibyte);
+    EXPECT_EQ(resource.memory_pooled(), 6 * mebibyte);
+    EXPECT_EQ(held(resource), 15 * mebibyte);
     auto const small = host_buffer(resource, 2 * mebibyte);
     auto const medium = host_buffer(resource, 4 * mebibyte);
-    EXPECT_EQ(statistic(resource, "memory.host.blocks_reused"), 2.0);
-    EXPECT_EQ(resource.memory_pooled(), 2 * mebibyte);
+    EXPECT_EQ(statistic(resource, "memory.host.blocks_reused"), 3.0);
+    EXPECT_EQ(resource.memory_pooled(), 0U);
 }
 
 TEST(HostBlockPool, BuffersThatOverbookTheLimitLeaveNoRoomForPooledBlocks) {

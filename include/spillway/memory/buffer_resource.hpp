@@ -40,9 +40,9 @@ class HostBlockPool;
 /// of this resource's (see `spill_directory()` and docs/spill_format.md).
 ///
 /// A freed HOST buffer of 64 KiB or more leaves its block with the resource,
-/// and a later buffer whose size rounds up to the same number of 4 KiB pages
-/// takes it over, so that the system does not fault in and zero fresh pages
-/// for it. Pooled blocks are not used bytes, but the resource keeps only as
+/// and a later buffer takes it over, shortened or lengthened to the buffer's
+/// size rounded up to 4 KiB, so that the system does not fault in and zero
+/// fresh pages for it. Pooled blocks are not used bytes, but the resource keeps only as
 /// many as fit beside its buffers and reservations within the HOST limit:
 /// buffers, reservations and pooled blocks together never claim more HOST
 /// memory than the limit, or than the first two alone when they overbook it.
@@ -383,7 +383,7 @@ class BufferResource {
     /// A HOST block for `size` bytes, `counted` of them taken from
     /// `reservation` (the buffer's size, or a container's whole capacity),
     /// filled by `fill(bytes)`: the bytes are counted as used (`consume`) first, then
-    /// taken from a pooled block if one fits, else newly allocated, for which
+    /// taken from the nearest pooled block, reshaped, else newly allocated;
     /// pooled blocks are freed if the pool and the buffers would otherwise
     /// hold more than the limit. Counting the bytes first is what makes
     /// threads that allocate at once leave room for each other. If allocating
