@@ -57,7 +57,9 @@ std::uint64_t hash_string(std::string_view text, std::uint64_t hash) noexcept {
     if (auto const integer = spelled_integer(text)) {
         return hash_integer(*integer, hash);
     }
-    if (text.size() >= 10) {
+    // Most strings are no date: test the dashes of `-MM-DD` here, so that
+    // they hash without a call.
+    if (text.size() >= 10 && text[text.size() - 3] == '-' && text[text.size() - 6] == '-') {
         if (auto const days = parse_date32(text)) {
             return hash_integer(*days, hash);
         }

@@ -1,3 +1,4 @@
+#include <spillway/table/date32.hpp>
 #include <spillway/table/hash_partition.hpp>
 #include <spillway/table/row_hash.hpp>
 #include <spillway/table/table_checksum.hpp>
@@ -96,6 +97,11 @@ TEST(RowHash, HashesEqualKeysEquallyWhateverTheirType) {
     EXPECT_EQ(hash_of(DataType::string, std::string_view("1995-03-15")),
               hash_of(DataType::date32, std::int32_t{9204}));
     EXPECT_EQ(hash_of(DataType::date32, std::int32_t{9204}), hash_of(DataType::int64, std::int64_t{9204}));
+    // Years of other lengths than four are dates too.
+    EXPECT_EQ(hash_of(DataType::string, std::string_view("12021-06-01")),
+              hash_of(DataType::int64, std::int64_t{to_date32({12021, 6, 1})}));
+    EXPECT_EQ(hash_of(DataType::string, std::string_view("-0001-12-31")),
+              hash_of(DataType::int64, std::int64_t{to_date32({-1, 12, 31})}));
 }
 
 TEST(RowHash, HashesStringsThatDoNotSpellAnIntegerExactlyAsTheirBytes) {
