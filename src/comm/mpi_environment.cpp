@@ -47,6 +47,7 @@ MpiEnvironment::MpiEnvironment(int* argc, char*** argv, std::chrono::nanoseconds
                                 << "; create at most one MpiEnvironment per process",
         InvalidArgument
     );
+    setenv("OMPI_MCA_btl_tcp_flags", open_mpi_tcp_flags, 0);  // 0: what the user set stays
     int provided = MPI_THREAD_SINGLE;
     detail::check_mpi(MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided), "MPI_Init_thread");
     if (provided < MPI_THREAD_MULTIPLE) {

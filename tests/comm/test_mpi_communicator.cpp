@@ -4,6 +4,8 @@
 #include <common/error_matchers.hpp>
 
 #include <climits>
+#include <cstdlib>
+#include <string_view>
 
 #include <spillway/comm/mpi_environment.hpp>
 #include <spillway/core/error.hpp>
@@ -25,6 +27,14 @@ GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(MpiOnly);
 
 TEST_P(MpiOnly, MpiCannotBeInitialisedTwice) {
     EXPECT_THROW_WITH(MpiEnvironment{}, InvalidArgument, "already been initialised");
+}
+
+TEST_P(MpiOnly, OpenMpisTcpTransportIsToldToSendLargeMessagesWithoutPut) {
+    // The test environment's MpiEnvironment set it; mpirun does not.
+    char const* const flags = std::getenv("OMPI_MCA_btl_tcp_flags");
+    ASSERT_NE(flags, nullptr);
+    EXPECT_STREQ(flags, MpiEnvironment::open_mpi_tcp_flags);
+    EXPECT_EQ(std::string_view(flags).find("put"), std::string_view::npos);
 }
 
 TEST_P(MpiOnly, APartSizeMpiCannotCountIsRefusedBeforeAnythingCollectiveHappens) {
