@@ -77,8 +77,12 @@ void send(comm::Communicator& sender, fuzz::WireMessageInput const& message) {
 extern "C" int LLVMFuzzerTestOneInput(std::uint8_t const* data, std::size_t size) {
     auto const messages = fuzz::read_wire_input(std::as_bytes(std::span(data, size)), max_messages);
     memory::BufferResource* const resources[] = {&resource(0), &resource(1)};
-    // A group per input: what is left queued is dropped with it.
-    auto const group = comm::LocalCommunicator::make_group(resources);
+    // A group per input: what is left queued is dropped with it. Its fault
+    // changes nothing, but makes payloads ones that may change in transit, so
+    // that the receiver checks each chunk's checksum, as over MPI.
+    auto const group = comm::LocalCommunicator::make_group(
+        resources, [](comm::Rank, comm::Rank, std::span<std::byte>) {}
+    );
     auto& sender = *group[0];
     auto& receiver = *group[1];
     shuffle::Shuffler shuffler(receiver, op_id, partitions, resource(1));

@@ -144,6 +144,10 @@ LocalCommunicator::LocalCommunicator(
 )
     : Communicator(rank, network->nranks(), resource), network_(std::move(network)) {}
 
+bool LocalCommunicator::payloads_may_change_in_transit(Rank /*peer*/) const noexcept {
+    return static_cast<bool>(network_->fault());
+}
+
 LocalCommunicator::~LocalCommunicator() {
     network_->close(rank());
 }

@@ -4,6 +4,7 @@
 #include <climits>
 #include <cstdint>
 #include <cstring>
+#include <numeric>
 #include <thread>
 
 #include <spillway/core/error.hpp>
@@ -143,6 +144,33 @@ class ReceiveOperation final : public detail::MpiOperation {
         std::make_shared<detail::FutureState<Message>>();
 };
 
+/// By rank of `comm` (of `nranks`): whether it shares this process's host,
+/// as MPI sees hosts (`MPI_COMM_TYPE_SHARED`). Collective over `comm`.
+std::vector<bool> ranks_on_this_host(MPI_Comm comm, Rank nranks) {
+    MPI_Comm host = MPI_COMM_NULL;
+    detail::check_mpi(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &host), "MPI_Comm_split_type");
+    MPI_Group host_group = MPI_GROUP_NULL;
+    MPI_Group group = MPI_GROUP_NULL;
+    detail::check_mpi(MPI_Comm_group(host, &host_group), "MPI_Comm_group");
+    detail::check_mpi(MPI_Comm_group(comm, &group), "MPI_Comm_group");
+    int size = 0;
+    detail::check_mpi(MPI_Group_size(host_group, &size), "MPI_Group_size");
+    std::vector<int> host_ranks(static_cast<std::size_t>(size));
+    std::iota(host_ranks.begin(), host_ranks.end(), 0);
+    std::vector<int> ranks(host_ranks.size());
+    detail::check_mpi(
+        MPI_Group_translate_ranks(host_group, size, host_ranks.data(), group, ranks.data()), "MPI_Group_translate_ranks"
+    );
+    MPI_Group_free(&host_group);
+    MPI_Group_free(&group);
+    MPI_Comm_free(&host);
+    std::vector<bool> on_this_host(static_cast<std::size_t>(nranks), false);
+    for (auto const rank : ranks) {
+        on_this_host[static_cast<std::size_t>(rank)] = true;
+    }
+    return on_this_host;
+}
+
 }  // namespace
 
 MpiCommunicator::Endpoint MpiCommunicator::duplicate(MPI_Comm comm, MpiConfig const& config) {
@@ -176,6 +204,7 @@ MpiCommunicator::Endpoint MpiCommunicator::duplicate(MPI_Comm comm, MpiConfig co
     detail::check_mpi(MPI_Comm_set_errhandler(endpoint.comm, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
     detail::check_mpi(MPI_Comm_rank(endpoint.comm, &endpoint.rank), "MPI_Comm_rank");
     detail::check_mpi(MPI_Comm_size(endpoint.comm, &endpoint.nranks), "MPI_Comm_size");
+    endpoint.on_this_host = ranks_on_this_host(endpoint.comm, endpoint.nranks);
     int* tag_upper_bound = nullptr;
     int has_bound = 0;
     detail::check_mpi(
@@ -196,8 +225,13 @@ MpiCommunicator::MpiCommunicator(Endpoint endpoint, memory::BufferResource& reso
     : Communicator(endpoint.rank, endpoint.nranks, resource),
       config_(std::move(config)),
       comm_(endpoint.comm),
+      on_this_host_(std::move(endpoint.on_this_host)),
       progress_(std::make_unique<detail::MpiProgress>()) {
     detail::live_mpi_communicators().fetch_add(1, std::memory_order_relaxed);
+}
+
+bool MpiCommunicator::payloads_may_change_in_transit(Rank peer) const noexcept {
+    return !on_this_host_[static_cast<std::size_t>(peer)];
 }
 
 MpiCommunicator::~MpiCommunicator() {

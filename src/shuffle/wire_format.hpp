@@ -33,7 +33,9 @@ struct WireHeader {
     std::uint16_t inline_metadata;  ///< chunk: the bytes of its metadata at the end of the payload
     PartitionId partition;          ///< chunk: its partition
     std::uint64_t value;            ///< chunk: its sequence number; finish: the chunks sent
-    std::uint64_t checksum = 0;     ///< chunk: `transit_checksum` of its payload and body
+    /// chunk: `transit_checksum` of its payload and body, or 0 where the
+    /// communicator's payloads cannot change in transit (and it is not checked)
+    std::uint64_t checksum = 0;
 };
 
 /// The bytes of the header in front of every message's metadata.

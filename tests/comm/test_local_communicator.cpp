@@ -2,6 +2,7 @@
 
 #include <common/error_matchers.hpp>
 
+#include <span>
 #include <vector>
 
 #include <spillway/core/error.hpp>
@@ -50,6 +51,15 @@ TEST(LocalCommunicator, PayloadsChangeHandsWithoutCopyingAndTheirBytesChangeAcco
     EXPECT_EQ(ranks.first.memory_used(memory::MemoryType::HOST), 0U);
     EXPECT_EQ(ranks.second.memory_used(memory::MemoryType::HOST), 5000U);
     EXPECT_TRUE(sent.test());
+}
+
+TEST(LocalCommunicator, PayloadsMayChangeInTransitOnlyWhereAFaultIsInjected) {
+    TwoRanks ranks;
+    EXPECT_FALSE(ranks.group[0]->payloads_may_change_in_transit(1));
+    EXPECT_FALSE(ranks.group[1]->payloads_may_change_in_transit(0));
+    auto const faulty = LocalCommunicator::make_group(ranks.resources, [](Rank, Rank, std::span<std::byte>) {});
+    EXPECT_TRUE(faulty[0]->payloads_may_change_in_transit(1));
+    EXPECT_TRUE(faulty[1]->payloads_may_change_in_transit(0));
 }
 
 TEST(LocalCommunicator, ASendCompletesWhenItsMessageIsReceivedOrDropped) {

@@ -37,6 +37,24 @@ TEST_P(MpiOnly, OpenMpisTcpTransportIsToldToSendLargeMessagesWithoutPut) {
     EXPECT_EQ(std::string_view(flags).find("put"), std::string_view::npos);
 }
 
+TEST_P(MpiOnly, PayloadsMayChangeInTransitOnlyToAndFromRanksOnOtherHosts) {
+    // On one host (mpirun here) every rank shares it; across the hosts of
+    // the multihost tests each rank has one of its own.
+    memory::BufferResource resource;
+    MpiCommunicator const communicator(MPI_COMM_WORLD, resource);
+    MPI_Comm host = MPI_COMM_NULL;
+    ASSERT_EQ(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &host), MPI_SUCCESS);
+    int on_this_host = 0;
+    MPI_Comm_size(host, &on_this_host);
+    MPI_Comm_free(&host);
+    int copied_in_memory = 0;
+    for (Rank peer = 0; peer < communicator.nranks(); ++peer) {
+        copied_in_memory += communicator.payloads_may_change_in_transit(peer) ? 0 : 1;
+    }
+    EXPECT_EQ(copied_in_memory, on_this_host);
+    EXPECT_FALSE(communicator.payloads_may_change_in_transit(communicator.rank()));
+}
+
 TEST_P(MpiOnly, APartSizeMpiCannotCountIsRefusedBeforeAnythingCollectiveHappens) {
     memory::BufferResource resource;
     MpiConfig config;

@@ -83,6 +83,13 @@ class Communicator {
     /// The resource that accounts this rank's memory: received payloads are
     /// buffers of it, paid for by reservations of it.
     [[nodiscard]] memory::BufferResource& buffer_resource() const noexcept { return resource_; }
+    /// Whether the bytes of a payload sent to or received from `peer` may
+    /// change between `send` and `receive`: true where they cross a network,
+    /// false where they are handed over or copied in memory (in the process,
+    /// or between processes on one host). The collectives checksum payloads
+    /// end to end only where they may.
+    /// Requires: `peer` in `[0, nranks())`.
+    [[nodiscard]] virtual bool payloads_may_change_in_transit(Rank peer) const noexcept = 0;
 
     /// Sends `metadata` and `payload` to `destination` (which may be this
     /// rank) on `tag`, without blocking. The communicator owns both until the

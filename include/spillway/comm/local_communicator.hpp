@@ -57,6 +57,10 @@ class LocalCommunicator final : public Communicator {
     /// Drops the messages waiting for this rank; see the class comment.
     ~LocalCommunicator() override;
 
+    /// False: a payload changes hands without a copy, so its bytes cannot
+    /// change in transit; true only in a group made with a `fault`.
+    [[nodiscard]] bool payloads_may_change_in_transit(Rank peer) const noexcept override;
+
     /// Use `make_group`. (Public only for `std::make_unique`.)
     LocalCommunicator(
         Rank rank, std::shared_ptr<detail::LocalNetwork> network, memory::BufferResource& resource

@@ -70,15 +70,21 @@ class MpiCommunicator final : public Communicator {
     /// See "Destruction" in the class comment.
     ~MpiCommunicator() override;
 
+    /// True for a peer on another host, whose payloads cross a network;
+    /// false for one on this host (`MPI_COMM_TYPE_SHARED`: shared memory, or
+    /// the loopback), whose payloads are copied in memory.
+    [[nodiscard]] bool payloads_may_change_in_transit(Rank peer) const noexcept override;
+
   private:
     friend class detail::MpiPendingReceive;
 
-    /// `comm`'s duplicate, with errors returned instead of aborting, and
-    /// its rank and size.
+    /// `comm`'s duplicate, with errors returned instead of aborting, its
+    /// rank and size, and which of its ranks share this process's host.
     struct Endpoint {
         MPI_Comm comm;
         Rank rank;
         Rank nranks;
+        std::vector<bool> on_this_host;
     };
     /// Checks the requirements of the public constructor, then duplicates `comm`.
     static Endpoint duplicate(MPI_Comm comm, MpiConfig const& config);
@@ -123,6 +129,8 @@ class MpiCommunicator final : public Communicator {
     // Constant after construction.
     MpiConfig const config_;
     MPI_Comm comm_;  ///< freed by the destructor
+    /// By rank: whether it shares this process's host (`MPI_COMM_TYPE_SHARED`).
+    std::vector<bool> const on_this_host_;
     std::unique_ptr<detail::MpiProgress> progress_;  ///< reset by the destructor
 
     /// Held while the header and payload messages of one message are posted,
