@@ -67,10 +67,17 @@ completed=0
 for query in "${queries[@]}"; do
   spillway_seconds=$(best "$(run_spillway "$query")" "$(run_spillway "$query")")
   duckdb_seconds=$(best "$(run_duckdb "$query")" "$(run_duckdb "$query")")
-  spilled=$(head -1 "$work/spillway-$query.json" | sed -e 's/.*"spilled_bytes":\([0-9]*\).*/\1/')
-  echo "  Q$query: spillway ${spillway_seconds:-failed} s (spilled ${spilled:-?} bytes, cgroup" \
-    "$(cat "$work/spillway-$query.peak" 2>/dev/null)), duckdb ${duckdb_seconds:-failed} s" \
-    "(cgroup $(cat "$work/duckdb-$query.peak" 2>/dev/null))"
+  # A failed run's reasons were printed above, as it failed.
+  spillway_said="failed in both runs"
+  if [[ -n $spillway_seconds ]]; then
+    spilled=$(head -1 "$work/spillway-$query.json" | sed -e 's/.*"spilled_bytes":\([0-9]*\).*/\1/')
+    spillway_said="$spillway_seconds s (spilled $spilled bytes, cgroup $(cat "$work/spillway-$query.peak"))"
+  fi
+  duckdb_said="failed in both runs"
+  if [[ -n $duckdb_seconds ]]; then
+    duckdb_said="$duckdb_seconds s (cgroup $(cat "$work/duckdb-$query.peak"))"
+  fi
+  echo "  Q$query: spillway $spillway_said, duckdb $duckdb_said"
   if [[ -n $spillway_seconds ]]; then
     completed=$((completed + 1))
     if [[ -n $duckdb_seconds ]]; then
