@@ -42,10 +42,11 @@ class HostBlockPool;
 /// A freed HOST buffer of 64 KiB or more leaves its block with the resource,
 /// and a later buffer takes it over, shortened or lengthened to the buffer's
 /// size rounded up to 4 KiB, so that the system does not fault in and zero
-/// fresh pages for it. Pooled blocks are not used bytes, but the resource keeps only as
-/// many as fit beside its buffers and reservations within the HOST limit:
-/// buffers, reservations and pooled blocks together never claim more HOST
-/// memory than the limit, or than the first two alone when they overbook it.
+/// fresh pages for it. Pooled blocks are not used bytes, but the resource
+/// keeps only as many as fit beside its buffers and reservations within the
+/// HOST limit: buffers, reservations and pooled blocks together never claim
+/// more HOST memory than the limit, or than the first two alone when they
+/// overbook it.
 /// `release_pooled_memory` frees them; `MemoryConfig::pool_host_blocks` turns
 /// pooling off.
 ///
