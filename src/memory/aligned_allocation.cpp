@@ -65,14 +65,11 @@ HostBytes allocate_block(std::size_t size) {
 
 void shrink_block(HostBytes& bytes, std::size_t old_size, std::size_t size) {
     if (is_mapped_block(size)) {  // so was the block: `size <= old_size`
-        auto& capacity = bytes.get_deleter().capacity;
         auto const kept = static_cast<std::size_t>(align_up(size));
         // The padding up to `kept` goes to disk with the buffer: zeros, as
         // for every block.
         std::fill(bytes.get() + size, bytes.get() + kept, std::byte{0});
-        if (kept < capacity && munmap(bytes.get() + kept, capacity - kept) == 0) {
-            capacity = kept;  // else the tail stays mapped, and counted as the block's
-        }
+        static_cast<void>(reshape_mapped_block(bytes, kept));  // else the tail stays mapped, counted as the block's
         return;
     }
     if (!is_mapped_block(old_size) && size > 0) {

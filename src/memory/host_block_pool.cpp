@@ -37,14 +37,7 @@ HostBytes HostBlockPool::take(std::size_t capacity) noexcept {
     if (blocks_.empty()) {
         return {};
     }
-    auto found = blocks_.lower_bound(capacity);
-    if (found == blocks_.end()) {
-        found = std::prev(found);
-    }
-    bytes_ -= found->first;
-    auto block = std::move(blocks_.extract(found).mapped());
-    unpoison(block.get(), block.get_deleter().capacity);
-    return block;
+    return std::move(remove(nearest(capacity)).mapped());
 }
 
 bool HostBlockPool::fit(HostBytes& block, std::size_t size, std::size_t capacity) noexcept {
@@ -79,16 +72,21 @@ HostBytes HostBlockPool::give(HostBytes block, std::size_t capacity, std::uint64
 HostBlockPool::Blocks HostBlockPool::trim(std::uint64_t room) noexcept {
     Blocks removed;
     while (bytes_ > room) {
-        auto victim = blocks_.lower_bound(bytes_ - room);
-        if (victim == blocks_.end()) {
-            victim = std::prev(victim);
-        }
-        auto node = blocks_.extract(victim);
-        bytes_ -= node.key();
-        unpoison(node.mapped().get(), node.key());
-        removed.insert(std::move(node));
+        removed.insert(remove(nearest(bytes_ - room)));
     }
     return removed;
+}
+
+HostBlockPool::Blocks::iterator HostBlockPool::nearest(std::uint64_t bytes) noexcept {
+    auto const found = blocks_.lower_bound(bytes);
+    return found != blocks_.end() ? found : std::prev(found);
+}
+
+HostBlockPool::Blocks::node_type HostBlockPool::remove(Blocks::iterator block) noexcept {
+    auto node = blocks_.extract(block);
+    bytes_ -= node.key();
+    unpoison(node.mapped().get(), node.key());
+    return node;
 }
 
 }  // namespace spillway::memory::detail

@@ -85,6 +85,13 @@ class HostBlockPool {
     [[nodiscard]] std::uint64_t bytes() const noexcept { return bytes_; }
 
   private:
+    /// The smallest pooled block of at least `bytes`, else the largest: the
+    /// one `take` reshapes least, and the one `trim` frees fewest bytes with.
+    /// Requires: the pool is not empty.
+    [[nodiscard]] Blocks::iterator nearest(std::uint64_t bytes) noexcept;
+    /// Takes `block` out of the pool, unpoisoned.
+    [[nodiscard]] Blocks::node_type remove(Blocks::iterator block) noexcept;
+
     Blocks blocks_;
     std::uint64_t bytes_ = 0;  ///< the sum of the keys of `blocks_`
 };
