@@ -140,7 +140,6 @@ CommandLine::CommandLine() : app_(description, "spillway") {
             ->type_name("NAME")
             ->check(CLI::IsMember({"part", "supplier", "partsupp", "customer", "orders", "lineitem", "nation",
                                    "region"}));
-    generate_.table = "lineitem";
     generate_command_
         ->add_option("--tables", generate_.tables,
                      "tables (comma-separated), or all, each written as DIR/<table>.tbl into the directory -o, "
@@ -272,6 +271,12 @@ std::optional<ExitCode> CommandLine::parse(std::vector<std::string> const& argum
 }
 
 std::optional<ExitCode> CommandLine::parse(int argc, char const* const* argv, std::ostream& out, std::ostream& err) {
+    // CLI11 forgets an earlier parse's flags itself; the values they were
+    // stored into start again from their defaults here.
+    output_ = {};
+    partition_ = {};
+    generate_ = {};
+    tpch_ = {};
     try {
         app_.parse(argc, argv);
         return std::nullopt;

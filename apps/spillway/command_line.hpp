@@ -47,7 +47,8 @@ class CommandLine {
     /// `success` after printing help to `out`, `usage` after printing what is
     /// wrong to `err` (and with `--json` among the arguments, `failure_json`
     /// to `out`, unless an MPI launcher started this process as a rank other
-    /// than 0: `launcher_rank`). Returns nothing when a job is to run.
+    /// than 0: `launcher_rank`). Returns nothing when a job is to run. Each
+    /// call starts afresh: nothing an earlier call parsed remains.
     [[nodiscard]] std::optional<ExitCode> parse(int argc, char const* const* argv, std::ostream& out,
                                                 std::ostream& err);
     /// As above, for `arguments` without the program's name (`{"partition", "-i", ...}`).

@@ -90,3 +90,24 @@ TEST(CommandLine, NamesTheCommandGivenEvenWhenItsFlagsAreWrong) {
     EXPECT_EQ(parse(none, {"--json"}).code, ExitCode::usage);
     EXPECT_EQ(none.command(), "");
 }
+
+TEST(CommandLine, ParsingAgainForgetsWhatAnEarlierParseSet) {
+    CommandLine command_line;
+    ASSERT_FALSE(parse(command_line, {"partition", "-i", "a.csv", "-k", "id", "-o", "out", "--threads", "2",
+                                      "--json", "--trace", "t.json"})
+                     .code.has_value());
+    ASSERT_EQ(parse(command_line, {"generate", "-o", "out.csv", "--window", "3", "--quiet", "--threads", "-3"}).code,
+              ExitCode::usage);
+
+    auto const parsed = parse(command_line, {"shuffle", "--scale", "0.5"});
+    ASSERT_FALSE(parsed.code.has_value()) << parsed.err;
+    EXPECT_EQ(command_line.command(), "shuffle");
+    auto const options = command_line.options();
+    EXPECT_EQ(options.find("scale")->text, "0.5");
+    for (auto const* earlier : {"threads", "window"}) {
+        EXPECT_FALSE(options.find(earlier).has_value()) << earlier << " was set by an earlier parse";
+    }
+    EXPECT_FALSE(command_line.output().json);
+    EXPECT_FALSE(command_line.output().quiet);
+    EXPECT_TRUE(command_line.output().trace.empty());
+}
