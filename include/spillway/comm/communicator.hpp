@@ -87,9 +87,10 @@ class Communicator {
     /// change between `send` and `receive`: true where they cross a network,
     /// false where they are handed over or copied in memory (in the process,
     /// or between processes on one host). The collectives checksum payloads
-    /// end to end only where they may.
+    /// end to end only where they may. A communicator that does not say
+    /// otherwise keeps the default, true: every payload is checked.
     /// Requires: `peer` in `[0, nranks())`.
-    [[nodiscard]] virtual bool payloads_may_change_in_transit(Rank peer) const noexcept = 0;
+    [[nodiscard]] virtual bool payloads_may_change_in_transit(Rank /*peer*/) const noexcept { return true; }
 
     /// Sends `metadata` and `payload` to `destination` (which may be this
     /// rank) on `tag`, without blocking. The communicator owns both until the
