@@ -25,12 +25,16 @@ constexpr std::uint64_t canonical_nan = 0x7ff8000000000000;
 
 /// Chains a double: as the integer it equals, if it is integral and within
 /// int64's range (so `-0.0` is `0`), as one NaN, or as its IEEE bit pattern.
+/// Each is 8 bytes, chosen without a branch: a column that mixes integral
+/// and fractional values (prices, discounts) would mispredict one.
 std::uint64_t hash_double(double value, std::uint64_t hash) noexcept {
     constexpr double two_to_63 = 9223372036854775808.0;
-    if (value >= -two_to_63 && value < two_to_63 && std::trunc(value) == value) {
-        return hash_integer(static_cast<std::int64_t>(value), hash);
-    }
-    auto const bits = std::isnan(value) ? canonical_nan : std::bit_cast<std::uint64_t>(value);
+    bool const in_range = value >= -two_to_63 && value < two_to_63;
+    auto const integer = static_cast<std::int64_t>(in_range ? value : 0.0);
+    bool const integral = in_range && static_cast<double>(integer) == value;
+    auto const other = std::isnan(value) ? canonical_nan : std::bit_cast<std::uint64_t>(value);
+    auto const integral_mask = std::uint64_t{0} - static_cast<std::uint64_t>(integral);  // a select, not a branch
+    auto const bits = (static_cast<std::uint64_t>(integer) & integral_mask) | (other & ~integral_mask);
     return XXH3_64bits_withSeed(&bits, sizeof bits, hash);
 }
 
@@ -54,14 +58,20 @@ std::optional<std::int64_t> spelled_integer(std::string_view text) noexcept {
 /// Chains a string: as the integer it spells exactly, as the date it spells
 /// as `YYYY-MM-DD` (days since the epoch), or as its bytes.
 std::uint64_t hash_string(std::string_view text, std::uint64_t hash) noexcept {
-    if (auto const integer = spelled_integer(text)) {
-        return hash_integer(*integer, hash);
-    }
-    // Most strings are no date: test the dashes of `-MM-DD` here, so that
-    // they hash without a call.
-    if (text.size() >= 10 && text[text.size() - 3] == '-' && text[text.size() - 6] == '-') {
-        if (auto const days = parse_date32(text)) {
-            return hash_integer(*days, hash);
+    // An integer and a date both begin with a digit or `-`; most strings
+    // begin otherwise and go straight to the hash of their bytes.
+    bool const may_be_a_number =
+        !text.empty() && (text[0] == '-' || static_cast<unsigned char>(text[0] - '0') <= 9);
+    if (may_be_a_number) {
+        if (auto const integer = spelled_integer(text)) {
+            return hash_integer(*integer, hash);
+        }
+        // Test the dashes of `-MM-DD` here, so that most strings that are no
+        // date hash without a call.
+        if (text.size() >= 10 && text[text.size() - 3] == '-' && text[text.size() - 6] == '-') {
+            if (auto const days = parse_date32(text)) {
+                return hash_integer(*days, hash);
+            }
         }
     }
     return XXH3_64bits_withSeed(text.data(), text.size(), hash);
@@ -78,12 +88,12 @@ void hash_fixed(Column const& column, std::span<std::uint64_t> hashes, Hash hash
 
 void hash_strings(Column const& column, std::span<std::uint64_t> hashes) {
     auto const offsets = column.offsets();
-    auto const characters = column.characters();
+    auto const* characters = column.characters().data();
     for (std::size_t row = 0; row < hashes.size(); ++row) {
         hashes[row] = column.is_null(row)
                         ? hash_null(hashes[row])
-                        : hash_string(characters.substr(static_cast<std::size_t>(offsets[row]),
-                                                        static_cast<std::size_t>(offsets[row + 1] - offsets[row])),
+                        : hash_string({characters + offsets[row],
+                                       static_cast<std::size_t>(offsets[row + 1] - offsets[row])},
                                       hashes[row]);
     }
 }
