@@ -1,6 +1,7 @@
 #include <spillway/table/column_builder.hpp>
 
 #include <algorithm>
+#include <cstring>
 #include <span>
 
 #include "bitmap.hpp"
@@ -20,16 +21,32 @@ void ColumnBuilder::reserve(std::size_t rows, std::size_t characters) {
     }
 }
 
+namespace {
+
+[[noreturn]] void fail_too_many_characters(std::size_t characters) {
+    SPILLWAY_FAIL("a string column would hold " << characters << " bytes of characters, more than the "
+                      << Column::max_characters << " it can; build smaller chunks",
+                  InvalidArgument);
+}
+
+}  // namespace
+
+void ColumnBuilder::fail_wrong_type(char const* what) const {
+    SPILLWAY_FAIL("cannot append " << what << " to a " << to_string(type_) << " column", InvalidArgument);
+}
+
 void ColumnBuilder::append(std::string_view value) {
-    SPILLWAY_EXPECTS(type_ == DataType::string, "cannot append a string to a " << to_string(type_) << " column",
-                     InvalidArgument);
+    if (type_ != DataType::string) [[unlikely]] {
+        fail_wrong_type("a string");
+    }
     auto const end = characters_.size() + value.size();
-    SPILLWAY_EXPECTS(end <= Column::max_characters,
-                     "a string column would hold " << end << " bytes of characters, more than the "
-                         << Column::max_characters << " it can; build smaller chunks",
-                     InvalidArgument);
+    if (end > Column::max_characters) [[unlikely]] {
+        fail_too_many_characters(end);
+    }
     characters_.resize(end);
-    std::ranges::copy(std::as_bytes(std::span(value)), characters_.data() + end - value.size());
+    if (!value.empty()) {  // an empty column's data() may be null
+        std::memcpy(characters_.data() + end - value.size(), value.data(), value.size());
+    }
     auto const offset = static_cast<std::int32_t>(end);
     auto const data_end = data_.size();
     data_.resize(data_end + sizeof(offset));

@@ -61,9 +61,9 @@ class ColumnBuilder {
   private:
     template <typename T>
     void append_fixed(T value) {
-        SPILLWAY_EXPECTS(stores_values_as<T>(type_),
-                         "cannot append this value to a " << to_string(type_) << " column",
-                         InvalidArgument);
+        if (!stores_values_as<T>(type_)) [[unlikely]] {
+            fail_wrong_type("this value");
+        }
         auto const end = data_.size();
         data_.resize(end + sizeof(T));
         std::memcpy(data_.data() + end, &value, sizeof(T));
@@ -79,6 +79,9 @@ class ColumnBuilder {
     }
     /// Writes the validity bit of row `size_`.
     void set_validity_bit(bool valid);
+    /// Throws `InvalidArgument`: `what` cannot be appended to this column.
+    /// Out of line, so that the appends stay small.
+    [[noreturn]] void fail_wrong_type(char const* what) const;
 
     DataType type_;
     std::size_t size_ = 0;
