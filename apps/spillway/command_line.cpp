@@ -271,8 +271,10 @@ std::optional<ExitCode> CommandLine::parse(std::vector<std::string> const& argum
 }
 
 std::optional<ExitCode> CommandLine::parse(int argc, char const* const* argv, std::ostream& out, std::ostream& err) {
-    // CLI11 forgets an earlier parse's flags itself; the values they were
-    // stored into start again from their defaults here.
+    // CLI11 forgets which flags an earlier parse saw; the values they were
+    // stored into start again from their defaults here. (A parse that fails
+    // stores only some of its values.)
+    flags_.clear();
     output_ = {};
     partition_ = {};
     generate_ = {};

@@ -26,7 +26,7 @@ namespace spillway::cli {
 
 /// What `spillway generate` is asked to do.
 struct GenerateArguments {
-    std::string table = "lineitem";   ///< one table (`--table`), written to the file `output`
+    std::string table = "lineitem";   ///< one table (`--table`, default lineitem), written to the file `output`
     std::vector<std::string> tables;  ///< tables, or `all` (`--tables`), written into the directory `output`
     std::filesystem::path output;     ///< the file or directory to write
     /// `csv`, `parquet` or `arrow`; empty: from `output`'s extension

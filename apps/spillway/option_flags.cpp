@@ -81,6 +81,12 @@ void OptionFlags::apply(Options& options) const {
     }
 }
 
+void OptionFlags::clear() noexcept {
+    for (auto& bound : bound_) {
+        bound.value.clear();
+    }
+}
+
 std::string OptionFlags::name_flags(std::string message) const {
     auto const is_word = [](char character) {
         return std::isalnum(static_cast<unsigned char>(character)) != 0 || character == '_';

@@ -53,6 +53,9 @@ class OptionFlags {
     /// Sets the option of every flag given on the command line in `options`.
     void apply(Options& options) const;
 
+    /// Forgets the values of an earlier parse, before the next one.
+    void clear() noexcept;
+
     /// `message` with every option that has a flag named by its flag instead
     /// (`csv_chunk_bytes` becomes `--block-size`), as whole words: what the
     /// library says in its terms, said in the tool's. Only options whose names

@@ -111,3 +111,12 @@ TEST(CommandLine, ParsingAgainForgetsWhatAnEarlierParseSet) {
     EXPECT_FALSE(command_line.output().quiet);
     EXPECT_TRUE(command_line.output().trace.empty());
 }
+
+TEST(CommandLine, AFailedParseKeepsNoValueOfAnEarlierOne) {
+    CommandLine command_line;
+    ASSERT_FALSE(parse(command_line, {"shuffle", "--window", "5"}).code.has_value());
+    // --threads is checked, and fails, before --window's value is stored.
+    ASSERT_EQ(parse(command_line, {"shuffle", "--window", "3", "--threads", "-3"}).code, ExitCode::usage);
+    auto const window = command_line.options().find("window");
+    EXPECT_FALSE(window.has_value() && window->text == "5") << "--window 5 came from the earlier parse";
+}
