@@ -9,6 +9,7 @@
 #include <atomic>
 #include <map>
 #include <set>
+#include <stdexcept>
 #include <thread>
 #include <vector>
 
@@ -505,3 +506,30 @@ TEST_P(CommunicatorContract, MisuseIsReportedAtTheCallAndLeavesTheMessageWhole) 
 
 INSTANTIATE_TEST_SUITE_P(Local, CommunicatorContract, ::testing::ValuesIn(test::local_backends()), test::BackendName());
 INSTANTIATE_TEST_SUITE_P(Mpi, CommunicatorContract, ::testing::ValuesIn(test::mpi_backends()), test::BackendName());
+
+namespace {
+
+/// A backend of a user's own that says nothing of where payloads may change;
+/// it is never asked to move a message.
+class BackendOfItsOwn final : public Communicator {
+  public:
+    BackendOfItsOwn(Rank rank, Rank nranks, memory::BufferResource& resource) : Communicator(rank, nranks, resource) {}
+
+  private:
+    Future<void> do_send(Rank, Tag, std::vector<std::byte>, std::optional<memory::Buffer>) override {
+        throw std::logic_error("not used");
+    }
+    std::optional<Incoming> do_probe(Tag, Rank) override { throw std::logic_error("not used"); }
+    Future<Message> do_receive(comm::detail::ProbedMessage&, memory::MemoryReservation&) override {
+        throw std::logic_error("not used");
+    }
+};
+
+}  // namespace
+
+TEST(Communicator, PayloadsMayChangeInTransitUnlessTheBackendSaysOtherwise) {
+    memory::BufferResource resource;
+    BackendOfItsOwn const communicator(0, 2, resource);
+    EXPECT_TRUE(communicator.payloads_may_change_in_transit(0));
+    EXPECT_TRUE(communicator.payloads_may_change_in_transit(1));
+}

@@ -88,7 +88,8 @@ class Communicator {
     /// false where they are handed over or copied in memory (in the process,
     /// or between processes on one host). The collectives checksum payloads
     /// end to end only where they may. A communicator that does not say
-    /// otherwise keeps the default, true: every payload is checked.
+    /// otherwise keeps the default, true: the collectives checksum every
+    /// chunk sent through it.
     /// Requires: `peer` in `[0, nranks())`.
     [[nodiscard]] virtual bool payloads_may_change_in_transit(Rank /*peer*/) const noexcept { return true; }
 
