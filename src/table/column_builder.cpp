@@ -1,8 +1,8 @@
 #include <spillway/table/column_builder.hpp>
 
-#include <algorithm>
 #include <cstring>
-#include <span>
+
+#include <spillway/core/error.hpp>
 
 #include "bitmap.hpp"
 #include "column_access.hpp"
@@ -44,7 +44,7 @@ void ColumnBuilder::append(std::string_view value) {
         fail_too_many_characters(end);
     }
     characters_.resize(end);
-    if (!value.empty()) {  // an empty column's data() may be null
+    if (!value.empty()) {  // memcpy of a null pointer is undefined, even of 0 bytes
         std::memcpy(characters_.data() + end - value.size(), value.data(), value.size());
     }
     auto const offset = static_cast<std::int32_t>(end);

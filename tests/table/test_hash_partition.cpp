@@ -131,8 +131,9 @@ TEST(RowHash, HashesADoubleAsAnIntegerExactlyWhenItIsAnIntegerWithinInt64) {
     EXPECT_EQ(hash_of(DataType::float64, -3.0), hash_of(DataType::int64, std::int64_t{-3}));
     EXPECT_EQ(hash_of(DataType::float64, -9223372036854775808.0),
               hash_of(DataType::int64, std::numeric_limits<std::int64_t>::min()));
-    EXPECT_EQ(hash_of(DataType::float64, 9007199254740993.0 * 512),
-              hash_of(DataType::int64, std::int64_t{9007199254740992} * 512));
+    EXPECT_EQ(hash_of(DataType::float64, 0x1p62), hash_of(DataType::int64, std::int64_t{1} << 62));
+    EXPECT_EQ(hash_of(DataType::float64, std::nextafter(0x1p63, 0.0)),
+              hash_of(DataType::int64, std::int64_t{9223372036854774784}));
     for (double const value : {0.5, -2.25, 9223372036854775808.0, -9223372036854777856.0, 1e300,
                                std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity(),
                                std::numeric_limits<double>::denorm_min()}) {

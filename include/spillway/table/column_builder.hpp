@@ -8,7 +8,6 @@
 #include <limits>
 #include <string_view>
 
-#include <spillway/core/error.hpp>
 #include <spillway/table/column.hpp>
 
 namespace spillway::table {
@@ -80,7 +79,6 @@ class ColumnBuilder {
     /// Writes the validity bit of row `size_`.
     void set_validity_bit(bool valid);
     /// Throws `InvalidArgument`: `what` cannot be appended to this column.
-    /// Out of line, so that the appends stay small.
     [[noreturn]] void fail_wrong_type(char const* what) const;
 
     DataType type_;
