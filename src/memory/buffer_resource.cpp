@@ -157,16 +157,19 @@ detail::HostBytes BufferResource::allocate_host(
     try {
         auto const capacity = detail::block_capacity(size);
         detail::HostBytes block;
-        if (detail::is_mapped_block(size)) {
-            detail::HostBlockPool::Blocks unpooled;  // freed once the lock is dropped
-            {
-                MutexLock lock(accounting_mutex_);
+        detail::HostBlockPool::Blocks unpooled;  // freed once the lock is dropped
+        {
+            // A buffer too small for a pooled block still takes room from
+            // the pool: its reservation may have been made while the pool
+            // held the rest of the limit.
+            MutexLock lock(accounting_mutex_);
+            if (detail::is_mapped_block(size)) {
                 block = host_pool_->take(capacity);
-                unpooled = host_pool_->trim(pool_room());
             }
-            if (block != nullptr && !detail::HostBlockPool::fit(block, size, capacity)) {
-                block.reset();
-            }
+            unpooled = host_pool_->trim(pool_room());
+        }
+        if (block != nullptr && !detail::HostBlockPool::fit(block, size, capacity)) {
+            block.reset();
         }
         if (block == nullptr) {
             block = detail::allocate_block(size);

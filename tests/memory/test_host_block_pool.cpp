@@ -240,6 +240,28 @@ TEST(HostBlockPool, ALongerBufferMakesRoomByFreeingAsFewPooledBytesAsItCan) {
     EXPECT_EQ(resource.memory_pooled(), 0U);
 }
 
+TEST(HostBlockPool, SmallBuffersMakeRoomByFreeingPooledBlocks) {
+    TemporaryDirectory const root;
+    BufferResource resource(test_config(root, 16 * mebibyte));
+    make_and_free(resource, {4, 4, 4, 4});
+    ASSERT_EQ(resource.memory_pooled(), 16 * mebibyte);
+
+    // Buffers too small for a pooled block do not come from the pool, but
+    // they take room from it all the same, and so does what is reserved
+    // beside them.
+    auto const reserved = resource.reserve(MemoryType::HOST, 6 * mebibyte, AllowOverbooking::no);
+    std::vector<Buffer> small;
+    for (int i = 0; i < 64; ++i) {
+        small.push_back(host_buffer(resource, 32 << 10));
+        EXPECT_LE(held(resource) + resource.memory_reserved(MemoryType::HOST), 16 * mebibyte) << i;
+    }
+    EXPECT_EQ(resource.memory_pooled(), 8 * mebibyte);
+
+    auto overbooked = resource.reserve(MemoryType::HOST, 10 * mebibyte, AllowOverbooking::yes);
+    auto const buffer = resource.make_buffer(32 << 10, overbooked);
+    EXPECT_EQ(resource.memory_pooled(), 0U);
+}
+
 TEST(HostBlockPool, BuffersThatOverbookTheLimitLeaveNoRoomForPooledBlocks) {
     TemporaryDirectory const root;
     BufferResource resource(test_config(root, 4 * mebibyte));

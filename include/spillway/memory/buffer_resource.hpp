@@ -44,9 +44,11 @@ class HostBlockPool;
 /// size rounded up to 4 KiB, so that the system does not fault in and zero
 /// fresh pages for it. Pooled blocks are not used bytes, but the resource
 /// keeps only as many as fit beside its buffers and reservations within the
-/// HOST limit: buffers, reservations and pooled blocks together never claim
-/// more HOST memory than the limit, or than the first two alone when they
-/// overbook it.
+/// HOST limit, and frees the others whenever a buffer is made or freed:
+/// buffers, reservations and pooled blocks together then claim no more HOST
+/// memory than the limit, or than the first two alone when they overbook it.
+/// (A reservation made in between may count room that pooled blocks hold
+/// until its buffer is made.)
 /// `release_pooled_memory` frees them; `MemoryConfig::pool_host_blocks` turns
 /// pooling off.
 ///
