@@ -153,21 +153,21 @@ template <typename Fill>
 detail::HostBytes BufferResource::allocate_host(
     MemoryReservation& reservation, std::size_t size, std::size_t counted, Fill fill
 ) {
-    consume(reservation, counted);
-    try {
-        auto const capacity = detail::block_capacity(size);
-        detail::HostBytes block;
-        detail::HostBlockPool::Blocks unpooled;  // freed once the lock is dropped
-        {
-            // A buffer too small for a pooled block still takes room from
-            // the pool: its reservation may have been made while the pool
-            // held the rest of the limit.
-            MutexLock lock(accounting_mutex_);
-            if (detail::is_mapped_block(size)) {
-                block = host_pool_->take(capacity);
-            }
-            unpooled = host_pool_->trim(pool_room());
+    auto const capacity = detail::block_capacity(size);
+    detail::HostBytes block;
+    {
+        detail::HostBlockPool::Blocks unpooled;  // freed once the lock is dropped, before the new block grows
+        MutexLock lock(accounting_mutex_);
+        consume_locked(reservation, counted);
+        if (detail::is_mapped_block(size)) {
+            block = host_pool_->take(capacity);
         }
+        // A block too small for the pool takes room from it all the same:
+        // the reservation may have been made while the pool held the rest
+        // of the limit.
+        unpooled = host_pool_->trim(pool_room());
+    }
+    try {
         if (block != nullptr && !detail::HostBlockPool::fit(block, size, capacity)) {
             block.reset();
         }
@@ -574,6 +574,10 @@ void BufferResource::check_reservation(
 
 void BufferResource::consume(MemoryReservation& reservation, std::size_t size) {
     MutexLock lock(accounting_mutex_);
+    consume_locked(reservation, size);
+}
+
+void BufferResource::consume_locked(MemoryReservation& reservation, std::size_t size) {
     Tier& state = tier(reservation.mem_type());
     SPILLWAY_ASSERT(
         state.reserved >= size, reservation.mem_type() << " reserved total would go negative"

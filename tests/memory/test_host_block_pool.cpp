@@ -249,16 +249,17 @@ TEST(HostBlockPool, SmallBuffersMakeRoomByFreeingPooledBlocks) {
     // Buffers too small for a pooled block do not come from the pool, but
     // they take room from it all the same, and so does what is reserved
     // beside them.
+    constexpr std::size_t small_size = std::size_t{32} << 10;  // 64 of them: 2 MiB
     auto const reserved = resource.reserve(MemoryType::HOST, 6 * mebibyte, AllowOverbooking::no);
     std::vector<Buffer> small;
     for (int i = 0; i < 64; ++i) {
-        small.push_back(host_buffer(resource, 32 << 10));
+        small.push_back(host_buffer(resource, small_size));
         EXPECT_LE(held(resource) + resource.memory_reserved(MemoryType::HOST), 16 * mebibyte) << i;
     }
     EXPECT_EQ(resource.memory_pooled(), 8 * mebibyte);
 
     auto overbooked = resource.reserve(MemoryType::HOST, 10 * mebibyte, AllowOverbooking::yes);
-    auto const buffer = resource.make_buffer(32 << 10, overbooked);
+    auto const buffer = resource.make_buffer(small_size, overbooked);
     EXPECT_EQ(resource.memory_pooled(), 0U);
 }
 

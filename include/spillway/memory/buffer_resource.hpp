@@ -44,11 +44,11 @@ class HostBlockPool;
 /// size rounded up to 4 KiB, so that the system does not fault in and zero
 /// fresh pages for it. Pooled blocks are not used bytes, but the resource
 /// keeps only as many as fit beside its buffers and reservations within the
-/// HOST limit, and frees the others whenever a buffer is made or freed:
+/// HOST limit, and frees the others whenever a HOST block is allocated:
 /// buffers, reservations and pooled blocks together then claim no more HOST
 /// memory than the limit, or than the first two alone when they overbook it.
-/// (A reservation made in between may count room that pooled blocks hold
-/// until its buffer is made.)
+/// (Until the next allocation, a new reservation may count room that pooled
+/// blocks still hold.)
 /// `release_pooled_memory` frees them; `MemoryConfig::pool_host_blocks` turns
 /// pooling off.
 ///
@@ -415,6 +415,8 @@ class BufferResource {
     /// Turns `size` bytes of `reservation` from reserved into used.
     /// Requires: `check_reservation` passed for them.
     void consume(MemoryReservation& reservation, std::size_t size);
+    /// `consume`, under the accounting lock.
+    void consume_locked(MemoryReservation& reservation, std::size_t size) SPILLWAY_REQUIRES(accounting_mutex_);
     /// Gives `size` consumed bytes back to `reservation`, for a buffer that
     /// could not be made after all.
     void unconsume(MemoryReservation& reservation, std::size_t size) noexcept;
