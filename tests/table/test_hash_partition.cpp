@@ -102,11 +102,14 @@ TEST(RowHash, HashesEqualKeysEquallyWhateverTheirType) {
               hash_of(DataType::int64, std::int64_t{to_date32({12021, 6, 1})}));
     EXPECT_EQ(hash_of(DataType::string, std::string_view("-0001-12-31")),
               hash_of(DataType::int64, std::int64_t{to_date32({-1, 12, 31})}));
+    // A year's leading zeros are allowed, unlike an integer's.
+    EXPECT_EQ(hash_of(DataType::string, std::string_view("01995-03-15")),
+              hash_of(DataType::date32, std::int32_t{9204}));
 }
 
 TEST(RowHash, HashesStringsThatDoNotSpellAnIntegerExactlyAsTheirBytes) {
     for (std::string_view const text : {"042", "-0", "+7", " 42", "42 ", "4.2e1", "42.0", "-", "",
-                                        "9223372036854775808", "1995-02-30", "user_1"}) {
+                                        "9223372036854775808", "1995-02-30", "+1995-03-15", "1995-3-15", "user_1"}) {
         EXPECT_EQ(hash_of(DataType::string, text), hash_of_bytes(text)) << "'" << text << "'";
     }
 }
