@@ -29,10 +29,9 @@ namespace spillway::memory::detail {
 /// from the C library, which reuses them well. A block of another capacity
 /// than a buffer needs is reshaped to it (`fit`), keeping the pages it has:
 /// buffers of packed chunks and table columns seldom repeat a size, and under
-/// memory pressure the pool has little room to keep many sizes: reshaping
-/// the nearest block took a spilling shuffle from 396,000 page faults to
-/// 257,000. A buffer still holds no more memory than its size rounded up to
-/// 4 KiB, as without the pool.
+/// memory pressure the pool has little room to keep many sizes (the page
+/// faults this saves: docs/architecture.md). A buffer still holds no more
+/// memory than its size rounded up to 4 KiB, as without the pool.
 ///
 /// Under AddressSanitizer, pooled blocks are poisoned, so that a use of a
 /// freed buffer's bytes is reported as it would be without the pool.

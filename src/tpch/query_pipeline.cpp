@@ -16,9 +16,7 @@ namespace {
 /// a shuffle gathers stays a small share of memory. Pieces of 64 KiB or more
 /// are mapped blocks, whose memory goes back to the system or to the pool
 /// when freed; smaller ones come from the C library, whose heap keeps what
-/// is freed: at 32 KiB a partition, Q21 at scale 10 held 1365 MiB resident
-/// for 1093 MiB counted, and was killed in its cgroup; at 128 KiB, 1215 MiB
-/// for 1098 MiB.
+/// is freed (what that cost Q21 at scale 10: docs/architecture.md).
 std::size_t min_shuffled_bytes(memory::BufferResource const& resource, shuffle::PartitionId partitions) {
     constexpr std::uint64_t per_partition = std::uint64_t{128} << 10;
     auto const share = resource.memory_limit(memory::MemoryType::HOST) / 32;
