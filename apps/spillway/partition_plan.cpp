@@ -24,10 +24,18 @@ PartitionPlan PartitionPlan::with_window(std::uint64_t limit, std::uint64_t bloc
                                          std::uint32_t partitions, std::size_t window,
                                          FileWriters const& writers) noexcept {
     constexpr std::uint64_t page = 4096;
-    auto const write_buffer = std::clamp<std::uint64_t>(limit / 4 / partitions / page * page, smallest_write_buffer,
-                                                        std::max(writers.largest_buffer, smallest_write_buffer));
-    return PartitionPlan{limit,  block_bytes, threads, partitions, static_cast<std::size_t>(write_buffer), window,
-                         writers.overhead};
+    auto const quarter = std::clamp<std::uint64_t>(limit / 4 / partitions / page * page, smallest_write_buffer,
+                                                   std::max(writers.largest_buffer, smallest_write_buffer));
+    PartitionPlan plan{limit,  block_bytes, threads, partitions, static_cast<std::size_t>(quarter), window,
+                       writers.overhead};
+    // Where the rest leaves the files less than a quarter, their buffers
+    // make do with what is left, down to the least.
+    if (auto const bound = plan.bound(); bound > limit) {
+        auto const cut = (bound - limit + partitions - 1) / partitions;
+        plan.write_buffer_bytes = static_cast<std::size_t>(
+            cut >= quarter - smallest_write_buffer ? smallest_write_buffer : (quarter - cut) / page * page);
+    }
+    return plan;
 }
 
 PartitionPlan PartitionPlan::make(std::uint64_t limit, std::uint64_t block_bytes, std::size_t threads,
@@ -46,8 +54,8 @@ PartitionPlan PartitionPlan::make(std::uint64_t limit, std::uint64_t block_bytes
         return plan.bound() <= candidate_limit;
     };
     if (!fits(limit, least_window)) {
-        // The write buffers grow with the limit, so search for the least
-        // limit that fits, to the MiB.
+        // The least write buffers grow with the limit, so search for the
+        // least limit that fits, to the MiB.
         constexpr std::uint64_t mebibyte = std::uint64_t{1} << 20;
         std::uint64_t low = limit / mebibyte;
         std::uint64_t high = std::max<std::uint64_t>(2 * low, 1);
@@ -86,11 +94,16 @@ PartitionPlan PartitionPlan::make(std::uint64_t limit, std::uint64_t block_bytes
         }
         return with_window(limit, block_bytes, threads, partitions, *window, writers);
     }
-    auto chosen = least_window;
-    while (chosen < 4 * threads && fits(limit, chosen + 1)) {
-        ++chosen;
+    // A wider window only where it leaves the write buffers as they are.
+    auto chosen = with_window(limit, block_bytes, threads, partitions, least_window, writers);
+    while (chosen.window < 4 * threads) {
+        auto const wider = with_window(limit, block_bytes, threads, partitions, chosen.window + 1, writers);
+        if (wider.bound() > limit || wider.write_buffer_bytes < chosen.write_buffer_bytes) {
+            break;
+        }
+        chosen = wider;
     }
-    return with_window(limit, block_bytes, threads, partitions, chosen, writers);
+    return chosen;
 }
 
 }  // namespace spillway::cli

@@ -27,7 +27,9 @@ namespace spillway::cli {
 /// `fixed + block * (2 + w + 2 * min(t, w)) + partitions * (write_buffer + file_overhead)`.
 /// The window should hold at least one block per thread, or a thread would
 /// idle; unless told the window, the plan takes the largest one up to
-/// `4 * threads` that fits.
+/// `4 * threads` that fits without shrinking the write buffers. These take a
+/// quarter of the limit, within the writers' bounds, or what the rest leaves
+/// them where that is less, down to `smallest_write_buffer`.
 ///
 /// Thread safety: a plain value.
 struct PartitionPlan {
@@ -35,6 +37,9 @@ struct PartitionPlan {
     static constexpr std::uint64_t fixed_bytes = std::uint64_t{32} << 20;
     /// The write buffer of each CSV partition file, before the limit shrinks it.
     static constexpr std::size_t largest_write_buffer = std::size_t{1} << 20;
+    /// The open row group of each Parquet partition file, before the limit
+    /// shrinks it: larger groups encode, compress and read back faster.
+    static constexpr std::size_t largest_row_group = std::size_t{16} << 20;
     /// The least a write buffer is shrunk to.
     static constexpr std::size_t smallest_write_buffer = std::size_t{64} << 10;
 
@@ -42,7 +47,7 @@ struct PartitionPlan {
     std::uint64_t block_bytes = 0;
     std::size_t threads = 0;
     std::uint32_t partitions = 0;
-    std::size_t write_buffer_bytes = 0;  ///< per partition file: a quarter of the limit, within the writers' bounds
+    std::size_t write_buffer_bytes = 0;  ///< per partition file: a quarter of the limit, or what the rest leaves
     std::size_t window = 0;              ///< blocks in flight
     std::uint64_t file_overhead_bytes = 0;  ///< per partition file, held by its writer besides the write buffer
 

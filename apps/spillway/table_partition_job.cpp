@@ -45,7 +45,9 @@ TablePartitionJob::TablePartitionJob(PartitionArguments arguments, Options const
     auto const limit = memory::MemoryConfig::from_options(options).host_limit.resolve(memory::host_memory_capacity());
     auto const window = options.find("window") ? std::optional<std::size_t>(options.get_int("window", 1, 1, 1 << 20))
                                                : std::nullopt;
-    PartitionPlan::FileWriters const writers{PartitionPlan::largest_write_buffer,
+    PartitionPlan::FileWriters const writers{output_format_ == io::FileFormat::parquet
+                                                 ? PartitionPlan::largest_row_group
+                                                 : PartitionPlan::largest_write_buffer,
                                              io::writer_overhead_bytes(output_format_, input_.schema())};
     plan_ = PartitionPlan::make(limit, block_bytes, pool_.concurrency(), partitions_, window, writers);
     check_open_file_limit(partitions_);

@@ -36,10 +36,21 @@ TEST(PartitionPlan, BoundCountsTheReaderTheWriterTheWindowTheThreadsAndTheWriteB
 TEST(PartitionPlan, ALimitTooSmallNamesTheLeastLimitThatWorks) {
     EXPECT_THROW_WITH(PartitionPlan::make(100 * mib, 16 * mib, 2, 64, std::nullopt), InvalidArgument,
                       "memory limit 100.00 MiB is too small to partition into 64 files on 2 threads with blocks of "
-                      "16.00 MiB: it needs at least 214.00 MiB");
-    EXPECT_NO_THROW(static_cast<void>(PartitionPlan::make(214 * mib, 16 * mib, 2, 64, std::nullopt)));
-    EXPECT_THROW_WITH(PartitionPlan::make(213 * mib, 16 * mib, 2, 64, std::nullopt), InvalidArgument,
-                      "at least 214.00 MiB");
+                      "16.00 MiB: it needs at least 164.00 MiB");
+    EXPECT_NO_THROW(static_cast<void>(PartitionPlan::make(164 * mib, 16 * mib, 2, 64, std::nullopt)));
+    EXPECT_THROW_WITH(PartitionPlan::make(163 * mib, 16 * mib, 2, 64, std::nullopt), InvalidArgument,
+                      "at least 164.00 MiB");
+}
+
+TEST(PartitionPlan, AtATightLimitTheWriteBuffersMakeDoWithWhatTheRestLeaves) {
+    // The program and two blocks in flight take 160 MiB of 200, so the 64
+    // files get less than a quarter of the limit (800 KiB each), and the
+    // window stays at one block per thread rather than take more from them.
+    auto const plan = PartitionPlan::make(200 * mib, 16 * mib, 2, 64, std::nullopt);
+    EXPECT_LT(plan.write_buffer_bytes, 200 * mib / 4 / 64);
+    EXPECT_GE(plan.write_buffer_bytes, 512 * 1024u);
+    EXPECT_LE(plan.bound(), plan.limit);
+    EXPECT_EQ(plan.window, 2u);
 }
 
 TEST(PartitionPlan, ShrinksWriteBuffersForManyPartitionsButNotBelowTheirLeast) {
@@ -47,6 +58,14 @@ TEST(PartitionPlan, ShrinksWriteBuffersForManyPartitionsButNotBelowTheirLeast) {
     EXPECT_EQ(plan.write_buffer_bytes, PartitionPlan::smallest_write_buffer);
     EXPECT_THROW_WITH(PartitionPlan::make(256 * mib, 1 * mib, 1, 4096, std::nullopt), InvalidArgument,
                       "or lower --threads, --block-size or --partitions");
+}
+
+TEST(PartitionPlan, ParquetRowGroupsTakeAQuarterOfTheLimitUpToTheirLargest) {
+    PartitionPlan::FileWriters const parquet{PartitionPlan::largest_row_group, 8 * mib};
+    EXPECT_EQ(PartitionPlan::make(1024 * mib, 16 * mib, 2, 64, std::nullopt, parquet).write_buffer_bytes, 4 * mib);
+    auto const roomy = PartitionPlan::make(64 * 1024 * mib, 16 * mib, 2, 64, std::nullopt, parquet);
+    EXPECT_EQ(roomy.write_buffer_bytes, PartitionPlan::largest_row_group);
+    EXPECT_LE(roomy.bound(), roomy.limit);
 }
 
 TEST(PartitionPlan, AGivenWindowIsKeptOrRefusedNamingTheLargestThatFits) {
