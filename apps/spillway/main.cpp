@@ -21,7 +21,8 @@ int main(int argc, char** argv) {
     // mapped block freed and then carves such blocks out of its per-thread
     // heaps, which keep what is freed: the Arrow library's read and write
     // buffers, which no buffer resource counts, then held the process's peak
-    // resident set 40% above a partition's memory limit.
+    // resident set 40% above a partition's memory limit (they come from the
+    // library's own jemalloc now, where it has one: io/arrow_memory.hpp).
     mallopt(M_MMAP_THRESHOLD, 512 * 1024);
     // One heap for every thread, unless MALLOC_ARENA_MAX says otherwise.
     // glibc gives each thread that allocates a heap of its own (up to eight

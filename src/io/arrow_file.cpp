@@ -6,6 +6,7 @@
 
 #include <spillway/core/error.hpp>
 
+#include "arrow_memory.hpp"
 #include "arrow_output_file.hpp"
 #include "arrow_tables.hpp"
 #include "compression.hpp"
@@ -18,10 +19,10 @@ namespace {
 class ArrowFileReader final : public TableFileReader {
   public:
     explicit ArrowFileReader(std::filesystem::path const& path) : path_(path.string()) {
-        auto const file = value_of(arrow::io::ReadableFile::Open(path_, arrow::system_memory_pool()),
+        auto const file = value_of(arrow::io::ReadableFile::Open(path_, arrow_memory_pool()),
                                    "cannot open Arrow file '" + path_ + "'");
         auto options = arrow::ipc::IpcReadOptions::Defaults();
-        options.memory_pool = arrow::system_memory_pool();
+        options.memory_pool = arrow_memory_pool();
         reader_ = value_of(arrow::ipc::RecordBatchFileReader::Open(file, options),
                            "'" + path_ + "' is not a readable Arrow IPC file");
         schema_ = to_spillway(*reader_->schema(), path_);
@@ -60,7 +61,7 @@ class ArrowFileWriter final : public TableFileWriter {
         : file_(path, "cannot create Arrow file '" + path.string() + "'"), schema_(std::move(schema)) {
         auto const what = "cannot create Arrow file '" + path.string() + "'";
         auto ipc = arrow::ipc::IpcWriteOptions::Defaults();
-        ipc.memory_pool = arrow::system_memory_pool();
+        ipc.memory_pool = arrow_memory_pool();
         auto const codec = compression_of(options.compression, "none,zstd,lz4", false);
         if (codec != arrow::Compression::UNCOMPRESSED) {
             ipc.codec = value_of(arrow::util::Codec::Create(

@@ -17,6 +17,7 @@
 #include <spillway/core/error.hpp>
 #include <spillway/io/parquet_row_groups.hpp>
 
+#include "arrow_memory.hpp"
 #include "arrow_output_file.hpp"
 #include "arrow_tables.hpp"
 #include "compression.hpp"
@@ -44,13 +45,12 @@ constexpr std::uint64_t rows_per_read = std::uint64_t{1} << 16;
 constexpr std::uint64_t read_buffer_bytes = std::uint64_t{256} << 10;
 
 /// A reader of the Parquet file `path` that decodes each column's pages as a
-/// batch of at most `rows_per_read` rows needs them, with Arrow's system
-/// allocator (the library's own default is a second allocator that keeps
-/// what is freed).
+/// batch of at most `rows_per_read` rows needs them, from
+/// `arrow_memory_pool`.
 std::unique_ptr<parquet::arrow::FileReader> open_reader(
     std::string const& path, std::shared_ptr<parquet::FileMetaData> footer = nullptr
 ) {
-    auto const file = value_of(arrow::io::ReadableFile::Open(path, arrow::system_memory_pool()),
+    auto const file = value_of(arrow::io::ReadableFile::Open(path, arrow_memory_pool()),
                                "cannot open Parquet file '" + path + "'");
     auto const what = "'" + path + "' is not a readable Parquet file";
     parquet::ArrowReaderProperties properties;
@@ -58,7 +58,7 @@ std::unique_ptr<parquet::arrow::FileReader> open_reader(
     properties.set_pre_buffer(false);
     parquet::arrow::FileReaderBuilder builder;
     return guarded(what, [&] {
-        parquet::ReaderProperties reader_properties(arrow::system_memory_pool());
+        parquet::ReaderProperties reader_properties(arrow_memory_pool());
         reader_properties.enable_buffered_stream();
         reader_properties.set_buffer_size(static_cast<std::int64_t>(read_buffer_bytes));
         auto const opened = builder.Open(file, reader_properties, std::move(footer));
@@ -66,13 +66,12 @@ std::unique_ptr<parquet::arrow::FileReader> open_reader(
         SPILLWAY_EXPECTS(opened.ok() || arrow::internal::ErrnoFromStatus(opened) != 0, what << ": " << opened.message(),
                          CorruptData);
         check(opened, what);
-        return value_of(builder.memory_pool(arrow::system_memory_pool())->properties(properties)->Build(), what);
+        return value_of(builder.memory_pool(arrow_memory_pool())->properties(properties)->Build(), what);
     });
 }
 
 /// Reads a Parquet file in batches of at most `rows_per_read` rows, decoding
-/// each column's pages as the batch needs them, with Arrow's system
-/// allocator (whose freed memory goes back to the process's heap).
+/// each column's pages as the batch needs them, from `arrow_memory_pool`.
 class ParquetFileReader final : public TableFileReader {
   public:
     /// Reads the whole file, or only row groups `groups` in that order; with
@@ -81,7 +80,7 @@ class ParquetFileReader final : public TableFileReader {
                                std::optional<std::vector<std::size_t>> const& groups = std::nullopt,
                                std::shared_ptr<parquet::FileMetaData> footer = nullptr)
         : path_(path.string()) {
-        auto const allocated_before = arrow::system_memory_pool()->bytes_allocated();
+        auto const allocated_before = arrow_memory_pool()->bytes_allocated();
         reader_ = open_reader(path_, std::move(footer));
         auto const what = "'" + path_ + "' is not a readable Parquet file";
         std::shared_ptr<arrow::Schema> schema;
@@ -112,7 +111,7 @@ class ParquetFileReader final : public TableFileReader {
         // is measured too, with a quarter more for batches of longer rows.
         first_ = read_next();
         held_ = static_cast<std::uint64_t>(
-            std::max<std::int64_t>(arrow::system_memory_pool()->bytes_allocated() - allocated_before, 0)
+            std::max<std::int64_t>(arrow_memory_pool()->bytes_allocated() - allocated_before, 0)
         );
         if (first_) {
             largest_ = std::max<std::uint64_t>(largest_, first_->byte_size() + first_->byte_size() / 4);
@@ -181,7 +180,7 @@ class ParquetFileWriter final : public TableFileWriter {
         auto const page_bytes = static_cast<std::int64_t>(std::clamp<std::uint64_t>(
             options.row_group_bytes / (4 * std::max<std::size_t>(schema_.size(), 1)), min_page_bytes, max_page_bytes));
         properties.data_pagesize(page_bytes);
-        properties.memory_pool(arrow::system_memory_pool());
+        properties.memory_pool(arrow_memory_pool());
         properties.dictionary_pagesize_limit(page_bytes);
         if (options.statistics) {
             properties.enable_statistics();
@@ -190,7 +189,7 @@ class ParquetFileWriter final : public TableFileWriter {
         }
         auto const what = "cannot create Parquet file '" + path.string() + "'";
         writer_ = guarded(what, [&] {
-            return value_of(parquet::arrow::FileWriter::Open(*to_arrow(schema_), arrow::system_memory_pool(),
+            return value_of(parquet::arrow::FileWriter::Open(*to_arrow(schema_), arrow_memory_pool(),
                                                              file_.stream(), properties.build()),
                             what);
         });

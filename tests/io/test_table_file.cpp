@@ -180,6 +180,28 @@ TEST(ParquetFile, ALargeRowGroupIsReadInBatchesOfAtMost65536Rows) {
     EXPECT_EQ(Table::concatenate(batches), rows);
 }
 
+TEST(ParquetFile, ArrowsBuffersComeFromItsJemallocWhereTheLibraryHasOne) {
+    test::TemporaryDirectory directory;
+    TableBuilder builder(Schema({{"n", DataType::int64}}));
+    for (std::int64_t row = 0; row < 100'000; ++row) {
+        builder.column(0).append(row);
+    }
+    auto const rows = builder.finish();
+    auto const file = directory.path() / "rows.parquet";
+    auto writer = create_table_file(file, FileFormat::parquet, rows.schema());
+    writer->write(rows.slice(0, rows.num_rows()));
+    writer->close();
+
+    arrow::MemoryPool* jemalloc = nullptr;
+    auto* const pool = arrow::jemalloc_memory_pool(&jemalloc).ok() ? jemalloc : arrow::system_memory_pool();
+    auto const before = pool->bytes_allocated();
+    auto reader = open_table_file(file, FileFormat::parquet);
+    EXPECT_GT(pool->bytes_allocated(), before) << "the reader's pages are in " << pool->backend_name();
+    EXPECT_GT(reader->held_bytes(), 0u);
+    reader.reset();
+    EXPECT_EQ(pool->bytes_allocated(), before) << "and go back to it";
+}
+
 TEST(ParquetFile, NarrowerIntegersFloat32AndOtherStringsAreConvertedOnRead) {
     test::TemporaryDirectory directory;
     arrow::Int16Builder int16;
