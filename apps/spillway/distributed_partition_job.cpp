@@ -4,6 +4,7 @@
 #include <chrono>
 #include <mutex>
 #include <span>
+#include <thread>
 #include <unordered_map>
 #include <type_traits>
 
@@ -386,6 +387,9 @@ std::vector<DistributedPartitionJob::RankResult> DistributedPartitionJob::run_ra
         });
     }
 
+    // The shuffle's spill files hold nothing now: removed while the files
+    // are read back, rather than all at the end.
+    std::jthread const remove_spill_files([&resource] { resource.remove_free_spill_files(); });
     auto const written = Clock::now();
     Progress unreported(Progress::Style::none, std::cerr);
     PartitionCheck check;

@@ -505,6 +505,8 @@ std::filesystem::path const& BufferResource::spill_directory() const noexcept {
     return disk_->directory();
 }
 
+void BufferResource::remove_free_spill_files() noexcept { disk_->remove_free_files(); }
+
 void BufferResource::note_host_released(std::size_t size) noexcept {
     host_released_ += size;
     if (host_waiting_ != 0) {

@@ -326,6 +326,13 @@ void DiskTier::give_back(SpillFile& file) noexcept {
     trim();
 }
 
+void DiskTier::remove_free_files() noexcept {
+    while (auto file = files_.take_free()) {
+        remove(file.mapped());
+        statistics_.add_count("memory.disk.files_removed");
+    }
+}
+
 void DiskTier::trim() noexcept {
     while (auto excess = files_.take_excess()) {
         remove(excess.mapped());

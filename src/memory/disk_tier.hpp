@@ -117,6 +117,10 @@ class DiskTier {
         return directory_.path();
     }
 
+    /// Removes every free spill file, which the tier otherwise keeps for
+    /// later buffers; those then get new files.
+    void remove_free_files() noexcept;
+
     /// Writes the first `size` bytes of `padded` to a spill file of its own
     /// with the configured codec. Requires: `padded` is aligned and holds
     /// `align_up(size)` bytes, zero after `size`.

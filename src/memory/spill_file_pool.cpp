@@ -46,4 +46,14 @@ SpillFilePool::File SpillFilePool::take_excess() {
     return smallest;
 }
 
+SpillFilePool::File SpillFilePool::take_free() {
+    MutexLock lock(mutex_);
+    if (free_.empty()) {
+        return {};
+    }
+    auto smallest = free_.extract(free_.begin());
+    all_bytes_ -= smallest.key();
+    return smallest;
+}
+
 }  // namespace spillway::memory::detail

@@ -58,6 +58,9 @@ class SpillFilePool {
     /// than the files in use did at their peak; empty once they do not.
     [[nodiscard]] File take_excess();
 
+    /// A free file to remove, no longer counted; empty if there is none.
+    [[nodiscard]] File take_free();
+
   private:
     Mutex mutex_;
     /// The free files by capacity.

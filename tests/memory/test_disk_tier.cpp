@@ -414,6 +414,26 @@ TEST(DiskTier, ABufferThatFitsNoFreedFileGetsANewOneAndFreeFilesBeyondThePeakAre
     EXPECT_EQ(contents(move_to(resource, std::move(disk), MemoryType::HOST)), large);
 }
 
+TEST(DiskTier, FreeSpillFilesAreRemovedWhenAskedAndLaterSpillsMakeNewOnes) {
+    TemporaryDirectory root;
+    BufferResource resource(test_config(root));
+    auto kept = move_to(resource, make_host_buffer(resource, test_bytes(5000, 35)), MemoryType::DISK);
+    {
+        auto const freed = move_to(resource, make_host_buffer(resource, test_bytes(5000, 36)), MemoryType::DISK);
+    }
+    ASSERT_EQ(spill_files(resource).size(), 2U) << "the freed buffer's file is kept for later buffers";
+
+    resource.remove_free_spill_files();
+    EXPECT_EQ(spill_files(resource).size(), 1U) << "only the file of the buffer still on disk is left";
+    EXPECT_EQ(statistic(resource, "memory.disk.files_removed"), 1.0);
+
+    auto const again = test_bytes(5000, 37);
+    auto disk = move_to(resource, make_host_buffer(resource, again), MemoryType::DISK);
+    EXPECT_EQ(statistic(resource, "memory.disk.files_created"), 3.0);
+    EXPECT_EQ(contents(move_to(resource, std::move(disk), MemoryType::HOST)), again);
+    EXPECT_EQ(contents(move_to(resource, std::move(kept), MemoryType::HOST)), test_bytes(5000, 35));
+}
+
 TEST(DiskTier, SpillFilesNeverOutnumberTheBuffersThatOnceWereOnDiskTogether) {
     TemporaryDirectory root;
     BufferResource resource(test_config(root));

@@ -314,6 +314,12 @@ class BufferResource {
     /// The directory holding this resource's spill files.
     [[nodiscard]] std::filesystem::path const& spill_directory() const noexcept;
 
+    /// Removes the spill files that hold no buffer. The DISK tier keeps them
+    /// for later buffers (as many as its buffers once took together), so a
+    /// job done spilling can remove them while it works on rather than at
+    /// the end; a later spill makes new ones.
+    void remove_free_spill_files() noexcept;
+
     /// The spill manager whose functions free this resource's HOST memory.
     [[nodiscard]] SpillManager& spill_manager() noexcept { return spill_manager_; }
 
