@@ -7,11 +7,27 @@
 #include <cstring>
 
 #include <spillway/core/error.hpp>
+#include <spillway/core/mutex.hpp>
 #include <spillway/core/options.hpp>
+
+#if defined(SPILLWAY_TSAN)
+// ThreadSanitizer's runtime: forgets the accesses it recorded in a range.
+extern "C" void AnnotateNewMemory(char const* file, int line, void const volatile* memory, std::size_t size);
+#endif
 
 namespace spillway::memory::detail {
 
 namespace {
+
+/// Tells ThreadSanitizer, which does not intercept `mremap`, that `size`
+/// bytes at `memory` are a new mapping: the accesses it recorded at those
+/// addresses were to whatever was mapped there before. Does nothing in
+/// other builds.
+void note_new_mapping([[maybe_unused]] void const* memory, [[maybe_unused]] std::size_t size) noexcept {
+#if defined(SPILLWAY_TSAN)
+    AnnotateNewMemory(__FILE__, __LINE__, memory, size);
+#endif
+}
 
 /// `capacity` bytes mapped on their own, aligned to `alignment` (a multiple
 /// of the page size); null if the system has no memory for them.
@@ -101,6 +117,7 @@ bool reshape_mapped_block(HostBytes& block, std::size_t capacity) noexcept {
         }
         static_cast<void>(block.release());  // mremap took it over
         block = HostBytes(static_cast<std::byte*>(moved), AlignedFree{old_capacity});
+        note_new_mapping(moved, capacity);
     }
     block.get_deleter().capacity = capacity;
     return true;
