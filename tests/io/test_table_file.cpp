@@ -69,6 +69,20 @@ void write_parquet(std::shared_ptr<arrow::Table> const& table, std::filesystem::
     ASSERT_TRUE(file->Close().ok());
 }
 
+/// The integers 0 to `count` - 1 in a column `n`, written in one write as
+/// the Parquet file `path` (one row group up to 2^20 rows); returns them.
+Table write_counting_parquet(std::filesystem::path const& path, std::int64_t count) {
+    TableBuilder builder(Schema({{"n", DataType::int64}}));
+    for (std::int64_t row = 0; row < count; ++row) {
+        builder.column(0).append(row);
+    }
+    auto rows = builder.finish();
+    auto writer = create_table_file(path, FileFormat::parquet, rows.schema());
+    writer->write(rows.slice(0, rows.num_rows()));
+    writer->close();
+    return rows;
+}
+
 class TableFileTest : public testing::TestWithParam<FileFormat> {
   protected:
     std::filesystem::path path(std::string const& name) const {
@@ -158,15 +172,8 @@ TEST(ParquetFile, RowGroupsAreBoundedByRowsAndByBytes) {
 
 TEST(ParquetFile, ALargeRowGroupIsReadInBatchesOfAtMost65536Rows) {
     test::TemporaryDirectory directory;
-    TableBuilder builder(Schema({{"n", DataType::int64}}));
-    for (std::int64_t row = 0; row < 150'000; ++row) {
-        builder.column(0).append(row);
-    }
-    auto const rows = builder.finish();
     auto const file = directory.path() / "large.parquet";
-    auto writer = create_table_file(file, FileFormat::parquet, rows.schema());
-    writer->write(rows.slice(0, rows.num_rows()));
-    writer->close();
+    auto const rows = write_counting_parquet(file, 150'000);
     ASSERT_EQ(row_groups(file), (std::vector<std::int64_t>{150'000}));
     auto reader = open_table_file(file, FileFormat::parquet);
     EXPECT_GE(reader->largest_read_bytes(), 65536u * sizeof(std::int64_t)) << "at least the first batch";
@@ -182,15 +189,8 @@ TEST(ParquetFile, ALargeRowGroupIsReadInBatchesOfAtMost65536Rows) {
 
 TEST(ParquetFile, ArrowsBuffersComeFromItsJemallocWhereTheLibraryHasOne) {
     test::TemporaryDirectory directory;
-    TableBuilder builder(Schema({{"n", DataType::int64}}));
-    for (std::int64_t row = 0; row < 100'000; ++row) {
-        builder.column(0).append(row);
-    }
-    auto const rows = builder.finish();
     auto const file = directory.path() / "rows.parquet";
-    auto writer = create_table_file(file, FileFormat::parquet, rows.schema());
-    writer->write(rows.slice(0, rows.num_rows()));
-    writer->close();
+    write_counting_parquet(file, 100'000);
 
     arrow::MemoryPool* jemalloc = nullptr;
     auto* const pool = arrow::jemalloc_memory_pool(&jemalloc).ok() ? jemalloc : arrow::system_memory_pool();
