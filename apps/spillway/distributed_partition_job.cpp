@@ -19,6 +19,7 @@
 
 #include "partition_check.hpp"
 #include "partition_files.hpp"
+#include "partition_plan.hpp"
 #include "rank_values.hpp"
 #include "received_batches.hpp"
 #include "seq_join_tracer.hpp"
@@ -48,7 +49,8 @@ struct RankBuffers {
     static RankBuffers for_limit(std::uint64_t limit) noexcept {
         constexpr std::uint64_t page = 4096;
         constexpr std::uint64_t kibibyte = 1024;
-        return {std::clamp<std::uint64_t>(limit / 16 / page * page, 64 * kibibyte, 16 * kibibyte * kibibyte),
+        return {std::clamp<std::uint64_t>(limit / 16 / page * page, PartitionPlan::smallest_write_buffer,
+                                          PartitionPlan::largest_row_group),
                 std::clamp<std::uint64_t>(limit / 32 / page * page, 64 * kibibyte, 4 * kibibyte * kibibyte)};
     }
 };

@@ -38,16 +38,15 @@ void SpillFilePool::forget(File const& file) {
 
 SpillFilePool::File SpillFilePool::take_excess() {
     MutexLock lock(mutex_);
-    if (all_bytes_ <= peak_in_use_bytes_ || free_.empty()) {
-        return {};
-    }
-    auto smallest = free_.extract(free_.begin());
-    all_bytes_ -= smallest.key();
-    return smallest;
+    return all_bytes_ <= peak_in_use_bytes_ ? File{} : take_smallest_free();
 }
 
 SpillFilePool::File SpillFilePool::take_free() {
     MutexLock lock(mutex_);
+    return take_smallest_free();
+}
+
+SpillFilePool::File SpillFilePool::take_smallest_free() {
     if (free_.empty()) {
         return {};
     }

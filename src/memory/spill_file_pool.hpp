@@ -62,6 +62,9 @@ class SpillFilePool {
     [[nodiscard]] File take_free();
 
   private:
+    /// The smallest free file, no longer counted; empty if there is none.
+    [[nodiscard]] File take_smallest_free() SPILLWAY_REQUIRES(mutex_);
+
     Mutex mutex_;
     /// The free files by capacity.
     std::multimap<std::uint64_t, std::filesystem::path> free_ SPILLWAY_GUARDED_BY(mutex_);
