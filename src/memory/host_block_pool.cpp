@@ -37,7 +37,20 @@ HostBytes HostBlockPool::take(std::size_t capacity) noexcept {
     if (blocks_.empty()) {
         return {};
     }
-    return std::move(remove(nearest(capacity)).mapped());
+    auto node = remove(nearest(capacity));
+    auto block = std::move(node.mapped());
+    auto& block_capacity = block.get_deleter().capacity;
+    if (block_capacity >= capacity + min_block_bytes) {
+        // The pages of a mapping can be unmapped apart: the tail stays
+        // pooled as a block of its own, in the node the block leaves.
+        node.key() = block_capacity - capacity;
+        node.mapped() = HostBytes(block.get() + capacity, AlignedFree{node.key()});
+        block_capacity = capacity;
+        poison(node.mapped().get(), node.key());
+        bytes_ += node.key();
+        blocks_.insert(std::move(node));
+    }
+    return block;
 }
 
 bool HostBlockPool::fit(HostBytes& block, std::size_t size, std::size_t capacity) noexcept {

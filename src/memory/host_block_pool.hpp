@@ -60,7 +60,9 @@ class HostBlockPool {
     /// The pooled block nearest to `capacity` bytes, to be made one of them
     /// with `fit`: one of that capacity if there is one, else the smallest
     /// larger one, else the largest; null if the pool is empty. Its capacity
-    /// is its deleter's.
+    /// is its deleter's. Of a block at least `min_block_bytes` larger, only
+    /// the first `capacity` bytes are taken: the rest, pages and all, stays
+    /// pooled as a block of its own.
     [[nodiscard]] HostBytes take(std::size_t capacity) noexcept;
 
     /// Makes `block`, from `take`, a block of `capacity` bytes for a buffer of

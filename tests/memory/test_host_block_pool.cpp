@@ -127,21 +127,44 @@ TEST(HostBlockPool, AFreedBlockIsReusedByTheNextBufferOfTheSameCapacityWithItsPa
     EXPECT_TRUE(std::all_of(tail.begin(), tail.end(), [](std::byte b) { return b == std::byte{0}; }));
 }
 
-TEST(HostBlockPool, AShorterBufferTakesALargerBlockInPlaceAndItsTailGoesBackToTheSystem) {
+TEST(HostBlockPool, AShorterBufferTakesTheHeadOfALargerBlockAndItsTailStaysPooledWithItsPages) {
     TemporaryDirectory const root;
     BufferResource resource(test_config(root, 64 * mebibyte));
-    std::byte const* block = host_buffer(resource, 4 * mebibyte).data().data();
+    std::byte* block = nullptr;
+    {
+        auto buffer = host_buffer(resource, 4 * mebibyte);
+        std::fill(buffer.data().begin(), buffer.data().end(), std::byte{0xab});
+        block = buffer.data().data();
+    }
 
     auto const shorter = host_buffer(resource, 3 * mebibyte - 100);
     EXPECT_EQ(shorter.data().data(), block);
     EXPECT_EQ(statistic(resource, "memory.host.blocks_reused"), 1.0);
-    EXPECT_EQ(resource.memory_pooled(), 0U);
+    EXPECT_EQ(resource.memory_pooled(), mebibyte);
     EXPECT_EQ(resource.memory_used(MemoryType::HOST), 3 * mebibyte - 100);
     std::span<std::byte const> const padding(shorter.data().data() + shorter.size(), 100);
     EXPECT_TRUE(std::all_of(padding.begin(), padding.end(), [](std::byte b) { return b == std::byte{0}; }));
+
+    // The tail is the next buffer's block, with the pages written before.
+    auto const tail = host_buffer(resource, mebibyte);
+    EXPECT_EQ(tail.data().data(), block + 3 * mebibyte);
+    EXPECT_EQ(statistic(resource, "memory.host.blocks_reused"), 2.0);
+    EXPECT_EQ(resource.memory_pooled(), 0U);
+    EXPECT_EQ(tail.data().front(), std::byte{0xab});
+}
+
+TEST(HostBlockPool, ATailShorterThan64KibibytesGoesBackToTheSystem) {
+    TemporaryDirectory const root;
+    BufferResource resource(test_config(root, 64 * mebibyte));
+    std::byte const* block = host_buffer(resource, 4 * mebibyte).data().data();
+
+    auto const shorter = host_buffer(resource, 4 * mebibyte - 32 * 1024);
+    EXPECT_EQ(shorter.data().data(), block);
+    EXPECT_EQ(resource.memory_pooled(), 0U);
     unsigned char resident = 0;
-    EXPECT_EQ(mincore(const_cast<std::byte*>(block) + 3 * mebibyte, host_buffer_alignment, &resident), -1)
-        << "the mebibyte past the shorter buffer is still mapped";
+    EXPECT_EQ(mincore(const_cast<std::byte*>(block) + 4 * mebibyte - 32 * 1024, host_buffer_alignment, &resident),
+              -1)
+        << "the 32 KiB past the shorter buffer are still mapped";
     EXPECT_EQ(errno, ENOMEM);
 }
 
