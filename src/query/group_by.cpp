@@ -78,13 +78,16 @@ Groups assign_groups(table::Table const& table, std::vector<std::size_t> const& 
     return groups;
 }
 
-/// The value of row `row` of `column` as `T` stores it (a `string_view` for strings).
+/// A function of a row of `column` giving its value as `T` stores it (a
+/// `string_view` for strings). Requires: `column` stores `T`.
 template <typename T>
-T value_at(table::Column const& column, std::size_t row) {
+auto values_of(table::Column const& column) {
     if constexpr (std::is_same_v<T, std::string_view>) {
-        return column.string(row);
+        return [offsets = column.offsets().data(), characters = column.characters().data()](std::size_t row) {
+            return T(characters + offsets[row], static_cast<std::size_t>(offsets[row + 1] - offsets[row]));
+        };
     } else {
-        return column.values<T>()[row];
+        return [values = column.values<T>().data()](std::size_t row) { return values[row]; };
     }
 }
 
@@ -96,12 +99,13 @@ template <typename In, typename Accumulator, typename Combine>
 table::Column fold(table::Column const& column, Groups const& groups, table::DataType output, Combine combine) {
     std::vector<Accumulator> accumulated(groups.count);
     std::vector<std::uint8_t> seen(groups.count, 0);
+    auto const value_at = values_of<In>(column);
     for (std::size_t row = 0; row < column.size(); ++row) {
         if (column.is_null(row)) {
             continue;
         }
         auto const group = groups.of_row[row];
-        auto const value = value_at<In>(column, row);
+        auto const value = value_at(row);
         if (seen[group] == 0) {
             accumulated[group] = Accumulator(value);
             seen[group] = 1;

@@ -125,25 +125,6 @@ Column Column::from_buffers(DataType type, std::size_t size, ColumnBuffer validi
     return detail::ColumnAccess::make(type, size, std::move(validity), std::move(data), std::move(characters));
 }
 
-std::span<std::int32_t const> Column::offsets() const {
-    SPILLWAY_EXPECTS(type_ == DataType::string, "a " << to_string(type_) << " column has no string offsets",
-                     InvalidArgument);
-    return {reinterpret_cast<std::int32_t const*>(data_.data()), size_ + 1};
-}
-
-std::string_view Column::characters() const {
-    SPILLWAY_EXPECTS(type_ == DataType::string, "a " << to_string(type_) << " column has no characters",
-                     InvalidArgument);
-    return {reinterpret_cast<char const*>(characters_.data()), characters_.size()};
-}
-
-std::string_view Column::string(std::size_t row) const {
-    SPILLWAY_EXPECTS(row < size_, "row " << row << " of a column of " << size_ << " rows", InvalidArgument);
-    auto const all = offsets();
-    return characters().substr(static_cast<std::size_t>(all[row]),
-                               static_cast<std::size_t>(all[row + 1] - all[row]));
-}
-
 Column Column::slice(std::size_t begin, std::size_t count) const {
     SPILLWAY_EXPECTS(begin <= size_ && count <= size_ - begin,
                      "slice of rows [" << begin << ", " << begin + count << ") of a column of " << size_ << " rows",

@@ -76,13 +76,25 @@ class Column {
     }
     /// The `size() + 1` offsets of a `string` column into `characters()`.
     /// @throws InvalidArgument if the column is not `string`.
-    [[nodiscard]] std::span<std::int32_t const> offsets() const;
+    [[nodiscard]] std::span<std::int32_t const> offsets() const {
+        expect_string("string offsets");
+        return {reinterpret_cast<std::int32_t const*>(data_.data()), size_ + 1};
+    }
     /// The characters of every row of a `string` column, back to back.
     /// @throws InvalidArgument if the column is not `string`.
-    [[nodiscard]] std::string_view characters() const;
+    [[nodiscard]] std::string_view characters() const {
+        expect_string("characters");
+        return {reinterpret_cast<char const*>(characters_.data()), characters_.size()};
+    }
     /// The value of row `row` of a `string` column; empty for a null.
     /// @throws InvalidArgument if the column is not `string` or `row >= size()`.
-    [[nodiscard]] std::string_view string(std::size_t row) const;
+    [[nodiscard]] std::string_view string(std::size_t row) const {
+        SPILLWAY_EXPECTS(row < size_, "row " << row << " of a column of " << size_ << " rows", InvalidArgument);
+        expect_string("strings");
+        auto const* all = reinterpret_cast<std::int32_t const*>(data_.data());
+        return {reinterpret_cast<char const*>(characters_.data()) + all[row],
+                static_cast<std::size_t>(all[row + 1] - all[row])};
+    }
 
     /// The validity bitmap; empty when the column has no nulls.
     [[nodiscard]] std::span<std::byte const> validity_buffer() const noexcept { return validity_; }
@@ -120,6 +132,12 @@ class Column {
 
     /// The data buffer of an empty column: one zero offset for `string`, else nothing.
     static ColumnBuffer initial_data(DataType type);
+
+    /// @throws InvalidArgument saying the column has no `what` if it is not `string`.
+    void expect_string(char const* what) const {
+        SPILLWAY_EXPECTS(type_ == DataType::string, "a " << to_string(type_) << " column has no " << what,
+                         InvalidArgument);
+    }
 
     DataType type_;
     std::size_t size_;
