@@ -9,6 +9,8 @@
 #include <parquet/properties.h>
 
 #include <algorithm>
+#include <numeric>
+#include <span>
 #include <optional>
 #include <string>
 #include <utility>
@@ -44,11 +46,30 @@ constexpr std::uint64_t rows_per_read = std::uint64_t{1} << 16;
 /// library reads each column chunk of a row group whole.
 constexpr std::uint64_t read_buffer_bytes = std::uint64_t{256} << 10;
 
-/// A reader of the Parquet file `path` that decodes each column's pages as a
-/// batch of at most `rows_per_read` rows needs them, from
-/// `arrow_memory_pool`.
+/// Whether every data page of column `column` in row groups `groups` of
+/// `footer` is dictionary encoded, as far as the footer's page statistics say.
+bool wholly_dictionary_encoded(parquet::FileMetaData const& footer, std::span<int const> groups, int column) {
+    auto const dictionary_page = [](parquet::PageEncodingStats const& pages) {
+        bool const data = pages.page_type == parquet::PageType::DATA_PAGE
+                       || pages.page_type == parquet::PageType::DATA_PAGE_V2;
+        return !data || pages.encoding == parquet::Encoding::RLE_DICTIONARY
+            || pages.encoding == parquet::Encoding::PLAIN_DICTIONARY;
+    };
+    return std::all_of(groups.begin(), groups.end(), [&](int group) {
+        auto const chunk = footer.RowGroup(group)->ColumnChunk(column);
+        auto const& pages = chunk->encoding_stats();
+        return !pages.empty() && std::all_of(pages.begin(), pages.end(), dictionary_page);
+    });
+}
+
+/// A reader of row groups `groups` (all if empty) of the Parquet file `path`
+/// that decodes each column's pages as a batch of at most `rows_per_read`
+/// rows needs them, from `arrow_memory_pool`. String columns whose pages
+/// there are all dictionary encoded are read as dictionaries, whose values
+/// are decoded in one pass (`to_table`) rather than each appended to a
+/// string builder.
 std::unique_ptr<parquet::arrow::FileReader> open_reader(
-    std::string const& path, std::shared_ptr<parquet::FileMetaData> footer = nullptr
+    std::string const& path, std::vector<int> groups = {}, std::shared_ptr<parquet::FileMetaData> footer = nullptr
 ) {
     auto const file = value_of(arrow::io::ReadableFile::Open(path, arrow_memory_pool()),
                                "cannot open Parquet file '" + path + "'");
@@ -66,6 +87,18 @@ std::unique_ptr<parquet::arrow::FileReader> open_reader(
         SPILLWAY_EXPECTS(opened.ok() || arrow::internal::ErrnoFromStatus(opened) != 0, what << ": " << opened.message(),
                          CorruptData);
         check(opened, what);
+        auto const& metadata = *builder.raw_reader()->metadata();
+        if (groups.empty()) {
+            groups.resize(static_cast<std::size_t>(metadata.num_row_groups()));
+            std::iota(groups.begin(), groups.end(), 0);
+        }
+        for (int column = 0; column < metadata.num_columns(); ++column) {
+            auto const logical = metadata.schema()->Column(column)->logical_type();
+            if (logical != nullptr && logical->is_string() && !groups.empty()
+                && wholly_dictionary_encoded(metadata, groups, column)) {
+                properties.set_read_dictionary(column, true);
+            }
+        }
         return value_of(builder.memory_pool(arrow_memory_pool())->properties(properties)->Build(), what);
     });
 }
@@ -81,7 +114,9 @@ class ParquetFileReader final : public TableFileReader {
                                std::shared_ptr<parquet::FileMetaData> footer = nullptr)
         : path_(path.string()) {
         auto const allocated_before = arrow_memory_pool()->bytes_allocated();
-        reader_ = open_reader(path_, std::move(footer));
+        reader_ = open_reader(
+            path_, groups ? std::vector<int>(groups->begin(), groups->end()) : std::vector<int>{}, std::move(footer)
+        );
         auto const what = "'" + path_ + "' is not a readable Parquet file";
         std::shared_ptr<arrow::Schema> schema;
         check(reader_->GetSchema(&schema), "cannot read the schema of '" + path_ + "'");
@@ -295,7 +330,7 @@ table::Table ParquetRowGroups::read(std::size_t group, std::span<std::string con
 table::Table ParquetRowGroups::read_columns(std::size_t group, std::vector<int> const& columns) const {
     check_group(group);
     auto const path = path_.string();
-    auto const reader = detail::open_reader(path, footer_->metadata);
+    auto const reader = detail::open_reader(path, {static_cast<int>(group)}, footer_->metadata);
     auto const what = "cannot read row group " + std::to_string(group) + " of '" + path + "'";
     auto const batches = detail::guarded(what, [&] {
         std::vector<int> const groups{static_cast<int>(group)};

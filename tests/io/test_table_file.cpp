@@ -5,6 +5,7 @@
 #include <parquet/arrow/writer.h>
 #include <parquet/file_reader.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <limits>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include <spillway/core/error.hpp>
+#include <spillway/io/parquet_row_groups.hpp>
 #include <spillway/table/table_builder.hpp>
 
 #include <common/error_matchers.hpp>
@@ -168,6 +170,53 @@ TEST(ParquetFile, RowGroupsAreBoundedByRowsAndByBytes) {
     EXPECT_EQ(read_all(directory.path() / "bytes.parquet", FileFormat::parquet), rows);
     EXPECT_EQ(row_groups(directory.path() / "bytes.parquet"), (std::vector<std::int64_t>(5, 500)))
         << "each write of 500 rows fills a row group";
+}
+
+TEST(ParquetFile, StringsReadBackTheSameWhetherTheirPagesAreDictionaryEncodedOrNot) {
+    // Row group 0 holds four distinct values (a null among them), which the
+    // writer keeps in a dictionary; row group 1 distinct strings enough to
+    // overflow it, so that its later pages are plain.
+    constexpr std::size_t group_rows = 40'000;
+    TableBuilder builder(Schema({{"s", DataType::string}}));
+    for (std::size_t row = 0; row < group_rows; ++row) {
+        if (row % 7 == 3) {
+            builder.column(0).append_null();
+        } else {
+            builder.column(0).append(std::string_view("ANR").substr(row % 3, 1));
+        }
+    }
+    for (std::size_t row = 0; row < group_rows; ++row) {
+        builder.column(0).append("a distinct string, number " + std::to_string(row * 7919));
+    }
+    auto const rows = builder.finish();
+    test::TemporaryDirectory directory;
+    auto const file = directory.path() / "strings.parquet";
+    WriteOptions options;
+    options.row_group_rows = group_rows;
+    auto writer = create_table_file(file, FileFormat::parquet, rows.schema(), options);
+    writer->write(rows.slice(0, rows.num_rows()));
+    writer->close();
+    auto const metadata = parquet::ParquetFileReader::OpenFile(file.string())->metadata();
+    ASSERT_EQ(metadata->num_row_groups(), 2);
+    auto const plain_data_pages = [&](int group) {
+        auto const chunk = metadata->RowGroup(group)->ColumnChunk(0);
+        auto const& pages = chunk->encoding_stats();
+        return std::count_if(pages.begin(), pages.end(), [](parquet::PageEncodingStats const& stats) {
+            return stats.page_type == parquet::PageType::DATA_PAGE && stats.encoding == parquet::Encoding::PLAIN;
+        });
+    };
+    ASSERT_EQ(plain_data_pages(0), 0);
+    ASSERT_GT(plain_data_pages(1), 0);
+
+    EXPECT_EQ(read_all(file, FileFormat::parquet), rows);
+    ParquetRowGroups const groups(file);
+    EXPECT_EQ(groups.read(0), rows.slice(0, group_rows));
+    EXPECT_EQ(groups.read(1), rows.slice(group_rows, group_rows));
+    std::vector<Table> batches;
+    for (auto reader = groups.reader({0}); auto batch = reader->read();) {
+        batches.push_back(std::move(*batch));
+    }
+    EXPECT_EQ(Table::concatenate(batches), rows.slice(0, group_rows));
 }
 
 TEST(ParquetFile, ALargeRowGroupIsReadInBatchesOfAtMost65536Rows) {
