@@ -6,6 +6,7 @@
 #include <utility>
 
 #include <spillway/core/error.hpp>
+#include <spillway/memory/host_allocator.hpp>
 #include <spillway/table/column_builder.hpp>
 #include <spillway/table/row_hash.hpp>
 #include <spillway/table/schema.hpp>
@@ -17,9 +18,13 @@ namespace {
 
 constexpr std::uint32_t no_group = UINT32_MAX;
 
+/// A vector charged to the calling thread's HOST resource.
+template <typename T>
+using ChargedVector = std::vector<T, memory::HostAllocator<T>>;
+
 /// The group of every row, and the first row of every group.
 struct Groups {
-    std::vector<std::uint32_t> of_row;     ///< per row: its group, numbered by first appearance
+    ChargedVector<std::uint32_t> of_row;   ///< per row: its group, numbered by first appearance
     std::vector<std::uint32_t> first_row;  ///< per group: the first row holding its key
     std::size_t count = 0;                 ///< the number of groups
 };
@@ -34,10 +39,10 @@ Groups assign_groups(table::Table const& table, std::vector<std::size_t> const& 
         groups.count = 1;
         return groups;
     }
-    auto const hashes = table::hash_rows(table, keys);
+    auto const hashes = table::hash_rows_charged(table, keys);
     detail::KeyColumns const key_columns(table, keys);
-    std::vector<std::uint64_t> group_hashes;
-    std::vector<std::uint32_t> slots(16, no_group);
+    ChargedVector<std::uint64_t> group_hashes;
+    ChargedVector<std::uint32_t> slots(16, no_group);
     auto const grow = [&] {
         slots.assign(2 * slots.size(), no_group);
         auto const mask = slots.size() - 1;

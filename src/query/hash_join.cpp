@@ -17,7 +17,7 @@ JoinHashTable::JoinHashTable(table::Table build, std::span<std::string const> ke
     auto const rows = build_.num_rows();
     SPILLWAY_EXPECTS(rows < no_row, "a join's build side has " << rows << " rows, more than " << no_row - 1,
                      InvalidArgument);
-    hashes_ = table::hash_rows(build_, key_columns_);
+    hashes_ = table::hash_rows_charged(build_, key_columns_);
     buckets_.assign(std::bit_ceil(std::max<std::size_t>(2 * rows, 16)), no_row);
     next_.assign(rows, no_row);
     detail::KeyColumns const build_keys(build_, key_columns_);
@@ -39,7 +39,7 @@ table::Table JoinHashTable::probe(table::Table const& probe, std::span<std::stri
     detail::KeyColumns const probe_keys(probe, probe_columns);
     detail::KeyColumns const build_keys(build_, key_columns_);
     probe_keys.check_comparable(build_keys, "a join's keys do not match");
-    auto const hashes = table::hash_rows(probe, probe_columns);
+    auto const hashes = table::hash_rows_charged(probe, probe_columns);
     auto const mask = buckets_.size() - 1;
 
     std::vector<std::uint32_t> probe_rows;

@@ -13,7 +13,7 @@ std::vector<std::uint32_t> partition_rows(Table const& table, std::span<std::siz
                                           std::uint32_t partitions) {
     SPILLWAY_EXPECTS(!key_columns.empty(), "partitioning needs at least one key column", InvalidArgument);
     SPILLWAY_EXPECTS(partitions > 0, "partitioning into 0 partitions; give at least 1", InvalidArgument);
-    auto const hashes = hash_rows(table, key_columns, partition_hash_seed);
+    auto const hashes = hash_rows_charged(table, key_columns, partition_hash_seed);
     std::vector<std::uint32_t> partition_of_row(hashes.size());
     for (std::size_t row = 0; row < hashes.size(); ++row) {
         partition_of_row[row] = partition_index(hashes[row], partitions);

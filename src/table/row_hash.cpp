@@ -98,10 +98,10 @@ void hash_strings(Column const& column, std::span<std::uint64_t> hashes) {
     }
 }
 
-}  // namespace
-
-std::vector<std::uint64_t> hash_rows(Table const& table, std::span<std::size_t const> columns, std::uint64_t seed) {
-    std::vector<std::uint64_t> hashes(table.num_rows(), seed);
+/// The hashes `hash_rows` describes, in a `Hashes` vector.
+template <typename Hashes>
+Hashes hash_rows_into(Table const& table, std::span<std::size_t const> columns, std::uint64_t seed) {
+    Hashes hashes(table.num_rows(), seed);
     for (auto const index : columns) {
         auto const& column = table.column(index);
         switch (column.type()) {
@@ -113,6 +113,16 @@ std::vector<std::uint64_t> hash_rows(Table const& table, std::span<std::size_t c
         }
     }
     return hashes;
+}
+
+}  // namespace
+
+std::vector<std::uint64_t> hash_rows(Table const& table, std::span<std::size_t const> columns, std::uint64_t seed) {
+    return hash_rows_into<std::vector<std::uint64_t>>(table, columns, seed);
+}
+
+ChargedRowHashes hash_rows_charged(Table const& table, std::span<std::size_t const> columns, std::uint64_t seed) {
+    return hash_rows_into<ChargedRowHashes>(table, columns, seed);
 }
 
 }  // namespace spillway::table

@@ -7,6 +7,7 @@
 #include <span>
 #include <vector>
 
+#include <spillway/memory/host_allocator.hpp>
 #include <spillway/table/table.hpp>
 
 namespace spillway::table {
@@ -43,6 +44,17 @@ inline constexpr std::uint64_t checksum_hash_seed = 0x5350494c4c574159;  // "SPI
 /// empty `columns` gives `seed` for every row.
 /// @throws InvalidArgument if a column index is out of range.
 [[nodiscard]] std::vector<std::uint64_t> hash_rows(
+    Table const& table, std::span<std::size_t const> columns, std::uint64_t seed = partition_hash_seed
+);
+
+/// Row hashes in storage charged to a HOST resource (`memory::HostAllocator`).
+using ChargedRowHashes = std::vector<std::uint64_t, memory::HostAllocator<std::uint64_t>>;
+
+/// `hash_rows`, in storage charged to the calling thread's current HOST
+/// resource (`memory::ScopedHostResource`), as the operators that hash a
+/// table's rows to match or group them keep them.
+/// @throws InvalidArgument as `hash_rows` does; what the resource throws.
+[[nodiscard]] ChargedRowHashes hash_rows_charged(
     Table const& table, std::span<std::size_t const> columns, std::uint64_t seed = partition_hash_seed
 );
 
