@@ -9,12 +9,15 @@
 #include <limits>
 #include <string_view>
 #include <numeric>
+#include <optional>
 #include <random>
 #include <vector>
 
 #include <xxhash.h>
 
 #include <common/error_matchers.hpp>
+#include <common/temporary_directory.hpp>
+#include <spillway/memory/buffer_resource.hpp>
 
 #include <gtest/gtest.h>
 
@@ -33,6 +36,25 @@ std::vector<std::size_t> all_columns(Table const& table) {
 }
 
 }  // namespace
+
+TEST(RowHash, ChargedHashesAreTheSameHashesChargedToTheCurrentHostResource) {
+    auto const table = random_table(10'000, 4, 0.1, 7);
+    auto const columns = all_columns(table);
+    spillway::test::TemporaryDirectory const root;
+    memory::MemoryConfig config;
+    config.spill_directory = root.path();
+    memory::BufferResource resource(config);
+    std::optional<ChargedRowHashes> charged;
+    {
+        memory::ScopedHostResource const scope(&resource);
+        charged = hash_rows_charged(table, columns, 11);
+    }
+    EXPECT_GE(resource.memory_used(memory::MemoryType::HOST), table.num_rows() * sizeof(std::uint64_t));
+    auto const hashes = hash_rows(table, columns, 11);
+    EXPECT_TRUE(std::equal(charged->begin(), charged->end(), hashes.begin(), hashes.end()));
+    charged.reset();
+    EXPECT_EQ(resource.memory_used(memory::MemoryType::HOST), 0U);
+}
 
 TEST(RowHash, IsXxh3ChainedThroughTheSeedAsDocumented) {
     TableBuilder builder(Schema({{"key", DataType::int64}, {"name", DataType::string}}));
