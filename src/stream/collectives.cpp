@@ -20,25 +20,50 @@ namespace {
 /// The key columns of a table of schema `schema`.
 using KeyColumns = std::function<std::vector<std::size_t>(table::Schema const& schema)>;
 
+/// Splits the rows of `table` by the hash of `key_columns` and inserts the
+/// pieces into `shuffler`; their memory is waited for without holding a thread.
+exec::Task<void> split_and_insert(
+    shuffle::Shuffler& shuffler, Context& context, table::Table const& table, std::vector<std::size_t> const& key_columns
+) {
+    auto const partition_of_row = table::partition_rows(table, key_columns, shuffler.total_partitions());
+    table::PackedSplit const split(table, partition_of_row, shuffler.total_partitions());
+    auto reservation =
+        co_await reserve_memory(context.resource(), context.executor(), table_shuffle::packed_pieces_size(split));
+    shuffler.insert(table_shuffle::pack_pieces(split, context.resource(), reservation));
+}
+
 /// The actor of `shuffle_tables` and `shuffle_tables_by_name`.
-Actor shuffle_tables_by(shuffle::Shuffler& shuffler, KeyColumns key_columns_of, Channel& input, Channel& output) {
+Actor shuffle_tables_by(
+    shuffle::Shuffler& shuffler, KeyColumns key_columns_of, Channel& input, Channel& output,
+    std::size_t min_split_bytes
+) {
     CloseAtExit closer{&input, &output};
     Context& context = input.context();
     memory::BufferResource& resource = context.resource();
-    std::size_t const partitions = shuffler.total_partitions();
-    while (std::optional<Message> message = co_await input.receive()) {
+    // Tables smaller than `min_split_bytes` wait, unpacked, for more.
+    std::vector<table::Table> gathered;
+    std::size_t gathered_bytes = 0;
+    for (bool more = true; more;) {
+        std::optional<Message> message = co_await input.receive();
+        more = message.has_value();
         std::optional<table::Table> table;
         {
             // No co_await inside: a scope ends on the thread that began it.
             memory::ScopedHostResource const scope(&resource);
-            table = unpack_table(*message);
+            if (message) {
+                gathered.push_back(unpack_table(*message));
+                gathered_bytes += gathered.back().byte_size();
+                message.reset();
+            }
+            if (!gathered.empty() && (gathered_bytes >= min_split_bytes || !more)) {
+                table = gathered.size() == 1 ? std::move(gathered.front()) : table::Table::concatenate(gathered);
+                gathered.clear();
+                gathered_bytes = 0;
+            }
         }
-        message.reset();
-        auto const partition_of_row = table::partition_rows(*table, key_columns_of(table->schema()), partitions);
-        table::PackedSplit const split(*table, partition_of_row, partitions);
-        // The pieces' memory is waited for without holding a thread.
-        auto reservation = co_await reserve_memory(resource, context.executor(), table_shuffle::packed_pieces_size(split));
-        shuffler.insert(table_shuffle::pack_pieces(split, resource, reservation));
+        if (table) {
+            co_await split_and_insert(shuffler, context, *table, key_columns_of(table->schema()));
+        }
     }
     shuffler.insert_finished();
     detail::PollBackoff backoff(context.executor());
@@ -64,15 +89,18 @@ Actor shuffle_tables_by(shuffle::Shuffler& shuffler, KeyColumns key_columns_of, 
 }  // namespace
 
 Actor shuffle_tables(
-    shuffle::Shuffler& shuffler, std::vector<std::size_t> key_columns, Channel& input, Channel& output
+    shuffle::Shuffler& shuffler, std::vector<std::size_t> key_columns, Channel& input, Channel& output,
+    std::size_t min_split_bytes
 ) {
     return shuffle_tables_by(
-        shuffler, [key_columns = std::move(key_columns)](table::Schema const&) { return key_columns; }, input, output
+        shuffler, [key_columns = std::move(key_columns)](table::Schema const&) { return key_columns; }, input, output,
+        min_split_bytes
     );
 }
 
 Actor shuffle_tables_by_name(
-    shuffle::Shuffler& shuffler, std::vector<std::string> key_names, Channel& input, Channel& output
+    shuffle::Shuffler& shuffler, std::vector<std::string> key_names, Channel& input, Channel& output,
+    std::size_t min_split_bytes
 ) {
     return shuffle_tables_by(
         shuffler,
@@ -83,7 +111,7 @@ Actor shuffle_tables_by_name(
             }
             return columns;
         },
-        input, output
+        input, output, min_split_bytes
     );
 }
 

@@ -73,17 +73,16 @@ stream::Channel& QueryPipeline::gather(stream::Channel& input) {
 }
 
 stream::Channel& QueryPipeline::shuffle(stream::Channel& input, std::vector<std::string> keys) {
-    // Small tables (a join's output, a selective scan's) are joined first,
+    // Small tables (a join's output, a selective scan's) are split together,
     // so that no partition's piece of one is a handful of rows.
-    auto& coalesced = channel();
-    actors_.push_back(query::coalesce_tables(
-        input, coalesced, min_shuffled_bytes(communicator_.buffer_resource(), config_.partitions)
-    ));
     auto& shuffled = channel();
     auto& shuffler = shufflers_.emplace_back(communicator_, next_op_id(), config_.partitions,
                                              communicator_.buffer_resource(), shuffle::PartitionOwner::round_robin,
                                              config_.shuffle);
-    actors_.push_back(stream::shuffle_tables_by_name(shuffler, std::move(keys), coalesced, shuffled));
+    actors_.push_back(stream::shuffle_tables_by_name(
+        shuffler, std::move(keys), input, shuffled,
+        min_shuffled_bytes(communicator_.buffer_resource(), config_.partitions)
+    ));
     return shuffled;
 }
 

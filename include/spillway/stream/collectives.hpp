@@ -18,7 +18,10 @@ namespace spillway::stream {
 /// message of `input` holds a table (`pack_table`); its rows are split by
 /// the hash of `key_columns` into `shuffler.total_partitions()` partitions,
 /// packed (`table_shuffle::pack_pieces`, into memory waited for with
-/// `reserve_memory`) and inserted into `shuffler`. At the end of the input it
+/// `reserve_memory`) and inserted into `shuffler`. Tables smaller than
+/// `min_split_bytes` (0: none) are kept, unpacked, until those kept reach
+/// it together (or the input ends), and are split as one table, so that no
+/// partition's piece of a small table is a handful of rows. At the end of the input it
 /// calls `insert_finished`, and then sends each of this rank's partitions,
 /// as it completes, to `output`: one message per chunk, in the shuffler's
 /// order, each a table (`unpack_table`) numbered by the partition, so that
@@ -38,7 +41,8 @@ namespace spillway::stream {
 /// @throws (from the actor) InvalidArgument as `table::partition_rows`;
 ///         the shuffle's errors; OutOfMemory as `reserve_memory`.
 [[nodiscard]] Actor shuffle_tables(
-    shuffle::Shuffler& shuffler, std::vector<std::size_t> key_columns, Channel& input, Channel& output
+    shuffle::Shuffler& shuffler, std::vector<std::size_t> key_columns, Channel& input, Channel& output,
+    std::size_t min_split_bytes = 0
 );
 
 /// As `shuffle_tables`, with the key columns named: each table's are looked
@@ -46,7 +50,8 @@ namespace spillway::stream {
 /// @throws (from the actor) InvalidArgument naming the columns there are if
 ///         a table has no column of a key's name; as `shuffle_tables`.
 [[nodiscard]] Actor shuffle_tables_by_name(
-    shuffle::Shuffler& shuffler, std::vector<std::string> key_names, Channel& input, Channel& output
+    shuffle::Shuffler& shuffler, std::vector<std::string> key_names, Channel& input, Channel& output,
+    std::size_t min_split_bytes = 0
 );
 
 /// An actor that runs one rank's part of an all-gather of messages: each
