@@ -41,6 +41,7 @@ constexpr shuffle::PartitionId partitions = 7;
 struct Received {
     std::map<std::uint64_t, table::TableChecksum> partitions;
     std::size_t misplaced = 0;
+    std::size_t messages = 0;
 };
 
 Actor collect(Context& context, Channel& input, Received& received) {
@@ -49,6 +50,7 @@ Actor collect(Context& context, Channel& input, Received& received) {
     while (std::optional<Message> message = co_await input.receive()) {
         memory::ScopedHostResource const scope(&context.resource());
         auto const table = unpack_table(*message);
+        ++received.messages;
         received.partitions[message->sequence] += table::TableChecksum::of(table);
         if (table.num_rows() > 0) {
             for (auto const partition : table::partition_rows(table, key, partitions)) {
@@ -72,7 +74,8 @@ struct ShuffleRun {
 /// With `by_name`, the key is named (`shuffle_tables_by_name`).
 ShuffleRun shuffle_over_ranks(
     table::TpchGenerator const& generator, comm::Rank ranks, std::size_t host_limit,
-    std::chrono::milliseconds reserve_timeout = std::chrono::seconds(30), bool by_name = false
+    std::chrono::milliseconds reserve_timeout = std::chrono::seconds(30), bool by_name = false,
+    std::size_t min_split_bytes = 0
 ) {
     std::vector<std::unique_ptr<TemporaryDirectory>> roots;
     std::vector<std::unique_ptr<memory::BufferResource>> owned;
@@ -101,8 +104,10 @@ ShuffleRun shuffle_over_ranks(
             actors.push_back(generate_lineitem(
                 context, generator, static_cast<std::size_t>(rank), static_cast<std::size_t>(ranks), tables
             ));
-            actors.push_back(by_name ? shuffle_tables_by_name(shuffler, {"l_orderkey"}, tables, shuffled)
-                                     : shuffle_tables(shuffler, std::vector<std::size_t>{0}, tables, shuffled));
+            actors.push_back(
+                by_name ? shuffle_tables_by_name(shuffler, {"l_orderkey"}, tables, shuffled, min_split_bytes)
+                        : shuffle_tables(shuffler, std::vector<std::size_t>{0}, tables, shuffled, min_split_bytes)
+            );
             actors.push_back(collect(context, shuffled, run.received[index]));
             try {
                 run_actors(context, std::move(actors));
@@ -163,6 +168,27 @@ TEST(ShuffleTablesByName, ShufflesByTheColumnsOfTheGivenNames) {
     Watchdog const watchdog("a streaming shuffle of 3 ranks by a named key");
     table::TpchGenerator const generator(0.005, 6, 500);
     expect_shuffled(generator, shuffle_over_ranks(generator, 3, 8 * mebibyte, std::chrono::seconds(30), true));
+}
+
+TEST(ShuffleTables, SmallTablesAreSplitTogetherIntoFewerChunks) {
+    Watchdog const watchdog("a streaming shuffle of 3 ranks splitting tables together");
+    // 30 chunks of about 250 KB: each rank's 10 tables are split one by one,
+    // or four at a time.
+    table::TpchGenerator const generator(0.01, 5, 500);
+    auto const messages = [](ShuffleRun const& run) {
+        std::size_t count = 0;
+        for (auto const& rank : run.received) {
+            count += rank.messages;
+        }
+        return count;
+    };
+    auto const one_by_one = shuffle_over_ranks(generator, 3, 8 * mebibyte);
+    expect_shuffled(generator, one_by_one);
+    EXPECT_EQ(messages(one_by_one), 3 * 10 * partitions);
+    auto const together =
+        shuffle_over_ranks(generator, 3, 8 * mebibyte, std::chrono::seconds(30), false, mebibyte);
+    expect_shuffled(generator, together);
+    EXPECT_EQ(messages(together), 3 * 3 * partitions) << "each rank splits 4, 4 and 2 tables";
 }
 
 TEST(ShuffleTables, ALimitBelowWhatTheShuffleWorksInFailsWithOutOfMemoryInsteadOfHanging) {
