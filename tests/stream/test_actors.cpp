@@ -1,13 +1,16 @@
-// Actors: run_actors, CloseAtExit, linearise and fanout, each on the
-// deterministic executor over many schedules, and on a real pool.
+// Actors: run_actors, CloseAtExit, linearise, fanout, route_by_sequence and
+// merge, each on the deterministic executor over many schedules, and on a
+// real pool.
 #include <spillway/stream/actor.hpp>
 #include <spillway/stream/fanout.hpp>
 #include <spillway/stream/lineariser.hpp>
 #include <spillway/stream/reserve_memory.hpp>
+#include <spillway/stream/routing.hpp>
 
 #include <common/error_matchers.hpp>
 #include <common/watchdog.hpp>
 
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -455,4 +458,142 @@ TEST(Fanout, CopiesWaitForMemoryInsteadOfOverbooking) {
     EXPECT_EQ(first_received, iota(8));
     EXPECT_EQ(second_received, iota(8));
     EXPECT_LE(memory.resource.peak_memory_used(memory::MemoryType::HOST), 3 * mebibyte);
+}
+
+TEST(RouteBySequence, SendsEachMessageToItsNumbersOutputInOrderInEverySchedule) {
+    for (std::uint64_t seed = 0; seed < 100; ++seed) {
+        StreamMemory memory;
+        RandomChooser chooser(seed);
+        DeterministicExecutor executor(chooser);
+        Context context(executor, memory.resource);
+        std::size_t const lanes = 1 + seed % 3;
+        // Each number twice in a row, as a partition's chunks come.
+        std::vector<std::uint64_t> sequences;
+        for (std::uint64_t sequence = 0; sequence < 20; ++sequence) {
+            sequences.insert(sequences.end(), 2, sequence);
+        }
+        Channel input(context, ChannelLimits{.messages = 1 + seed % 2});
+        std::vector<std::unique_ptr<Channel>> outputs;
+        std::vector<Channel*> output_pointers;
+        std::vector<std::vector<std::uint64_t>> received(lanes);
+        std::vector<Actor> actors;
+        actors.push_back(produce(context, sequences, input));
+        for (std::size_t lane = 0; lane < lanes; ++lane) {
+            outputs.push_back(std::make_unique<Channel>(context, ChannelLimits{.messages = 1}));
+            output_pointers.push_back(outputs.back().get());
+            actors.push_back(consume(*outputs.back(), received[lane]));
+        }
+        actors.push_back(route_by_sequence(input, output_pointers));
+        run_actors(context, std::move(actors));
+        for (std::size_t lane = 0; lane < lanes; ++lane) {
+            std::vector<std::uint64_t> expected;
+            std::copy_if(sequences.begin(), sequences.end(), std::back_inserter(expected),
+                         [&](std::uint64_t sequence) { return sequence % lanes == lane; });
+            ASSERT_EQ(received[lane], expected) << "seed " << seed << ", lane " << lane;
+        }
+        EXPECT_EQ(context.messages().size(), 0U);
+    }
+}
+
+TEST(RouteBySequence, StopsAndStopsItsProducerWhenAnOutputCloses) {
+    StreamMemory memory;
+    RandomChooser chooser(5);
+    DeterministicExecutor executor(chooser);
+    Context context(executor, memory.resource);
+    {
+        Channel input(context, ChannelLimits{.messages = 1});
+        Channel kept(context);
+        Channel closed(context);
+        closed.close();
+        std::vector<std::uint64_t> received;
+        std::vector<Actor> actors;
+        actors.push_back(produce(context, iota(1000), input));
+        actors.push_back(route_by_sequence(input, {&kept, &closed}));
+        actors.push_back(consume(kept, received));
+        run_actors(context, std::move(actors));  // the deterministic executor aborts on a hang
+        EXPECT_EQ(received, std::vector<std::uint64_t>{0}) << "message 1 found its output closed";
+        EXPECT_TRUE(input.closed() && kept.closed());
+    }
+    EXPECT_EQ(context.messages().size(), 0U);
+    EXPECT_EQ(memory.resource.memory_used(memory::MemoryType::HOST), 0U);
+}
+
+TEST(Merge, PassesEveryMessageOnceEachInputInItsOrderAndEndsAfterTheLastInputInEverySchedule) {
+    for (std::uint64_t seed = 0; seed < 200; ++seed) {
+        StreamMemory memory;
+        RandomChooser chooser(seed);
+        DeterministicExecutor executor(chooser);
+        Context context(executor, memory.resource);
+        std::size_t const producers = 1 + seed % 4;
+        std::vector<std::unique_ptr<Channel>> inputs;
+        std::vector<Channel*> input_pointers;
+        std::vector<Actor> actors;
+        // Producer p sends p, p + producers, ...: increasing, so that its order shows.
+        for (auto& hand : dealt(30, producers)) {
+            inputs.push_back(std::make_unique<Channel>(context, ChannelLimits{.messages = 1 + seed % 3}));
+            input_pointers.push_back(inputs.back().get());
+            actors.push_back(produce(context, hand, *inputs.back()));
+        }
+        Channel output(context, ChannelLimits{.messages = 1});
+        std::vector<std::uint64_t> received;
+        for (Actor& actor : merge(input_pointers, output)) {
+            actors.push_back(std::move(actor));
+        }
+        actors.push_back(consume(output, received));
+        run_actors(context, std::move(actors));
+        for (std::size_t producer = 0; producer < producers; ++producer) {
+            std::vector<std::uint64_t> from_producer;
+            std::copy_if(received.begin(), received.end(), std::back_inserter(from_producer),
+                         [&](std::uint64_t sequence) { return sequence % producers == producer; });
+            ASSERT_EQ(from_producer, dealt(30, producers)[producer]) << "seed " << seed;
+        }
+        ASSERT_EQ(received.size(), 30U) << "seed " << seed;
+        EXPECT_EQ(context.messages().size(), 0U);
+    }
+}
+
+TEST(Merge, LetsAFastInputThroughWhileASlowOneHasSentNothing) {
+    Watchdog const watchdog("merge of a fast and a stalled input");
+    exec::ThreadPool pool(exec::ThreadPool::Config{.threads = 2});
+    StreamMemory memory;
+    Context context(pool, memory.resource);
+    Channel fast(context);
+    Channel slow(context);
+    Channel output(context, ChannelLimits::unbounded());
+    exec::Event fast_done(pool);
+    std::vector<std::uint64_t> received;
+    std::vector<Actor> actors;
+    actors.push_back(produce(context, iota(20), fast));
+    for (Actor& actor : merge({&slow, &fast}, output)) {
+        actors.push_back(std::move(actor));
+    }
+    actors.push_back([](Channel& input, std::vector<std::uint64_t>& got, exec::Event& done) -> Actor {
+        CloseAtExit closer{&input};
+        while (got.size() < 20) {
+            std::optional<Message> message = co_await input.receive();
+            EXPECT_TRUE(message.has_value());
+            got.push_back(message->sequence);
+        }
+        done.set();
+        // The merge ends only once the slow input has ended too.
+        EXPECT_FALSE((co_await input.receive()).has_value());
+    }(output, received, fast_done));
+    actors.push_back([](Channel& input, exec::Event& done) -> Actor {
+        CloseAtExit closer{&input};
+        co_await done.wait();
+        EXPECT_FALSE(input.closed()) << "the merge's output was closed while an input was still open";
+    }(slow, fast_done));
+    run_actors(context, std::move(actors));
+    EXPECT_EQ(received, iota(20));
+}
+
+TEST(RouteBySequenceAndMerge, RejectNoChannelsAndAMergeIntoOneOfItsInputs) {
+    StreamMemory memory;
+    exec::ThreadPool pool(exec::ThreadPool::Config{.threads = 1});
+    Context context(pool, memory.resource);
+    Channel input(context);
+    EXPECT_THROW_WITH((void)route_by_sequence(input, {}), InvalidArgument, "at least one output");
+    EXPECT_THROW_WITH((void)merge({}, input), InvalidArgument, "at least one input");
+    Channel other(context);
+    EXPECT_THROW_WITH((void)merge({&other, &input}, input), InvalidArgument, "among its inputs");
 }
