@@ -80,7 +80,7 @@ Table ordered_between(Table const& orders, std::int32_t first, std::int32_t next
 
 /// The nations named `names`, as (`n_nationkey`, `alias` holding the name).
 template <std::size_t N>
-stream::Channel& nations(detail::QueryPipeline& pipeline, std::array<std::string_view, N> names, std::string alias) {
+detail::Flow& nations(detail::QueryPipeline& pipeline, std::array<std::string_view, N> names, std::string alias) {
     return pipeline.scan(
         TpchTable::nation, {"n_nationkey", "n_name"},
         [names, alias = std::move(alias)](Table const& nation) {
@@ -240,7 +240,7 @@ Table q5(detail::QueryPipeline& pipeline) {
     constexpr auto first = table::to_date32({1994, 1, 1});
     constexpr auto next = table::to_date32({1995, 1, 1});
     // Read twice: for the suppliers and for the customers.
-    auto const asian_nations = [&pipeline]() -> stream::Channel& {
+    auto const asian_nations = [&pipeline]() -> detail::Flow& {
         auto& asia = pipeline.scan(TpchTable::region, {"r_regionkey", "r_name"}, [](Table const& region) {
             ColumnExpression const columns[] = {query::column("r_regionkey")};
             return query::project(keep_strings(region, "r_name", std::array<std::string_view, 1>{"ASIA"}), columns);
@@ -358,7 +358,7 @@ Table q7(detail::QueryPipeline& pipeline) {
 /// holds "green", by supplier nation and year.
 Table q9(detail::QueryPipeline& pipeline) {
     // Read twice: once to filter the line items, once partsupp.
-    auto const green_parts = [&pipeline]() -> stream::Channel& {
+    auto const green_parts = [&pipeline]() -> detail::Flow& {
         return pipeline.scan(TpchTable::part, {"p_partkey", "p_name"}, [](Table const& part) {
             auto const& name = part.column("p_name");
             ColumnExpression const columns[] = {query::column("p_partkey")};

@@ -6,7 +6,8 @@
 
 #include <spillway/core/error.hpp>
 #include <spillway/stream/collectives.hpp>
-#include <spillway/stream/lineariser.hpp>
+#include <spillway/stream/fanout.hpp>
+#include <spillway/stream/routing.hpp>
 
 namespace spillway::tpch::detail {
 namespace {
@@ -37,42 +38,58 @@ stream::Channel& QueryPipeline::channel(stream::ChannelLimits limits) {
     return channels_.emplace_back(context_, limits);
 }
 
+Flow& QueryPipeline::flow(std::size_t lanes, stream::ChannelLimits limits) {
+    auto& made = flows_.emplace_back();
+    for (std::size_t lane = 0; lane < lanes; ++lane) {
+        made.lanes.push_back(&channel(limits));
+    }
+    return made;
+}
+
+stream::Channel& QueryPipeline::merged(Flow& input) {
+    if (input.lanes.size() == 1) {
+        return *input.lanes.front();
+    }
+    auto& output = channel();
+    for (auto& actor : stream::merge(input.lanes, output)) {
+        actors_.push_back(std::move(actor));
+    }
+    return output;
+}
+
 shuffle::OpId QueryPipeline::next_op_id() { return next_op_id_++; }
 
-stream::Channel& QueryPipeline::scan(table::TpchTable table, std::vector<std::string> columns,
-                                     stream::TableFunction function) {
+Flow& QueryPipeline::scan(table::TpchTable table, std::vector<std::string> columns, stream::TableFunction function) {
     // Each worker reads its chunks and filters them at once, so that only
-    // what passes is packed; a linearise puts the workers' results in order.
+    // what passes is packed.
     auto const rank = static_cast<std::size_t>(communicator_.rank());
     auto const ranks = static_cast<std::size_t>(communicator_.nranks());
     auto const shared_function = std::make_shared<stream::TableFunction const>(std::move(function));
     auto const shared_columns = std::make_shared<std::vector<std::string> const>(std::move(columns));
-    std::vector<stream::Channel*> parts;
+    auto& output = flows_.emplace_back();
     for (std::size_t worker = 0; worker < config_.workers; ++worker) {
-        auto& part = channel(stream::ChannelLimits{.messages = 2});
-        parts.push_back(&part);
+        auto& lane = channel(stream::ChannelLimits{.messages = 2});
+        output.lanes.push_back(&lane);
         actors_.push_back(query::send_tables(
-            part, source_.num_chunks(table),
+            lane, source_.num_chunks(table),
             [&source = source_, table, shared_function, shared_columns](std::size_t chunk) {
                 return (*shared_function)(source.chunk(table, chunk, *shared_columns));
             },
             rank + worker * ranks, ranks * config_.workers
         ));
     }
-    auto& output = channel();
-    actors_.push_back(stream::linearise(std::move(parts), output));
     return output;
 }
 
-stream::Channel& QueryPipeline::gather(stream::Channel& input) {
-    auto& gathered = channel();
+Flow& QueryPipeline::gather(Flow& input) {
+    auto& gathered = flow(1);
     auto& all_gather =
         gathers_.emplace_back(communicator_, next_op_id(), communicator_.buffer_resource(), config_.shuffle);
-    actors_.push_back(stream::all_gather(all_gather, input, gathered));
+    actors_.push_back(stream::all_gather(all_gather, merged(input), *gathered.lanes.front()));
     return gathered;
 }
 
-stream::Channel& QueryPipeline::shuffle(stream::Channel& input, std::vector<std::string> keys) {
+Flow& QueryPipeline::shuffle(Flow& input, std::vector<std::string> keys) {
     // Small tables (a join's output, a selective scan's) are split together,
     // so that no partition's piece of one is a handful of rows.
     auto& shuffled = channel();
@@ -80,42 +97,60 @@ stream::Channel& QueryPipeline::shuffle(stream::Channel& input, std::vector<std:
                                              communicator_.buffer_resource(), shuffle::PartitionOwner::round_robin,
                                              config_.shuffle);
     actors_.push_back(stream::shuffle_tables_by_name(
-        shuffler, std::move(keys), input, shuffled,
+        shuffler, std::move(keys), merged(input), shuffled,
         min_shuffled_bytes(communicator_.buffer_resource(), config_.partitions)
     ));
-    return shuffled;
-}
-
-stream::Channel& QueryPipeline::per_partition(stream::Channel& input, stream::TableFunction function) {
-    auto& output = channel();
-    actors_.push_back(query::apply_per_partition(input, output, std::move(function)));
+    // A partition's chunks come together: lanes that took only a few at a
+    // time would take turns rather than work side by side. Waiting chunks
+    // are spillable, as they were in the shuffler.
+    auto& output = flow(config_.workers, stream::ChannelLimits::unbounded());
+    actors_.push_back(stream::route_by_sequence(shuffled, output.lanes));
     return output;
 }
 
-stream::Channel& QueryPipeline::all(stream::Channel& input, stream::TableFunction function) {
-    auto& output = channel();
-    actors_.push_back(query::apply_to_all(input, output, std::move(function)));
+Flow& QueryPipeline::per_partition(Flow& input, stream::TableFunction function) {
+    auto& output = flow(input.lanes.size());
+    for (std::size_t lane = 0; lane < input.lanes.size(); ++lane) {
+        actors_.push_back(query::apply_per_partition(*input.lanes[lane], *output.lanes[lane], function));
+    }
     return output;
 }
 
-stream::Channel& QueryPipeline::broadcast_join(stream::Channel& build, stream::Channel& probe, query::JoinSpec spec) {
-    auto& output = channel();
-    actors_.push_back(query::broadcast_join(gather(build), probe, output, std::move(spec)));
+Flow& QueryPipeline::all(Flow& input, stream::TableFunction function) {
+    auto& output = flow(1);
+    actors_.push_back(query::apply_to_all(merged(input), *output.lanes.front(), std::move(function)));
     return output;
 }
 
-stream::Channel& QueryPipeline::partitioned_join(stream::Channel& build, stream::Channel& probe,
-                                                 query::JoinSpec spec) {
+Flow& QueryPipeline::broadcast_join(Flow& build, Flow& probe, query::JoinSpec spec) {
+    auto& gathered = gather(build);
+    auto& builds = probe.lanes.size() == 1 ? gathered : flow(probe.lanes.size());
+    if (&builds != &gathered) {
+        for (auto& actor : stream::fanout(*gathered.lanes.front(), builds.lanes, stream::FanoutPolicy::bounded)) {
+            actors_.push_back(std::move(actor));
+        }
+    }
+    auto& output = flow(probe.lanes.size());
+    for (std::size_t lane = 0; lane < probe.lanes.size(); ++lane) {
+        actors_.push_back(query::broadcast_join(*builds.lanes[lane], *probe.lanes[lane], *output.lanes[lane], spec));
+    }
+    return output;
+}
+
+Flow& QueryPipeline::partitioned_join(Flow& build, Flow& probe, query::JoinSpec spec) {
     auto& build_partitions = shuffle(build, spec.build_keys);
     auto& probe_partitions = shuffle(probe, spec.probe_keys);
-    auto& output = channel();
-    actors_.push_back(query::partitioned_join(build_partitions, probe_partitions, output, std::move(spec)));
+    auto& output = flow(config_.workers);
+    for (std::size_t lane = 0; lane < config_.workers; ++lane) {
+        actors_.push_back(query::partitioned_join(*build_partitions.lanes[lane], *probe_partitions.lanes[lane],
+                                                  *output.lanes[lane], spec));
+    }
     return output;
 }
 
-table::Table QueryPipeline::run(stream::Channel& output) {
+table::Table QueryPipeline::run(Flow& output) {
     table::Table result;
-    actors_.push_back(query::collect_table(output, result));
+    actors_.push_back(query::collect_table(merged(output), result));
     stream::run_actors(context_, std::move(actors_));
     return result;
 }
