@@ -79,7 +79,7 @@ class KeyColumns {
     /// keys, a null equal to a null. Requires: `check_comparable(other)`.
     [[nodiscard]] bool equal(std::size_t row, KeyColumns const& other, std::size_t other_row) const {
         for (std::size_t i = 0; i < columns_.size(); ++i) {
-            if (compare_values(*columns_[i], row, *other.columns_[i], other_row) != 0) {
+            if (!equal_values(*columns_[i], row, *other.columns_[i], other_row)) {
                 return false;
             }
         }
@@ -96,6 +96,27 @@ class KeyColumns {
     [[nodiscard]] std::size_t size() const noexcept { return columns_.size(); }
 
   private:
+    /// Whether value `a` of `left` equals value `b` of `right` (`compare_values`
+    /// gives 0), with one comparison. Requires: both columns have one type.
+    static bool equal_values(table::Column const& left, std::size_t a, table::Column const& right, std::size_t b) {
+        bool const a_null = left.is_null(a);
+        if (a_null || right.is_null(b)) {
+            return a_null && right.is_null(b);
+        }
+        switch (left.type()) {
+            case table::DataType::int32:
+            case table::DataType::date32: return left.values<std::int32_t>()[a] == right.values<std::int32_t>()[b];
+            case table::DataType::int64: return left.values<std::int64_t>()[a] == right.values<std::int64_t>()[b];
+            case table::DataType::float64: {
+                double const x = left.values<double>()[a];
+                double const y = right.values<double>()[b];
+                return x == y || (std::isnan(x) && std::isnan(y));
+            }
+            case table::DataType::string: return left.string(a) == right.string(b);
+        }
+        return false;
+    }
+
     /// -1, 0 or 1 as value `a` of `left` is before, equal to or after value
     /// `b` of `right`, nulls last. Requires: both columns have one type.
     static int compare_values(table::Column const& left, std::size_t a, table::Column const& right, std::size_t b) {
