@@ -54,30 +54,39 @@ Groups assign_groups(table::Table const& table, std::vector<std::size_t> const& 
             slots[slot] = group;
         }
     };
-    // The group of row `row`: the one whose first row has its key, or a new
-    // one in the empty slot the search ends at.
-    auto const group_of = [&](std::size_t row) {
-        auto const hash = hashes[row];
-        auto const mask = slots.size() - 1;
-        for (auto slot = hash & mask;; slot = (slot + 1) & mask) {
-            auto const group = slots[slot];
-            if (group == no_group) {
-                auto const added = static_cast<std::uint32_t>(group_hashes.size());
-                groups.first_row.push_back(static_cast<std::uint32_t>(row));
-                group_hashes.push_back(hash);
-                slots[slot] = added;
-                if (2 * group_hashes.size() > slots.size()) {
-                    grow();
+    // Each row's group: the one whose first row has its key by `same_keys`,
+    // or a new one in the empty slot the search ends at.
+    auto const assign = [&](auto same_keys) {
+        for (std::size_t row = 0; row < rows; ++row) {
+            auto const hash = hashes[row];
+            auto const mask = slots.size() - 1;
+            for (auto slot = hash & mask;; slot = (slot + 1) & mask) {
+                auto const group = slots[slot];
+                if (group == no_group) {
+                    auto const added = static_cast<std::uint32_t>(group_hashes.size());
+                    groups.first_row.push_back(static_cast<std::uint32_t>(row));
+                    group_hashes.push_back(hash);
+                    slots[slot] = added;
+                    if (2 * group_hashes.size() > slots.size()) {
+                        grow();
+                    }
+                    groups.of_row[row] = added;
+                    break;
                 }
-                return added;
-            }
-            if (group_hashes[group] == hash && key_columns.equal(row, key_columns, groups.first_row[group])) {
-                return group;
+                if (group_hashes[group] == hash && same_keys(row, groups.first_row[group])) {
+                    groups.of_row[row] = group;
+                    break;
+                }
             }
         }
     };
-    for (std::size_t row = 0; row < rows; ++row) {
-        groups.of_row[row] = group_of(row);
+    auto const& first_key = table.column(keys.front());
+    if (keys.size() == 1 && first_key.type() == table::DataType::int64 && first_key.null_count() == 0) {
+        // One int64 key, the usual grouping key: compared directly.
+        auto const* values = first_key.values<std::int64_t>().data();
+        assign([values](std::size_t row, std::size_t other) { return values[row] == values[other]; });
+    } else {
+        assign([&](std::size_t row, std::size_t other) { return key_columns.equal(row, key_columns, other); });
     }
     groups.count = group_hashes.size();
     return groups;

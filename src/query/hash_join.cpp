@@ -44,24 +44,41 @@ table::Table JoinHashTable::probe(table::Table const& probe, std::span<std::stri
 
     std::vector<std::uint32_t> probe_rows;
     std::vector<std::uint32_t> build_rows;
-    for (std::size_t row = 0; row < probe.num_rows(); ++row) {
-        bool matched = false;
-        if (!probe_keys.has_null(row)) {
-            for (auto candidate = buckets_[hashes[row] & mask]; candidate != no_row; candidate = next_[candidate]) {
-                if (hashes_[candidate] != hashes[row] || !probe_keys.equal(row, build_keys, candidate)) {
-                    continue;
+    // The rows of `probe` matched through `same_keys(row, candidate)`, for
+    // rows whose keys `probed(row)` lets through.
+    auto const match = [&](auto probed, auto same_keys) {
+        for (std::size_t row = 0; row < probe.num_rows(); ++row) {
+            bool matched = false;
+            if (probed(row)) {
+                auto const hash = hashes[row];
+                for (auto candidate = buckets_[hash & mask]; candidate != no_row; candidate = next_[candidate]) {
+                    if (hashes_[candidate] != hash || !same_keys(row, candidate)) {
+                        continue;
+                    }
+                    matched = true;
+                    if (kind != JoinKind::inner) {
+                        break;
+                    }
+                    probe_rows.push_back(static_cast<std::uint32_t>(row));
+                    build_rows.push_back(candidate);
                 }
-                matched = true;
-                if (kind != JoinKind::inner) {
-                    break;
-                }
+            }
+            if (kind != JoinKind::inner && matched == (kind == JoinKind::semi)) {
                 probe_rows.push_back(static_cast<std::uint32_t>(row));
-                build_rows.push_back(candidate);
             }
         }
-        if (kind != JoinKind::inner && matched == (kind == JoinKind::semi)) {
-            probe_rows.push_back(static_cast<std::uint32_t>(row));
-        }
+    };
+    auto const& probe_key = probe.column(probe_columns.front());
+    if (probe_columns.size() == 1 && probe_key.type() == table::DataType::int64 && probe_key.null_count() == 0) {
+        // One int64 key, the usual join key: compared directly. A build row
+        // with a null key is in no chain.
+        auto const* probe_values = probe_key.values<std::int64_t>().data();
+        auto const* build_values = build_.column(key_columns_.front()).values<std::int64_t>().data();
+        match([](std::size_t) { return true; },
+              [&](std::size_t row, std::uint32_t candidate) { return probe_values[row] == build_values[candidate]; });
+    } else {
+        match([&](std::size_t row) { return !probe_keys.has_null(row); },
+              [&](std::size_t row, std::uint32_t candidate) { return probe_keys.equal(row, build_keys, candidate); });
     }
 
     if (kind != JoinKind::inner) {

@@ -1,6 +1,8 @@
 // group_by checked against a map-based model, in one phase and in two.
 #include <spillway/query/group_by.hpp>
 
+#include <algorithm>
+#include <iterator>
 #include <map>
 
 #include <common/error_matchers.hpp>
@@ -91,6 +93,25 @@ TEST(GroupBy, GivesWhatAMapOfGroupsGivesInTheOrderKeysFirstAppearNullKeysAGroupO
         ASSERT_GT(expected.size(), 100U);
         EXPECT_EQ(rows_of(grouped), expected) << "seed " << seed;
     }
+}
+
+TEST(GroupBy, ByOneInt64KeyWithoutNullsGivesEachKeysCountAndSumInTheOrderKeysFirstAppear) {
+    auto const table = keyed_table(2000, 3, "t_", 0.0);
+    std::string const key[] = {"t_key"};
+    std::vector<Aggregate> const aggregates = {{AggregateKind::count, "", "rows"},
+                                               {AggregateKind::sum, "t_count", "sum_count"}};
+    std::vector<Row> expected;
+    for (auto const& row : rows_of(table)) {
+        auto found = std::find_if(expected.begin(), expected.end(), [&](Row const& group) { return group[0] == row[0]; });
+        if (found == expected.end()) {
+            expected.push_back({row[0], std::int64_t{0}, std::int64_t{0}});
+            found = std::prev(expected.end());
+        }
+        (*found)[1] = std::get<std::int64_t>(*(*found)[1]) + 1;
+        (*found)[2] = std::get<std::int64_t>(*(*found)[2]) + std::get<std::int64_t>(*row[2]);
+    }
+    ASSERT_EQ(expected.size(), 8U);
+    EXPECT_EQ(rows_of(group_by(table, key, aggregates)), expected);
 }
 
 TEST(GroupBy, PartialResultsOfChunksMergeIntoTheResultOfTheWholeTable) {
