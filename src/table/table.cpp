@@ -1,5 +1,7 @@
 #include <spillway/table/table.hpp>
 
+#include <utility>
+
 #include <algorithm>
 #include <cstring>
 #include <numeric>
@@ -40,6 +42,12 @@ Column const& Table::column(std::string_view name) const { return columns_[schem
 std::size_t Table::byte_size() const noexcept {
     return std::accumulate(columns_.begin(), columns_.end(), std::size_t{0},
                            [](std::size_t total, Column const& column) { return total + column.byte_size(); });
+}
+
+std::vector<Column> Table::release_columns() && noexcept {
+    schema_ = Schema();
+    num_rows_ = 0;
+    return std::exchange(columns_, {});
 }
 
 Table Table::slice(std::size_t begin, std::size_t count) const {

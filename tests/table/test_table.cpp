@@ -100,6 +100,18 @@ TEST(Table, TakeAndSelectCopyRowsAndColumnsInTheOrderGiven) {
     EXPECT_THROW_WITH(static_cast<void>(table.select(repeated)), InvalidArgument, "column 1 is selected twice");
 }
 
+TEST(Table, ReleasedColumnsAreTheTablesOwnBuffersAndLeaveItEmpty) {
+    auto table = random_table(500, 3);
+    auto const copy = table;
+    auto const* first_data = table.column(0).data_buffer().data();
+    auto columns = std::move(table).release_columns();
+    EXPECT_EQ(columns.front().data_buffer().data(), first_data) << "moved, not copied";
+    EXPECT_EQ(Table(copy.schema(), std::move(columns)), copy);
+    EXPECT_EQ(table.num_columns(), 0U);  // NOLINT(bugprone-use-after-move): left empty, as documented
+    EXPECT_EQ(table.num_rows(), 0U);
+    EXPECT_EQ(table.schema().size(), 0U);
+}
+
 TEST(TableBuilder, RejectsColumnsOfDifferentLengths) {
     TableBuilder builder(Schema({{"a", DataType::int32}, {"b", DataType::int32}}));
     builder.column(0).append(std::int32_t{1});

@@ -43,6 +43,9 @@ class Table {
     [[nodiscard]] Column const& column(std::string_view name) const;
     /// The bytes of every column's buffers together.
     [[nodiscard]] std::size_t byte_size() const noexcept;
+    /// The columns, moved out without a copy; the table is left without
+    /// columns or rows.
+    [[nodiscard]] std::vector<Column> release_columns() && noexcept;
 
     /// A copy of the `count` rows from `begin`.
     /// @throws InvalidArgument if `begin + count > num_rows()`.
