@@ -1,10 +1,14 @@
 #include "arrow_tables.hpp"
 
+#include <arrow/array.h>
 #include <arrow/c/bridge.h>
 #include <arrow/compute/cast.h>
 #include <arrow/compute/initialize.h>
 
+#include <cstring>
 #include <mutex>
+#include <optional>
+#include <vector>
 
 #include <spillway/core/error.hpp>
 #include <spillway/table/arrow_interop.hpp>
@@ -37,10 +41,92 @@ std::shared_ptr<arrow::DataType> readable_type(arrow::DataType const& type) {
     }
 }
 
+/// Whether `column` is a dictionary of strings with 32-bit indices, as the
+/// Parquet reader makes them: `decode_strings` reads those.
+bool is_string_dictionary(arrow::Array const& column) {
+    if (column.type_id() != arrow::Type::DICTIONARY) {
+        return false;
+    }
+    auto const& type = static_cast<arrow::DictionaryType const&>(*column.type());
+    return type.index_type()->id() == arrow::Type::INT32 && type.value_type()->id() == arrow::Type::STRING;
+}
+
+/// The strings of `column`, a dictionary (`is_string_dictionary`), each
+/// row's value copied out of the dictionary: about a third less time than
+/// Arrow's cast and the import after it.
+/// @throws CorruptData naming `what` if an index is outside the dictionary.
+table::Column decode_strings(arrow::DictionaryArray const& column, std::string const& what) {
+    auto const& dictionary = static_cast<arrow::StringArray const&>(*column.dictionary());
+    auto const* indices = static_cast<arrow::Int32Array const&>(*column.indices()).raw_values();
+    auto const rows = static_cast<std::size_t>(column.length());
+    auto const entries = static_cast<std::uint32_t>(dictionary.length());
+    table::ColumnBuffer validity;
+    if (column.null_count() > 0) {
+        validity.assign((rows + 7) / 8, std::byte{0});
+        for (std::size_t row = 0; row < rows; ++row) {
+            if (column.IsValid(static_cast<std::int64_t>(row))) {
+                validity[row / 8] |= std::byte{1} << (row % 8);
+            }
+        }
+    }
+    // A null row reads as entry `entries`, the empty string, whatever index it holds.
+    std::vector<std::int32_t> starts(entries + 1);
+    std::vector<std::int32_t> lengths(entries + 1, 0);
+    for (std::uint32_t entry = 0; entry < entries; ++entry) {
+        starts[entry] = dictionary.value_offset(entry);
+        lengths[entry] = dictionary.value_length(entry);
+    }
+    auto const entry_of = [&](std::size_t row) {
+        bool const valid = validity.empty() || (std::to_integer<unsigned>(validity[row / 8]) >> (row % 8) & 1U) != 0;
+        auto const entry = static_cast<std::uint32_t>(indices[row]);
+        SPILLWAY_EXPECTS(!valid || entry < entries,
+                         what << ": dictionary index " << indices[row] << " of a dictionary of " << entries,
+                         CorruptData);
+        return valid ? entry : entries;
+    };
+    table::ColumnBuffer offsets((rows + 1) * sizeof(std::int32_t));
+    auto* offset = reinterpret_cast<std::int32_t*>(offsets.data());
+    std::size_t characters = 0;
+    offset[0] = 0;
+    for (std::size_t row = 0; row < rows; ++row) {
+        characters += static_cast<std::size_t>(lengths[entry_of(row)]);
+        SPILLWAY_EXPECTS(characters <= table::Column::max_characters,
+                         what << ": more than " << table::Column::max_characters
+                              << " bytes of strings in one batch, the most a column holds",
+                         InvalidArgument);
+        offset[row + 1] = static_cast<std::int32_t>(characters);
+    }
+    table::ColumnBuffer text(characters);
+    auto const* values = dictionary.raw_data();
+    for (std::size_t row = 0; row < rows; ++row) {
+        auto const* from = values + starts[entry_of(row)];
+        auto* to = reinterpret_cast<std::uint8_t*>(text.data()) + offset[row];
+        auto const length = static_cast<std::size_t>(offset[row + 1] - offset[row]);
+        if (length <= 8) {  // flags and codes: a call to memcpy would cost more than the copy
+            for (std::size_t byte = 0; byte < length; ++byte) {
+                to[byte] = from[byte];
+            }
+        } else {
+            std::memcpy(to, from, length);
+        }
+    }
+    return table::Column::from_buffers(table::DataType::string, rows, std::move(validity), std::move(offsets),
+                                       std::move(text));
+}
+
 /// Registers Arrow's cast kernels once.
 void initialize_compute() {
     static std::once_flag once;
     std::call_once(once, [] { check(arrow::compute::Initialize(), "cannot initialize Arrow's compute functions"); });
+}
+
+/// The table of `batch`, whose columns have spillway's types, imported
+/// through the C Data Interface.
+table::Table import_batch(arrow::RecordBatch const& batch, std::string const& file) {
+    ArrowSchema schema;
+    ArrowArray array;
+    check(arrow::ExportRecordBatch(batch, &array, &schema), "'" + file + "': cannot hand rows over to spillway");
+    return table::import_table(&schema, &array);
 }
 
 }  // namespace
@@ -81,11 +167,20 @@ std::shared_ptr<arrow::Schema> to_arrow(table::Schema const& schema) {
 }
 
 table::Table to_table(arrow::RecordBatch const& batch, std::string const& file) {
+    // Dictionaries of strings are decoded here; the other columns are
+    // imported together through the C Data Interface.
+    std::vector<std::optional<table::Column>> decoded(static_cast<std::size_t>(batch.num_columns()));
     std::vector<std::shared_ptr<arrow::Array>> columns;
     std::vector<std::shared_ptr<arrow::Field>> fields;
     for (int index = 0; index < batch.num_columns(); ++index) {
         auto column = batch.column(index);
         auto const& field = batch.schema()->field(index);
+        if (is_string_dictionary(*column)) {
+            decoded[static_cast<std::size_t>(index)] = decode_strings(
+                static_cast<arrow::DictionaryArray const&>(*column), "'" + file + "': column '" + field->name() + "'"
+            );
+            continue;
+        }
         auto const type = readable_type(*column->type());
         SPILLWAY_EXPECTS(type != nullptr,
                          "'" << file << "': column '" << field->name() << "' has the type "
@@ -100,10 +195,19 @@ table::Table to_table(arrow::RecordBatch const& batch, std::string const& file) 
         columns.push_back(std::move(column));
     }
     auto const readable = arrow::RecordBatch::Make(arrow::schema(std::move(fields)), batch.num_rows(), columns);
-    ArrowSchema schema;
-    ArrowArray array;
-    check(arrow::ExportRecordBatch(*readable, &array, &schema), "'" + file + "': cannot hand rows over to spillway");
-    return table::import_table(&schema, &array);
+    if (columns.size() == decoded.size()) {
+        return import_batch(*readable, file);
+    }
+    auto imported = columns.empty() ? std::vector<table::Column>() : import_batch(*readable, file).release_columns();
+    std::vector<table::Field> schema;
+    std::vector<table::Column> all;
+    auto next_imported = imported.begin();
+    for (std::size_t index = 0; index < decoded.size(); ++index) {
+        auto column = decoded[index] ? std::move(*decoded[index]) : std::move(*next_imported++);
+        schema.push_back({batch.schema()->field(static_cast<int>(index))->name(), column.type()});
+        all.push_back(std::move(column));
+    }
+    return {table::Schema(std::move(schema)), std::move(all)};
 }
 
 std::shared_ptr<arrow::RecordBatch> to_record_batch(table::Table table) {

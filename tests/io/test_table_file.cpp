@@ -173,20 +173,25 @@ TEST(ParquetFile, RowGroupsAreBoundedByRowsAndByBytes) {
 }
 
 TEST(ParquetFile, StringsReadBackTheSameWhetherTheirPagesAreDictionaryEncodedOrNot) {
-    // Row group 0 holds four distinct values (a null among them), which the
-    // writer keeps in a dictionary; row group 1 distinct strings enough to
-    // overflow it, so that its later pages are plain.
+    // In row group 0, column s holds four distinct values (a null among
+    // them), which the writer keeps in a dictionary; in row group 1 distinct
+    // strings enough to overflow it, so that its later pages are plain.
+    // Columns of other types come before and after it.
     constexpr std::size_t group_rows = 40'000;
-    TableBuilder builder(Schema({{"s", DataType::string}}));
+    TableBuilder builder(Schema({{"n", DataType::int64}, {"s", DataType::string}, {"x", DataType::float64}}));
+    for (std::size_t row = 0; row < 2 * group_rows; ++row) {
+        builder.column(0).append(static_cast<std::int64_t>(row));
+        builder.column(2).append(static_cast<double>(row) / 4);
+    }
     for (std::size_t row = 0; row < group_rows; ++row) {
         if (row % 7 == 3) {
-            builder.column(0).append_null();
+            builder.column(1).append_null();
         } else {
-            builder.column(0).append(std::string_view("ANR").substr(row % 3, 1));
+            builder.column(1).append(std::string_view("ANR").substr(row % 3, 1));
         }
     }
     for (std::size_t row = 0; row < group_rows; ++row) {
-        builder.column(0).append("a distinct string, number " + std::to_string(row * 7919));
+        builder.column(1).append("a distinct string, number " + std::to_string(row * 7919));
     }
     auto const rows = builder.finish();
     test::TemporaryDirectory directory;
@@ -199,7 +204,7 @@ TEST(ParquetFile, StringsReadBackTheSameWhetherTheirPagesAreDictionaryEncodedOrN
     auto const metadata = parquet::ParquetFileReader::OpenFile(file.string())->metadata();
     ASSERT_EQ(metadata->num_row_groups(), 2);
     auto const plain_data_pages = [&](int group) {
-        auto const chunk = metadata->RowGroup(group)->ColumnChunk(0);
+        auto const chunk = metadata->RowGroup(group)->ColumnChunk(1);
         auto const& pages = chunk->encoding_stats();
         return std::count_if(pages.begin(), pages.end(), [](parquet::PageEncodingStats const& stats) {
             return stats.page_type == parquet::PageType::DATA_PAGE && stats.encoding == parquet::Encoding::PLAIN;
