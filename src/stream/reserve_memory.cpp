@@ -9,6 +9,9 @@ namespace spillway::stream {
 exec::Task<memory::MemoryReservation> reserve_memory(
     memory::BufferResource& resource, exec::Executor& executor, std::size_t size
 ) {
+    if (size == 0) {  // nothing to wait for, even over the limit
+        co_return resource.try_reserve(memory::MemoryType::HOST, 0);
+    }
     memory::HostAdmission admission(resource, size);
     detail::PollBackoff backoff(executor);
     while (true) {

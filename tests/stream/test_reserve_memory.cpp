@@ -43,6 +43,18 @@ TEST(ReserveMemory, ReservesAtOnceWhenThereIsRoomAndSpillsWhatIsMissing) {
     EXPECT_EQ(resource.memory_waiting(), 0U);
 }
 
+TEST(ReserveMemory, ZeroBytesAreReservedAtOnceFromTheResourceEvenWhenHostIsOverItsLimit) {
+    TemporaryDirectory root;
+    BufferResource resource(test_config(root, mebibyte));
+    exec::ThreadPool pool(exec::ThreadPool::Config{.threads = 1});
+    auto const overbooked = resource.reserve_and_spill(MemoryType::HOST, 2 * mebibyte, AllowOverbooking::yes);
+    ASSERT_GT(resource.memory_reserved(MemoryType::HOST), resource.memory_limit(MemoryType::HOST));
+    auto reservation = exec::sync_wait(pool, stream::reserve_memory(resource, pool, 0));
+    EXPECT_EQ(reservation.resource(), &resource);
+    EXPECT_EQ(reservation.size(), 0U);
+    EXPECT_EQ(resource.make_buffer(0, reservation).size(), 0U) << "an empty buffer of the resource";
+}
+
 TEST(ReserveMemory, WaitsWithoutHoldingItsThreadSoThatWorkOnTheSameThreadCanFreeMemory) {
     // One thread: the waiting coroutine and the one that frees the memory
     // share it. A request that blocked its thread would never see the memory

@@ -18,7 +18,9 @@ namespace spillway::stream {
 /// attempts (from 50 µs, doubling up to 2 ms) instead of blocking its
 /// thread, so the work that frees the memory can run on the same threads;
 /// meanwhile its bytes count in `resource.memory_waiting()`, and the
-/// periodic spill thread spills for them. It never overbooks.
+/// periodic spill thread spills for them. It never overbooks. A request of
+/// 0 bytes gets a reservation of `resource` at once, as `make_buffer` of an
+/// empty buffer needs, however full HOST is.
 ///
 /// Progress, not wall time, bounds the wait, as for `reserve_or_wait`
 /// (`memory::HostAdmission`).
