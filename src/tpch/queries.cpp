@@ -218,13 +218,15 @@ Table q4(detail::QueryPipeline& pipeline) {
                                   columns);
         }
     );
-    // A semi join keeps each order once, however many of its lines were late.
-    auto& late_orders =
-        pipeline.partitioned_join(late_lines, orders, {{"l_orderkey"}, {"o_orderkey"}, query::JoinKind::semi});
+    // The quarter's orders are few: they are broadcast, and only the late
+    // lines of those orders, with their priority, are shuffled by order, so
+    // that each order counts once however many of its lines were late.
+    auto& late_order_lines = pipeline.broadcast_join(orders, late_lines, {{"o_orderkey"}, {"l_orderkey"}});
+    static std::string const order_keys[] = {"l_orderkey", "o_orderpriority"};
     static std::string const keys[] = {"o_orderpriority"};
     static std::vector<Aggregate> const counts = {{AggregateKind::count, "", "order_count"}};
-    auto& partials = pipeline.per_partition(late_orders, [](Table const& rows) {
-        return query::group_by(rows, keys, counts);
+    auto& partials = pipeline.per_partition(pipeline.shuffle(late_order_lines, {"l_orderkey"}), [](Table const& rows) {
+        return query::group_by(query::group_by(rows, order_keys, {}), keys, counts);
     });
     auto& answer = pipeline.all(pipeline.gather(partials), [](Table const& all) {
         SortKey const order[] = {{"o_orderpriority"}};
