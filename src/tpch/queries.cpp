@@ -288,9 +288,11 @@ Table q5(detail::QueryPipeline& pipeline) {
         }
     );
     auto& supplied = pipeline.broadcast_join(suppliers, lineitems, {{"s_suppkey"}, {"l_suppkey"}});
-    // Joining on the nation too keeps the lines whose supplier shares the customer's nation.
-    auto& local = pipeline.partitioned_join(orders, supplied,
-                                            {{"o_orderkey", "c_nationkey"}, {"l_orderkey", "s_nationkey"}});
+    // A year's orders of one region are few: they are broadcast too.
+    // Joining on the nation as well keeps the lines whose supplier shares
+    // the customer's nation.
+    auto& local = pipeline.broadcast_join(orders, supplied,
+                                          {{"o_orderkey", "c_nationkey"}, {"l_orderkey", "s_nationkey"}});
     static std::string const keys[] = {"n_name"};
     static std::vector<Aggregate> const sums = {{AggregateKind::sum, "revenue", "revenue"}};
     auto& partials =
