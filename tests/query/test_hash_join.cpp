@@ -67,6 +67,11 @@ TEST(HashJoin, InnerSemiAndAntiJoinsGiveWhatANestedLoopJoinGivesOnOneAndTwoKeys)
             std::string const two_probe[] = {"p_tag", "p_key"};
             auto const two = hash_join(build, two_build, probe, two_probe, kind);
             EXPECT_EQ(rows_of(two), nested_loop_join(build, {1, 0}, probe, {1, 0}, kind)) << "seed " << seed;
+
+            std::string const integers_build[] = {"b_day", "b_key"};
+            std::string const integers_probe[] = {"p_day", "p_key"};
+            auto const integers = hash_join(build, integers_build, probe, integers_probe, kind);
+            EXPECT_EQ(rows_of(integers), nested_loop_join(build, {4, 0}, probe, {4, 0}, kind)) << "seed " << seed;
             if (kind == JoinKind::inner) {
                 EXPECT_EQ(two.schema().to_string(),
                           "p_key:int64, p_tag:string, p_count:int32, p_amount:float64, p_day:date32, "
