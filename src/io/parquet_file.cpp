@@ -10,8 +10,8 @@
 
 #include <algorithm>
 #include <numeric>
-#include <span>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
