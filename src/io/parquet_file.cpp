@@ -18,6 +18,7 @@
 
 #include <spillway/core/error.hpp>
 #include <spillway/io/parquet_row_groups.hpp>
+#include <spillway/table/row_hash.hpp>
 
 #include "arrow_memory.hpp"
 #include "arrow_output_file.hpp"
@@ -194,44 +195,73 @@ class ParquetFileReader final : public TableFileReader {
 constexpr std::uint64_t min_page_bytes = std::uint64_t{8} << 10;
 constexpr std::uint64_t max_page_bytes = std::uint64_t{1} << 20;  // the library's default
 
+/// The contiguous rows `keeps_coming_new` looks at, and the least it needs.
+constexpr std::size_t distinct_sample_rows = 4096;
+constexpr std::size_t min_distinct_sample_rows = 1024;
+
+/// The number of distinct values among `hashes`.
+std::size_t distinct(std::vector<std::uint64_t> hashes) {
+    std::ranges::sort(hashes);
+    return static_cast<std::size_t>(std::ranges::unique(hashes).begin() - hashes.begin());
+}
+
+/// Whether the values of column `index` keep coming new, judged by the
+/// first rows of `table`: twice the rows hold at least 1.8 times the
+/// distinct values, as for keys, prices and free text, not for dates or
+/// codes. A dictionary of such a column keeps growing with the row group,
+/// and saves little against plain pages and the codec, or outgrows its page,
+/// and the library then falls back to plain pages, having built the
+/// dictionary for nothing. False with too few rows to tell.
+bool keeps_coming_new(table::Table const& table, std::size_t index) {
+    auto const rows = std::min(table.num_rows(), distinct_sample_rows);
+    if (rows < min_distinct_sample_rows) {
+        return false;
+    }
+    std::size_t const column[] = {index};
+    auto const hashes = table::hash_rows(table.slice(0, rows), column);
+    auto const in_half = distinct({hashes.begin(), hashes.begin() + static_cast<std::ptrdiff_t>(rows / 2)});
+    return 10 * distinct(hashes) >= 18 * in_half;
+}
+
 /// Writes a Parquet file, appending each table to the open row group and
 /// closing it at `row_group_rows` rows (the library's own limit) or
-/// `row_group_bytes` bytes of column data.
+/// `row_group_bytes` bytes of column data. Columns are dictionary encoded,
+/// but for those whose first rows written keep coming with new values
+/// (`keeps_coming_new`): the library's writer is opened at the first write,
+/// to look at them.
 class ParquetFileWriter final : public TableFileWriter {
   public:
     ParquetFileWriter(std::filesystem::path const& path, table::Schema schema, WriteOptions const& options)
         : file_(path, "cannot create Parquet file '" + path.string() + "'"),
           schema_(std::move(schema)),
           row_group_bytes_(options.row_group_bytes) {
-        parquet::WriterProperties::Builder properties;
-        properties.compression(compression_of(options.compression, "none,zstd,lz4,snappy,gzip", true));
+        properties_.compression(compression_of(options.compression, "none,zstd,lz4,snappy,gzip", true));
         if (options.compression_level) {
-            properties.compression_level(*options.compression_level);
+            properties_.compression_level(*options.compression_level);
         }
-        properties.max_row_group_length(static_cast<std::int64_t>(std::max<std::uint64_t>(options.row_group_rows, 1)));
+        properties_.max_row_group_length(
+            static_cast<std::int64_t>(std::max<std::uint64_t>(options.row_group_rows, 1))
+        );
         // Each column's writer buffers a data page and a dictionary of up to
         // these sizes besides the row group's encoded pages: a share of the
         // row group's budget, so that many open files stay within theirs.
         auto const page_bytes = static_cast<std::int64_t>(std::clamp<std::uint64_t>(
             options.row_group_bytes / (4 * std::max<std::size_t>(schema_.size(), 1)), min_page_bytes, max_page_bytes));
-        properties.data_pagesize(page_bytes);
-        properties.memory_pool(arrow_memory_pool());
-        properties.dictionary_pagesize_limit(page_bytes);
+        properties_.data_pagesize(page_bytes);
+        properties_.memory_pool(arrow_memory_pool());
+        properties_.dictionary_pagesize_limit(page_bytes);
         if (options.statistics) {
-            properties.enable_statistics();
+            properties_.enable_statistics();
         } else {
-            properties.disable_statistics();
+            properties_.disable_statistics();
         }
-        auto const what = "cannot create Parquet file '" + path.string() + "'";
-        writer_ = guarded(what, [&] {
-            return value_of(parquet::arrow::FileWriter::Open(*to_arrow(schema_), arrow_memory_pool(),
-                                                             file_.stream(), properties.build()),
-                            what);
-        });
     }
 
     void write(table::Table table) override {
         check_writable(table, schema_, file_.closed(), file_.path());
+        if (writer_ == nullptr) {
+            open(&table);
+        }
         auto const bytes = table.byte_size();
         auto const what = "cannot write to '" + file_.path().string() + "'";
         guarded(what, [&] {
@@ -245,16 +275,36 @@ class ParquetFileWriter final : public TableFileWriter {
     }
 
     void close() override {
+        if (writer_ == nullptr && !file_.closed()) {
+            open(nullptr);
+        }
         file_.close([&](std::string const& what) { guarded(what, [&] { check(writer_->Close(), what); }); });
     }
 
     [[nodiscard]] std::uint64_t bytes_written() const noexcept override { return file_.bytes_written(); }
 
   private:
+    /// Opens the library's writer, choosing the columns to encode without a
+    /// dictionary by the rows of `first` (all with one if null).
+    void open(table::Table const* first) {
+        for (std::size_t index = 0; first != nullptr && index < schema_.size(); ++index) {
+            if (keeps_coming_new(*first, index)) {
+                properties_.disable_dictionary(schema_.field(index).name);
+            }
+        }
+        auto const what = "cannot create Parquet file '" + file_.path().string() + "'";
+        writer_ = guarded(what, [&] {
+            return value_of(parquet::arrow::FileWriter::Open(*to_arrow(schema_), arrow_memory_pool(),
+                                                             file_.stream(), properties_.build()),
+                            what);
+        });
+    }
+
     ArrowOutputFile file_;
     table::Schema schema_;
     std::uint64_t row_group_bytes_;
-    std::unique_ptr<parquet::arrow::FileWriter> writer_;
+    parquet::WriterProperties::Builder properties_;  ///< what `open` opens the library's writer with
+    std::unique_ptr<parquet::arrow::FileWriter> writer_;  ///< opened by the first write, or by `close`
     std::uint64_t group_bytes_ = 0;  ///< column data written into the open row group
 };
 

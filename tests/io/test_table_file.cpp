@@ -224,6 +224,46 @@ TEST(ParquetFile, StringsReadBackTheSameWhetherTheirPagesAreDictionaryEncodedOrN
     EXPECT_EQ(Table::concatenate(batches), rows.slice(0, group_rows));
 }
 
+TEST(ParquetFile, AColumnWhoseFirstRowsKeepComingNewIsWrittenWithoutADictionary) {
+    // `key` is new in every row, `order` in every fourth (as an order's line
+    // items), `day` one of 300 and `flag` one of 3: only the first two keep
+    // coming new, doubling their distinct values with the rows.
+    auto const rows_of = [](std::size_t count) {
+        TableBuilder builder(Schema({{"key", DataType::int64},
+                                     {"order", DataType::int64},
+                                     {"day", DataType::date32},
+                                     {"flag", DataType::string}}));
+        for (std::size_t row = 0; row < count; ++row) {
+            builder.column(0).append(static_cast<std::int64_t>(row * 7919 % 1'000'003));
+            builder.column(1).append(static_cast<std::int64_t>(row / 4));
+            builder.column(2).append(static_cast<std::int32_t>(row * 37 % 300));
+            builder.column(3).append(std::string_view("ANR").substr(row % 3, 1));
+        }
+        return builder.finish();
+    };
+    auto const dictionary_pages = [](std::filesystem::path const& file) {
+        auto const metadata = parquet::ParquetFileReader::OpenFile(file.string())->metadata();
+        auto const group = metadata->RowGroup(0);
+        std::vector<bool> pages;
+        for (int column = 0; column < group->num_columns(); ++column) {
+            pages.push_back(group->ColumnChunk(column)->has_dictionary_page());
+        }
+        return pages;
+    };
+    test::TemporaryDirectory directory;
+    auto const write = [&](std::string const& name, Table const& rows) {
+        auto const file = directory.path() / name;
+        auto writer = create_table_file(file, FileFormat::parquet, rows.schema());
+        writer->write(rows.slice(0, rows.num_rows()));
+        writer->close();
+        EXPECT_EQ(read_all(file, FileFormat::parquet), rows) << name;
+        return file;
+    };
+    EXPECT_EQ(dictionary_pages(write("many.parquet", rows_of(20'000))), (std::vector<bool>{false, false, true, true}));
+    // Under 1024 rows there is too little to tell: every column has a dictionary.
+    EXPECT_EQ(dictionary_pages(write("few.parquet", rows_of(1000))), (std::vector<bool>{true, true, true, true}));
+}
+
 TEST(ParquetFile, ALargeRowGroupIsReadInBatchesOfAtMost65536Rows) {
     test::TemporaryDirectory directory;
     auto const file = directory.path() / "large.parquet";

@@ -98,8 +98,10 @@ struct WriteOptions {
 /// Writes tables of one schema to a file of one format. Parquet files get
 /// row groups of at most `row_group_rows` rows (fewer once
 /// `row_group_bytes` is reached), with statistics, in the compression asked
-/// for; Arrow IPC files one record batch per `write`; CSV the rows as
-/// `io::append_csv_rows` formats them.
+/// for, each column dictionary encoded unless its values keep coming new in
+/// the first rows written (keys, prices, free text); Arrow IPC files one
+/// record batch per `write`; CSV the rows as `io::append_csv_rows` formats
+/// them.
 ///
 /// Thread safety: externally synchronized.
 class TableFileWriter {
