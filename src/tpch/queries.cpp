@@ -574,6 +574,7 @@ void check_implemented(int number) {
 Table run_query(int number, comm::Communicator& communicator, exec::Executor& executor, TableSource const& source,
                 QueryConfig const& config, shuffle::OpId first_op_id) {
     check_implemented(number);
+    SPILLWAY_EXPECTS(config.workers > 0, "a query needs at least one worker (QueryConfig::workers)", InvalidArgument);
     detail::QueryPipeline pipeline(communicator, executor, source, config, first_op_id);
     switch (number) {
         case 1: return q1(pipeline);

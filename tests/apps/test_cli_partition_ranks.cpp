@@ -166,8 +166,23 @@ TEST_F(CliPartitionRanks, UnderASmallLimitTheShuffleSpillsAndTheFilesAreStillTho
     auto const input = write_parquet("keyed.parquet", keyed_rows(1'500'000), 100'000);
     auto const one = partition({"-i", input.string(), "-k", "key", "--partitions", "8", "-o", path("one").string()});
     ASSERT_EQ(one.exit_code, 0) << one.err;
-    auto const two = partition({"-i", input.string(), "-k", "key", "--partitions", "8", "--ranks", "2",
-                                "--memory-limit", "72MiB", "--threads", "1", "-o", path("two").string()});
+    // The least limit the job runs in, as a limit below it says: there the
+    // ranks' received rows do not all fit.
+    std::vector<std::string> const on_two_ranks = {"-i", input.string(), "-k", "key", "--partitions", "8",
+                                                   "--ranks", "2", "--threads", "1"};
+    auto too_small = on_two_ranks;
+    too_small.insert(too_small.end(), {"--memory-limit", "1MiB", "-o", path("too-small").string()});
+    auto const refused = partition(too_small);
+    ASSERT_EQ(refused.exit_code, 2) << refused.err;
+    std::string const needs = "it needs at least ";
+    auto const from = refused.err.find(needs);
+    ASSERT_NE(from, std::string::npos) << refused.err;
+    auto const to = refused.err.find(" MiB", from);
+    ASSERT_NE(to, std::string::npos) << refused.err;
+    auto const least = refused.err.substr(from + needs.size(), to - from - needs.size()) + "MiB";
+    auto at_least = on_two_ranks;
+    at_least.insert(at_least.end(), {"--memory-limit", least, "-o", path("two").string()});
+    auto const two = partition(at_least);
     ASSERT_EQ(two.exit_code, 0) << two.err;
     auto const summary = two.summary();
     EXPECT_EQ(summary.at("verified"), true);

@@ -224,3 +224,14 @@ TEST(TpchQueries, AQueryThatIsNotImplementedIsRejected) {
     EXPECT_THROW_WITH((void)tpch::run_query(2, *group[0], pool, tpch::generated_tables(generator), {}),
                       InvalidArgument, "query 2 is not implemented");
 }
+
+TEST(TpchQueries, AConfigWithoutWorkersIsRejected) {
+    test::StreamMemory memory;
+    auto group = comm::LocalCommunicator::make_group(std::vector<memory::BufferResource*>{&memory.resource});
+    exec::ThreadPool pool(exec::ThreadPool::Config{.threads = 1});
+    table::TpchGenerator const generator(0.001);
+    tpch::QueryConfig config;
+    config.workers = 0;
+    EXPECT_THROW_WITH((void)tpch::run_query(1, *group[0], pool, tpch::generated_tables(generator), config),
+                      InvalidArgument, "at least one worker");
+}

@@ -35,7 +35,10 @@ struct TableSource {
 
 /// How a rank runs a query.
 struct QueryConfig {
-    /// Actors that filter and project tables at once, per scan.
+    /// The lanes of the pipeline: actors that read, filter and project
+    /// chunks at once, per scan, and the actors of each operator after a
+    /// scan or a shuffle, side by side (a shuffle's partition p in lane
+    /// p % workers). At least 1.
     std::size_t workers = 2;
     /// Partitions of each hash shuffle, across all ranks. A partitioned
     /// join holds one build partition in memory at a time, so more
@@ -68,7 +71,8 @@ void check_implemented(int number);
 /// join waits for can spill; the tables an operator works on at once must
 /// fit. The collectives use op ids from `first_op_id` up, at most 16. The
 /// answer's storage is the resource's too: destroy it before the resource.
-/// @throws InvalidArgument if `number` is not one of `implemented_queries()`.
+/// @throws InvalidArgument if `number` is not one of `implemented_queries()`,
+///         or `config.workers` is 0.
 /// @throws OutOfMemory if the tables the query works on at once do not fit
 ///         in the resource's HOST limit within its reserve timeout.
 /// @throws the errors of the collectives and of reading the source.
