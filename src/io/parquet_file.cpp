@@ -201,8 +201,8 @@ constexpr std::size_t min_distinct_sample_rows = 1024;
 
 /// The number of distinct values among `hashes`.
 std::size_t distinct(std::vector<std::uint64_t> hashes) {
-    std::ranges::sort(hashes);
-    return static_cast<std::size_t>(std::ranges::unique(hashes).begin() - hashes.begin());
+    std::sort(hashes.begin(), hashes.end());
+    return static_cast<std::size_t>(std::unique(hashes.begin(), hashes.end()) - hashes.begin());
 }
 
 /// Whether the values of column `index` keep coming new, judged by the
