@@ -83,7 +83,7 @@ std::string const group_keys[] = {"t_key", "t_day"};
 
 TEST(GroupBy, GivesWhatAMapOfGroupsGivesInTheOrderKeysFirstAppearNullKeysAGroupOfTheirOwn) {
     for (std::uint64_t seed = 0; seed < 6; ++seed) {
-        // Every other table has no nulls (its integer keys take their own path).
+        // Every other table has no nulls.
         auto const table = keyed_table(2000, seed, "t_", seed % 2 == 0 ? 0.15 : 0.0);
         auto const aggregates = every_aggregate();
         auto const grouped = group_by(table, group_keys, aggregates);
