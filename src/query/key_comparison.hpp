@@ -112,9 +112,26 @@ class KeyColumns {
                 double const y = right.values<double>()[b];
                 return x == y || (std::isnan(x) && std::isnan(y));
             }
-            case table::DataType::string: return left.string(a) == right.string(b);
+            case table::DataType::string: return equal_strings(left.string(a), right.string(b));
         }
         return false;
+    }
+
+    /// Whether `x` and `y` hold the same bytes; those of up to 8 bytes (flags,
+    /// codes) compared in place rather than by a call to `memcmp`.
+    static bool equal_strings(std::string_view x, std::string_view y) noexcept {
+        if (x.size() != y.size()) {
+            return false;
+        }
+        if (x.size() > 8) {
+            return x == y;
+        }
+        for (std::size_t i = 0; i < x.size(); ++i) {
+            if (x[i] != y[i]) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /// -1, 0 or 1 as value `a` of `left` is before, equal to or after value
