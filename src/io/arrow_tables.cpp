@@ -4,6 +4,7 @@
 #include <arrow/c/bridge.h>
 #include <arrow/compute/cast.h>
 #include <arrow/compute/initialize.h>
+#include <arrow/util/bitmap_ops.h>
 
 #include <cstring>
 #include <mutex>
@@ -63,11 +64,8 @@ table::Column decode_strings(arrow::DictionaryArray const& column, std::string c
     table::ColumnBuffer validity;
     if (column.null_count() > 0) {
         validity.assign((rows + 7) / 8, std::byte{0});
-        for (std::size_t row = 0; row < rows; ++row) {
-            if (column.IsValid(static_cast<std::int64_t>(row))) {
-                validity[row / 8] |= std::byte{1} << (row % 8);
-            }
-        }
+        arrow::internal::CopyBitmap(column.null_bitmap_data(), column.offset(), column.length(),
+                                    reinterpret_cast<std::uint8_t*>(validity.data()), 0);
     }
     // A null row reads as entry `entries`, the empty string, whatever index it holds.
     std::vector<std::int32_t> starts(entries + 1);
