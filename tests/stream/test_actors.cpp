@@ -64,6 +64,50 @@ std::vector<std::vector<std::uint64_t>> dealt(std::size_t count, std::size_t pro
     return hands;
 }
 
+/// The numbers of `sequences` that leave `residue` divided by `modulus`, in order.
+std::vector<std::uint64_t> with_residue(std::vector<std::uint64_t> const& sequences, std::size_t modulus,
+                                        std::size_t residue) {
+    std::vector<std::uint64_t> kept;
+    std::copy_if(sequences.begin(), sequences.end(), std::back_inserter(kept),
+                 [&](std::uint64_t sequence) { return sequence % modulus == residue; });
+    return kept;
+}
+
+/// Channels of one test, owned together, and the pointers actors take.
+struct Channels {
+    std::vector<std::unique_ptr<Channel>> owned;
+    std::vector<Channel*> pointers;
+
+    /// A new channel of `limits` in `context`.
+    Channel& add(Context& context, ChannelLimits limits) {
+        owned.push_back(std::make_unique<Channel>(context, limits));
+        pointers.push_back(owned.back().get());
+        return *owned.back();
+    }
+};
+
+/// A channel of `limits` for each hand of `hands`, fed by a producer of
+/// that hand, which joins `actors`.
+Channels produced_channels(Context& context, std::vector<std::vector<std::uint64_t>> const& hands,
+                           ChannelLimits limits, std::vector<Actor>& actors) {
+    Channels channels;
+    for (auto const& hand : hands) {
+        actors.push_back(produce(context, hand, channels.add(context, limits)));
+    }
+    return channels;
+}
+
+/// `received.size()` channels of `limits`, channel i drained into
+/// `received[i]` by a consumer, which joins `actors`.
+Channels consumed_channels(Context& context, std::vector<std::vector<std::uint64_t>>& received,
+                           ChannelLimits limits, std::vector<Actor>& actors) {
+    Channels channels;
+    for (auto& into : received) {
+        actors.push_back(consume(channels.add(context, limits), into));
+    }
+    return channels;
+}
+
 }  // namespace
 
 TEST(Linearise, MergesProducersBackIntoSequenceOrderInEverySchedule) {
@@ -73,17 +117,12 @@ TEST(Linearise, MergesProducersBackIntoSequenceOrderInEverySchedule) {
         DeterministicExecutor executor(chooser);
         Context context(executor, memory.resource);
         std::size_t const producers = 1 + seed % 4;
-        std::vector<std::unique_ptr<Channel>> inputs;
-        std::vector<Channel*> input_pointers;
         std::vector<Actor> actors;
-        for (auto& hand : dealt(30, producers)) {
-            inputs.push_back(std::make_unique<Channel>(context, ChannelLimits{.messages = 1 + seed % 3}));
-            input_pointers.push_back(inputs.back().get());
-            actors.push_back(produce(context, hand, *inputs.back()));
-        }
+        auto const inputs =
+            produced_channels(context, dealt(30, producers), ChannelLimits{.messages = 1 + seed % 3}, actors);
         Channel output(context, ChannelLimits{.messages = 2});
         std::vector<std::uint64_t> received;
-        actors.push_back(linearise(input_pointers, output));
+        actors.push_back(linearise(inputs.pointers, output));
         actors.push_back(consume(output, received));
         run_actors(context, std::move(actors));
         ASSERT_EQ(received, iota(30)) << "seed " << seed;
@@ -327,18 +366,11 @@ TEST(Fanout, GivesEveryOutputEveryMessageInOrderInEverySchedule) {
             DeterministicExecutor executor(chooser);
             Context context(executor, memory.resource);
             Channel input(context, ChannelLimits{.messages = 2});
-            std::vector<std::unique_ptr<Channel>> outputs;
-            std::vector<Channel*> output_pointers;
-            std::size_t const count = 1 + seed % 3;
-            std::vector<std::vector<std::uint64_t>> received(count);
+            std::vector<std::vector<std::uint64_t>> received(1 + seed % 3);
             std::vector<Actor> actors;
             actors.push_back(produce(context, iota(20), input));
-            for (std::size_t index = 0; index < count; ++index) {
-                outputs.push_back(std::make_unique<Channel>(context, ChannelLimits{.messages = 1}));
-                output_pointers.push_back(outputs.back().get());
-                actors.push_back(consume(*outputs.back(), received[index]));
-            }
-            for (Actor& actor : fanout(input, output_pointers, policy)) {
+            auto const outputs = consumed_channels(context, received, ChannelLimits{.messages = 1}, actors);
+            for (Actor& actor : fanout(input, outputs.pointers, policy)) {
                 actors.push_back(std::move(actor));
             }
             run_actors(context, std::move(actors));
@@ -473,23 +505,14 @@ TEST(RouteBySequence, SendsEachMessageToItsNumbersOutputInOrderInEverySchedule) 
             sequences.insert(sequences.end(), 2, sequence);
         }
         Channel input(context, ChannelLimits{.messages = 1 + seed % 2});
-        std::vector<std::unique_ptr<Channel>> outputs;
-        std::vector<Channel*> output_pointers;
         std::vector<std::vector<std::uint64_t>> received(lanes);
         std::vector<Actor> actors;
         actors.push_back(produce(context, sequences, input));
-        for (std::size_t lane = 0; lane < lanes; ++lane) {
-            outputs.push_back(std::make_unique<Channel>(context, ChannelLimits{.messages = 1}));
-            output_pointers.push_back(outputs.back().get());
-            actors.push_back(consume(*outputs.back(), received[lane]));
-        }
-        actors.push_back(route_by_sequence(input, output_pointers));
+        auto const outputs = consumed_channels(context, received, ChannelLimits{.messages = 1}, actors);
+        actors.push_back(route_by_sequence(input, outputs.pointers));
         run_actors(context, std::move(actors));
         for (std::size_t lane = 0; lane < lanes; ++lane) {
-            std::vector<std::uint64_t> expected;
-            std::copy_if(sequences.begin(), sequences.end(), std::back_inserter(expected),
-                         [&](std::uint64_t sequence) { return sequence % lanes == lane; });
-            ASSERT_EQ(received[lane], expected) << "seed " << seed << ", lane " << lane;
+            ASSERT_EQ(received[lane], with_residue(sequences, lanes, lane)) << "seed " << seed << ", lane " << lane;
         }
         EXPECT_EQ(context.messages().size(), 0U);
     }
@@ -525,27 +548,19 @@ TEST(Merge, PassesEveryMessageOnceEachInputInItsOrderAndEndsAfterTheLastInputInE
         DeterministicExecutor executor(chooser);
         Context context(executor, memory.resource);
         std::size_t const producers = 1 + seed % 4;
-        std::vector<std::unique_ptr<Channel>> inputs;
-        std::vector<Channel*> input_pointers;
         std::vector<Actor> actors;
         // Producer p sends p, p + producers, ...: increasing, so that its order shows.
-        for (auto& hand : dealt(30, producers)) {
-            inputs.push_back(std::make_unique<Channel>(context, ChannelLimits{.messages = 1 + seed % 3}));
-            input_pointers.push_back(inputs.back().get());
-            actors.push_back(produce(context, hand, *inputs.back()));
-        }
+        auto const hands = dealt(30, producers);
+        auto const inputs = produced_channels(context, hands, ChannelLimits{.messages = 1 + seed % 3}, actors);
         Channel output(context, ChannelLimits{.messages = 1});
         std::vector<std::uint64_t> received;
-        for (Actor& actor : merge(input_pointers, output)) {
+        for (Actor& actor : merge(inputs.pointers, output)) {
             actors.push_back(std::move(actor));
         }
         actors.push_back(consume(output, received));
         run_actors(context, std::move(actors));
         for (std::size_t producer = 0; producer < producers; ++producer) {
-            std::vector<std::uint64_t> from_producer;
-            std::copy_if(received.begin(), received.end(), std::back_inserter(from_producer),
-                         [&](std::uint64_t sequence) { return sequence % producers == producer; });
-            ASSERT_EQ(from_producer, dealt(30, producers)[producer]) << "seed " << seed;
+            ASSERT_EQ(with_residue(received, producers, producer), hands[producer]) << "seed " << seed;
         }
         ASSERT_EQ(received.size(), 30U) << "seed " << seed;
         EXPECT_EQ(context.messages().size(), 0U);
