@@ -10,24 +10,9 @@
 #include <spillway/core/mutex.hpp>
 #include <spillway/core/options.hpp>
 
-#if defined(SPILLWAY_TSAN)
-// ThreadSanitizer's runtime: forgets the accesses it recorded in a range.
-extern "C" void AnnotateNewMemory(char const* file, int line, void const volatile* memory, std::size_t size);
-#endif
-
 namespace spillway::memory::detail {
 
 namespace {
-
-/// Tells ThreadSanitizer, which does not intercept `mremap`, that `size`
-/// bytes at `memory` are a new mapping: the accesses it recorded at those
-/// addresses were to whatever was mapped there before. Does nothing in
-/// other builds.
-void note_new_mapping([[maybe_unused]] void const* memory, [[maybe_unused]] std::size_t size) noexcept {
-#if defined(SPILLWAY_TSAN)
-    AnnotateNewMemory(__FILE__, __LINE__, memory, size);
-#endif
-}
 
 /// `capacity` bytes mapped on their own, aligned to `alignment` (a multiple
 /// of the page size); null if the system has no memory for them.
@@ -111,13 +96,25 @@ bool reshape_mapped_block(HostBytes& block, std::size_t capacity) noexcept {
             return false;
         }
     } else if (capacity > old_capacity) {
+#if defined(SPILLWAY_TSAN)
+        // ThreadSanitizer does not intercept `mremap`: the pages a block
+        // left and those it moved to kept the accesses it recorded there,
+        // and later buffers at those addresses raced with them. Under it a
+        // block grows into a new mapping and a copy, which it sees.
+        auto* const grown = map_aligned(capacity, host_buffer_alignment);
+        if (grown == nullptr) {
+            return false;
+        }
+        std::memcpy(grown, block.get(), old_capacity);
+        block = HostBytes(grown, AlignedFree{old_capacity});
+#else
         void* moved = mremap(block.get(), old_capacity, capacity, MREMAP_MAYMOVE);
         if (moved == MAP_FAILED) {
             return false;
         }
         static_cast<void>(block.release());  // mremap took it over
         block = HostBytes(static_cast<std::byte*>(moved), AlignedFree{old_capacity});
-        note_new_mapping(moved, capacity);
+#endif
     }
     block.get_deleter().capacity = capacity;
     return true;
