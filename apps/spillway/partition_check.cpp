@@ -1,9 +1,11 @@
 #include "partition_check.hpp"
 
+#include <memory>
 #include <numeric>
 #include <sstream>
 
 #include <spillway/exec/seq_join.hpp>
+#include <spillway/io/parquet_row_groups.hpp>
 #include <spillway/io/table_file.hpp>
 #include <spillway/table/hash_partition.hpp>
 
@@ -17,6 +19,13 @@ namespace {
 struct PieceCheck {
     PartitionCheck found;
     std::uint64_t progress = 0;
+};
+
+/// Row group `group` of Parquet file `file` (an index into the files checked).
+struct RowGroupToCheck {
+    std::size_t file;
+    std::shared_ptr<io::ParquetRowGroups const> groups;
+    std::size_t group;
 };
 
 }  // namespace
@@ -88,6 +97,52 @@ PartitionCheck check_partition_tables(std::vector<PartitionFile> const& files, s
                                       io::FileFormat format, io::CsvOptions const& csv, table::Schema const& schema,
                                       std::vector<std::size_t> const& keys, exec::Executor& executor,
                                       std::size_t window, exec::SeqJoinOptions join_options, Progress& progress) {
+    auto const check_table = [&](std::size_t file_index, table::Table const& table) {
+        auto const& file = files[file_index];
+        PieceCheck result{{table::TableChecksum::of(table), 0, {}}, table.num_rows()};
+        for (auto const partition : table::partition_rows(table, keys, partitions)) {
+            if (partition != file.partition && result.found.misplaced_rows++ == 0) {
+                result.found.first_misplaced = file.path.string() + ": a row whose key hashes to partition "
+                                               + std::to_string(partition) + ", not " + std::to_string(file.partition);
+            }
+        }
+        return result;
+    };
+    PartitionCheck result;
+    auto const add = [&](auto join) {
+        for (auto& check : join) {
+            result += std::move(check.found);
+            progress.advance(check.progress);
+        }
+    };
+    if (format == io::FileFormat::parquet) {
+        // Decoding dominates reading Parquet back, so the workers read the
+        // row groups, each in batches; the generator only opens the files.
+        auto next_group = [&, next_file = std::size_t{0}, group = std::size_t{0},
+                           groups = std::shared_ptr<io::ParquetRowGroups const>()]() mutable
+            -> std::optional<RowGroupToCheck> {
+            while (!groups || group == groups->size()) {
+                if (next_file == files.size()) {
+                    return std::nullopt;
+                }
+                groups = std::make_shared<io::ParquetRowGroups const>(files[next_file++].path);
+                group = 0;
+            }
+            return RowGroupToCheck{next_file - 1, groups, group++};
+        };
+        auto const check_group = [&](RowGroupToCheck const& piece, std::stop_token const&) {
+            PieceCheck group_check;
+            auto const reader = piece.groups->reader({piece.group});
+            while (auto table = reader->read()) {
+                auto checked = check_table(piece.file, *table);
+                group_check.found += std::move(checked.found);
+                group_check.progress += checked.progress;
+            }
+            return group_check;
+        };
+        add(exec::seq_join(executor, window, std::move(next_group), check_group, std::move(join_options)));
+        return result;
+    }
     auto csv_options = csv;
     csv_options.bad_rows = io::CsvOptions::BadRows::fail;
     auto read_back = [&, next_file = std::size_t{0},
@@ -105,23 +160,9 @@ PartitionCheck check_partition_tables(std::vector<PartitionFile> const& files, s
             reader.reset();
         }
     };
-    auto const check_table = [&](FileTable read, std::stop_token const&) {
-        auto const& file = files[read.file];
-        PieceCheck result{{table::TableChecksum::of(read.table), 0, {}}, read.table.num_rows()};
-        for (auto const partition : table::partition_rows(read.table, keys, partitions)) {
-            if (partition != file.partition && result.found.misplaced_rows++ == 0) {
-                result.found.first_misplaced = file.path.string() + ": a row whose key hashes to partition "
-                                       + std::to_string(partition) + ", not " + std::to_string(file.partition);
-            }
-        }
-        return result;
-    };
-    PartitionCheck result;
-    auto join = exec::seq_join(executor, window, std::move(read_back), check_table, std::move(join_options));
-    for (auto& check : join) {
-        result += std::move(check.found);
-        progress.advance(check.progress);
-    }
+    add(exec::seq_join(executor, window, std::move(read_back),
+                       [&](FileTable const& read, std::stop_token const&) { return check_table(read.file, read.table); },
+                       std::move(join_options)));
     return result;
 }
 

@@ -62,8 +62,10 @@ struct PartitionFile {
 };
 
 /// Reads back `files`, files of `format` (CSV with `csv` and `schema`) of
-/// some of `partitions` partitions, a table at a time, on `executor` with
-/// `window` tables in flight and `join_options`. Checks that the key
+/// some of `partitions` partitions, on `executor` with `window` pieces in
+/// flight and `join_options`: Parquet files a row group at a time, each
+/// read and checked by a worker in batches (`io::ParquetRowGroups::reader`),
+/// other files a table at a time, read in turn and checked by the workers. Checks that the key
 /// columns `keys` of every row hash to its file's partition, and sums the
 /// checksum of all columns of every row (`table::TableChecksum`). Advances
 /// `progress` by the rows of each table.
