@@ -16,14 +16,19 @@
 
 int main(int argc, char** argv) {
     using namespace spillway::cli;
-    // Blocks of 512 KiB or more are mapped on their own and unmapped when
+    // Blocks of 1 MiB or more are mapped on their own and unmapped when
     // freed. Left to itself, glibc raises this threshold to the size of each
     // mapped block freed and then carves such blocks out of its per-thread
     // heaps, which keep what is freed: the Arrow library's read and write
     // buffers, which no buffer resource counts, then held the process's peak
     // resident set 40% above a partition's memory limit (they come from the
     // library's own jemalloc now, where it has one: io/arrow_memory.hpp).
-    mallopt(M_MMAP_THRESHOLD, 512 * 1024);
+    // Not lower: zstd allocates a context of about 570 KiB for every
+    // Parquet page it compresses, and mapped on its own, its pages were
+    // faulted in and zeroed again each time. The heap keeps up to 16 MiB
+    // free at its top for the same reason (docs/architecture.md).
+    mallopt(M_MMAP_THRESHOLD, 1024 * 1024);
+    mallopt(M_TRIM_THRESHOLD, 16 * 1024 * 1024);
     // One heap for every thread, unless MALLOC_ARENA_MAX says otherwise.
     // glibc gives each thread that allocates a heap of its own (up to eight
     // per core), and a heap keeps what is freed in it for the threads that
