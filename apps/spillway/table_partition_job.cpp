@@ -75,12 +75,26 @@ RunSummary TablePartitionJob::run(Progress& progress) {
         auto const read = input_.to_table(std::move(piece));
         auto const partition_of_row = table::partition_rows(read.table, input_.keys(), partitions_);
         auto pieces = table::split_by_partition(read.table, partition_of_row, partitions_);
+        // Files another worker is writing are left for a second round, so
+        // that workers going through the partitions in the same order do
+        // not wait for each other at every file.
+        std::vector<std::uint32_t> busy;
         for (std::uint32_t partition = 0; partition < partitions_; ++partition) {
-            if (pieces[partition].num_rows() != 0) {
-                auto& writer = *writers_[partition];
-                MutexLock lock(writer.mutex);
-                writer.file->write(std::move(pieces[partition]));
+            auto& writer = *writers_[partition];
+            if (pieces[partition].num_rows() == 0) {
+                continue;
             }
+            if (!writer.mutex.try_lock()) {
+                busy.push_back(partition);
+                continue;
+            }
+            MutexLock const lock(writer.mutex, std::adopt_lock);
+            writer.file->write(std::move(pieces[partition]));
+        }
+        for (auto const partition : busy) {
+            auto& writer = *writers_[partition];
+            MutexLock const lock(writer.mutex);
+            writer.file->write(std::move(pieces[partition]));
         }
         return WrittenTable{table::TableChecksum::of(read.table), read.skipped_rows, read.progress};
     };

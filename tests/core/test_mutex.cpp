@@ -42,6 +42,17 @@ TEST(CondVar, WaitForGivesUpAfterTheTimeout) {
     EXPECT_FALSE(never.wait_for(lock, 1ms, [] { return false; }));
 }
 
+TEST(MutexLock, ReleasesAMutexItAdoptedFromTryLock) {
+    Mutex mutex;
+    ASSERT_TRUE(mutex.try_lock());
+    {
+        MutexLock const adopted(mutex, std::adopt_lock);
+        std::jthread([&] { EXPECT_FALSE(mutex.try_lock()); }).join();
+    }
+    EXPECT_TRUE(mutex.try_lock());
+    mutex.unlock();
+}
+
 TEST(SharedMutex, AdmitsReadersTogether) {
     SharedMutex mutex;
     test::Rendezvous both_inside(2);

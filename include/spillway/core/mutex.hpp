@@ -58,6 +58,8 @@ class SPILLWAY_SCOPED_CAPABILITY MutexLock {
   public:
     /// Blocks until `mutex` is held.
     explicit MutexLock(Mutex& mutex) SPILLWAY_ACQUIRE(mutex) : lock_(mutex.mutex_) {}
+    /// Takes over `mutex`, which the caller holds (after `Mutex::try_lock`).
+    MutexLock(Mutex& mutex, std::adopt_lock_t) SPILLWAY_REQUIRES(mutex) : lock_(mutex.mutex_, std::adopt_lock) {}
     ~MutexLock() SPILLWAY_RELEASE() = default;
     MutexLock(MutexLock const&) = delete;
     MutexLock& operator=(MutexLock const&) = delete;
