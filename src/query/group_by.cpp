@@ -1,6 +1,9 @@
 #include <spillway/query/group_by.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <optional>
 #include <string_view>
 #include <type_traits>
 #include <utility>
@@ -29,8 +32,96 @@ struct Groups {
     std::size_t count = 0;                 ///< the number of groups
 };
 
+/// The keys of every row of `table`'s `keys` columns as one integer, equal
+/// exactly where the keys are equal, where they fit in 8 bytes: columns
+/// without nulls, each an int64 (alone), an int32 or a date32 (4 bytes),
+/// or a string of at most 7 bytes (its length, then its bytes, in as many
+/// bytes as the column's longest value needs). Nothing otherwise.
+std::optional<ChargedVector<std::uint64_t>> packed_keys(table::Table const& table,
+                                                        std::vector<std::size_t> const& keys) {
+    std::vector<std::size_t> widths;
+    std::size_t packed_width = 0;
+    for (auto const index : keys) {
+        auto const& column = table.column(index);
+        if (column.null_count() != 0 || column.type() == table::DataType::float64) {
+            return std::nullopt;
+        }
+        std::size_t width = column.type() == table::DataType::int64 ? 8 : 4;
+        if (column.type() == table::DataType::string) {
+            auto const offsets = column.offsets();
+            std::int32_t longest = 0;
+            for (std::size_t row = 0; row < column.size(); ++row) {
+                longest = std::max(longest, offsets[row + 1] - offsets[row]);
+            }
+            if (longest > 7) {
+                return std::nullopt;
+            }
+            width = 1 + static_cast<std::size_t>(longest);
+        }
+        packed_width += width;
+        if (packed_width > 8) {
+            return std::nullopt;
+        }
+        widths.push_back(width);
+    }
+    ChargedVector<std::uint64_t> packed(table.num_rows(), 0);
+    std::size_t shift = 0;
+    for (std::size_t key = 0; key < keys.size(); ++key) {
+        auto const& column = table.column(keys[key]);
+        switch (column.type()) {
+            case table::DataType::int64: {
+                auto const values = column.values<std::int64_t>();
+                std::transform(values.begin(), values.end(), packed.begin(),
+                               [](std::int64_t value) { return static_cast<std::uint64_t>(value); });
+                break;
+            }
+            case table::DataType::int32:
+            case table::DataType::date32: {
+                auto const values = column.values<std::int32_t>();
+                for (std::size_t row = 0; row < packed.size(); ++row) {
+                    packed[row] |= std::uint64_t{static_cast<std::uint32_t>(values[row])} << shift;
+                }
+                break;
+            }
+            case table::DataType::string: {
+                auto const offsets = column.offsets();
+                auto const characters = column.characters();
+                // A value's 8 bytes are loaded at once and cut to its
+                // length, where the column's characters go on that far.
+                auto const loaded_whole = static_cast<std::int64_t>(characters.size()) - 8;
+                for (std::size_t row = 0; row < packed.size(); ++row) {
+                    auto const start = offsets[row];
+                    auto const length = static_cast<std::uint64_t>(offsets[row + 1] - start);
+                    std::uint64_t bytes = 0;
+                    if (start <= loaded_whole) {
+                        std::memcpy(&bytes, characters.data() + start, sizeof bytes);
+                        bytes &= (std::uint64_t{1} << (8 * length)) - 1;
+                    } else {
+                        std::memcpy(&bytes, characters.data() + start, length);
+                    }
+                    packed[row] |= (length | bytes << 8) << shift;
+                }
+                break;
+            }
+            case table::DataType::float64: break;  // never packed
+        }
+        shift += 8 * widths[key];
+    }
+    return packed;
+}
+
+/// A hash of a packed key whose low bits, which pick a slot, depend on all
+/// of its bits (SplitMix64's finalizer).
+std::uint64_t mix(std::uint64_t key) noexcept {
+    key = (key ^ (key >> 30)) * 0xbf58476d1ce4e5b9;
+    key = (key ^ (key >> 27)) * 0x94d049bb133111eb;
+    return key ^ (key >> 31);
+}
+
 /// Numbers the distinct keys of `table`'s `keys` columns in the order they
-/// first appear, through an open-addressing table of group numbers.
+/// first appear, through an open-addressing table of group numbers. Keys
+/// that pack into one integer (`packed_keys`) are hashed and compared as
+/// that integer.
 Groups assign_groups(table::Table const& table, std::vector<std::size_t> const& keys) {
     auto const rows = table.num_rows();
     Groups groups;
@@ -39,8 +130,6 @@ Groups assign_groups(table::Table const& table, std::vector<std::size_t> const& 
         groups.count = 1;
         return groups;
     }
-    auto const hashes = table::hash_rows_charged(table, keys);
-    detail::KeyColumns const key_columns(table, keys);
     ChargedVector<std::uint64_t> group_hashes;
     ChargedVector<std::uint32_t> slots(16, no_group);
     auto const grow = [&] {
@@ -56,7 +145,7 @@ Groups assign_groups(table::Table const& table, std::vector<std::size_t> const& 
     };
     // Each row's group: the one whose first row has its key by `same_keys`,
     // or a new one in the empty slot the search ends at.
-    auto const assign = [&](auto same_keys) {
+    auto const assign = [&](auto const& hashes, auto same_keys) {
         for (std::size_t row = 0; row < rows; ++row) {
             auto const hash = hashes[row];
             auto const mask = slots.size() - 1;
@@ -80,13 +169,16 @@ Groups assign_groups(table::Table const& table, std::vector<std::size_t> const& 
             }
         }
     };
-    auto const& first_key = table.column(keys.front());
-    if (keys.size() == 1 && first_key.type() == table::DataType::int64 && first_key.null_count() == 0) {
-        // One int64 key, the usual grouping key: compared directly.
-        auto const* values = first_key.values<std::int64_t>().data();
-        assign([values](std::size_t row, std::size_t other) { return values[row] == values[other]; });
+    if (auto packed = packed_keys(table, keys)) {
+        auto const& values = *packed;
+        ChargedVector<std::uint64_t> hashes(rows);
+        std::transform(values.begin(), values.end(), hashes.begin(),
+                       mix);
+        assign(hashes, [&values](std::size_t row, std::size_t other) { return values[row] == values[other]; });
     } else {
-        assign([&](std::size_t row, std::size_t other) { return key_columns.equal(row, key_columns, other); });
+        detail::KeyColumns const key_columns(table, keys);
+        assign(table::hash_rows_charged(table, keys),
+               [&](std::size_t row, std::size_t other) { return key_columns.equal(row, key_columns, other); });
     }
     groups.count = group_hashes.size();
     return groups;

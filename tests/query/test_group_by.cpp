@@ -115,6 +115,51 @@ TEST(GroupBy, ByOneInt64KeyWithoutNullsGivesEachKeysCountAndSumInTheOrderKeysFir
     EXPECT_EQ(rows_of(group_by(table, key, aggregates)), expected);
 }
 
+TEST(GroupBy, KeysOfShortStringsAndDatesGroupAsTheirValuesWhateverTheirLengthsOrSigns) {
+    // A string of up to 3 bytes and a date pack into one integer per row;
+    // "a", "a\0" and "" must still be three keys, and 1 and 65537 two days.
+    table::Schema const schema({{"flag", table::DataType::string},
+                                {"day", table::DataType::date32},
+                                {"amount", table::DataType::int64}});
+    std::vector<std::string> const flags = {"a", std::string("a\0", 2), "", "ab", "abc", "b"};
+    std::vector<std::int32_t> const days = {-1, 0, 1, 65537};
+    // Each key's count and sum, in the order keys first appear.
+    auto const expected_groups = [&](table::Table const& table) {
+        std::vector<std::pair<std::pair<std::string, std::int32_t>, std::pair<std::int64_t, std::int64_t>>> groups;
+        for (std::size_t row = 0; row < table.num_rows(); ++row) {
+            std::pair const key{std::string(table.column(0).string(row)), table.column(1).values<std::int32_t>()[row]};
+            auto found = std::find_if(groups.begin(), groups.end(), [&](auto const& group) { return group.first == key; });
+            if (found == groups.end()) {
+                groups.push_back({key, {0, 0}});
+                found = std::prev(groups.end());
+            }
+            found->second.first += 1;
+            found->second.second += table.column(2).values<std::int64_t>()[row];
+        }
+        std::vector<Row> rows;
+        for (auto const& [key, totals] : groups) {
+            rows.push_back({key.first, std::int64_t{key.second}, totals.first, totals.second});
+        }
+        return rows;
+    };
+    std::vector<Aggregate> const aggregates = {{AggregateKind::count, "", "rows"},
+                                               {AggregateKind::sum, "amount", "total"}};
+    std::string const keys[] = {"flag", "day"};
+    for (bool const with_a_long_flag : {false, true}) {
+        table::TableBuilder builder(schema);
+        for (std::int64_t row = 0; row < 500; ++row) {
+            auto const& flag = flags[static_cast<std::size_t>(row % 6)];
+            builder.column(0).append(with_a_long_flag && row == 250 ? flag + "-4bytes" : flag);
+            builder.column(1).append(days[static_cast<std::size_t>(row / 6 % 4)]);
+            builder.column(2).append(row);
+        }
+        auto const table = builder.finish();
+        auto const expected = expected_groups(table);
+        ASSERT_EQ(expected.size(), with_a_long_flag ? 25U : 24U);
+        EXPECT_EQ(rows_of(group_by(table, keys, aggregates)), expected) << "with a long flag: " << with_a_long_flag;
+    }
+}
+
 TEST(GroupBy, PartialResultsOfChunksMergeIntoTheResultOfTheWholeTable) {
     auto const table = keyed_table(3000, 11, "t_", 0.15);
     auto const aggregates = every_aggregate();
