@@ -179,9 +179,21 @@ Column Column::take(std::span<std::uint32_t const> rows) const {
             out[index + 1] = static_cast<std::int32_t>(total);
         }
         characters.resize(total);
-        for (std::size_t index = 0; index < rows.size(); ++index) {
-            detail::copy_small(characters.data() + out[index], characters_.data() + all[rows[index]],
-                               static_cast<std::size_t>(out[index + 1] - out[index]));
+        // Rows that follow one another in the column keep their characters
+        // together: a run of them (most rows, behind a filter that keeps
+        // most) is one copy.
+        for (std::size_t index = 0; index < rows.size();) {
+            auto end = index + 1;
+            while (end < rows.size() && rows[end] == rows[end - 1] + 1) {
+                ++end;
+            }
+            auto const bytes = static_cast<std::size_t>(out[end] - out[index]);
+            if (end - index == 1) {
+                detail::copy_small(characters.data() + out[index], characters_.data() + all[rows[index]], bytes);
+            } else {
+                std::memcpy(characters.data() + out[index], characters_.data() + all[rows[index]], bytes);
+            }
+            index = end;
         }
     } else {
         data.resize(rows.size() * data_width(type_));

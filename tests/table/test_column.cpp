@@ -171,6 +171,24 @@ TEST(Column, TakeGathersRowsInAnyOrderWithRepeats) {
     EXPECT_EQ(strings.take({}).size(), 0u);
 }
 
+TEST(Column, TakeCopiesRunsOfFollowingRowsAsWellAsSingleOnes) {
+    std::vector<std::string> texts;
+    std::vector<std::optional<std::string_view>> values;
+    for (std::size_t row = 0; row < 40; ++row) {
+        texts.emplace_back(row % 5, static_cast<char>('a' + row % 26));
+    }
+    for (std::size_t row = 0; row < 40; ++row) {
+        values.push_back(row % 9 == 4 ? std::nullopt : std::optional<std::string_view>(texts[row]));
+    }
+    // Runs of several rows, rows alone, a run cut by a repeat, and one to the end.
+    std::vector<std::uint32_t> const rows{0, 1, 2, 3, 7, 20, 21, 21, 22, 5, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39};
+    std::vector<std::optional<std::string_view>> expected;
+    for (auto const row : rows) {
+        expected.push_back(values[row]);
+    }
+    EXPECT_EQ(string_column(values).take(rows), string_column(expected));
+}
+
 TEST(Column, TakeRejectsARowOutOfRange) {
     auto const numbers = int64_column({1, 2});
     std::vector<std::uint32_t> const rows{0, 2};
