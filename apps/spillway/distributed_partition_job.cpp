@@ -101,6 +101,18 @@ struct ReceivedTable {
 
 }  // namespace
 
+memory::MemoryConfig partition_memory_config(Options const& options) {
+    auto config = memory::MemoryConfig::from_options(options);
+    if (!options.find("spill_headroom")) {
+        auto const in_process = options.get_choice("comm", {"local", "mpi"}, "local") == "mpi"
+                                    ? std::int64_t{1}
+                                    : options.get_int("ranks", 1, 1, 4096);
+        config.spill_headroom =
+            config.host_limit.resolve(memory::host_memory_capacity()) / static_cast<std::uint64_t>(in_process) / 8;
+    }
+    return config;
+}
+
 bool runs_on_ranks(Options const& options) {
     return options.get_int("ranks", 1, 1, 4096) > 1 || options.get_choice("comm", {"local", "mpi"}, "local") == "mpi";
 }
@@ -111,7 +123,7 @@ DistributedPartitionJob::DistributedPartitionJob(PartitionArguments arguments, O
       compression_(arguments.compression.empty() ? "zstd" : arguments.compression),
       output_(std::move(arguments.output)),
       key_names_(std::move(arguments.keys)),
-      ranks_(options, memory::MemoryConfig::from_options(options), 1),
+      ranks_(options, partition_memory_config(options), 1),
       pool_(exec::ThreadPool::Config::from_options(options)),
       partitions_(static_cast<shuffle::PartitionId>(options.get_int("partitions", 64, 1, std::int64_t{1} << 24))),
       shuffle_config_(shuffle::ShuffleConfig::from_options(options)),

@@ -17,6 +17,7 @@
 #include <spillway/exec/thread_pool.hpp>
 #include <spillway/io/file_format.hpp>
 #include <spillway/io/table_file.hpp>
+#include <spillway/memory/memory_config.hpp>
 #include <spillway/shuffle/partition_owner.hpp>
 #include <spillway/shuffle/shuffle_config.hpp>
 #include <spillway/table/table_checksum.hpp>
@@ -33,6 +34,13 @@ namespace spillway::cli {
 /// above 1, or `comm` = `mpi`): `spillway partition` is then a
 /// `DistributedPartitionJob`.
 [[nodiscard]] bool runs_on_ranks(Options const& options);
+
+/// The memory configuration of a `DistributedPartitionJob`'s ranks: that of
+/// `options`, with, unless option `spill_headroom` is set, a headroom of an
+/// eighth of each in-process rank's share of the HOST limit (one rank per
+/// process over MPI).
+/// @throws InvalidArgument if a memory option, `comm` or `ranks` is malformed.
+[[nodiscard]] memory::MemoryConfig partition_memory_config(Options const& options);
 
 /// Splits the rows of the input files into `partitions` files by the hash of
 /// their key columns, as `TablePartitionJob` does, on the ranks of a
@@ -81,7 +89,12 @@ namespace spillway::cli {
 /// keeps one table's worth of room for chunks. Unless told the window, the
 /// job takes the largest up to 2 per thread (shared by the process's ranks)
 /// that fits; a limit that does not fit a window of 1 fails at once, naming
-/// the least limit that works.
+/// the least limit that works. Unless option `spill_headroom` says
+/// otherwise, each rank's spill thread keeps an eighth of the rank's share
+/// of the limit free: a partition that outgrows its limit sends nearly all
+/// of its rows to disk anyway, and the room lets the rank's resource reuse
+/// the blocks that one batch frees for the next, rather than have the
+/// system fault in and zero new pages for each.
 ///
 /// Options read: `ranks`, `comm`, `partitions`, `threads`, `window`, the
 /// memory options, the shuffle options, `comm_mpi_*` and the `csv_*`

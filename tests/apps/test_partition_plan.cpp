@@ -4,6 +4,7 @@
 
 #include <common/error_matchers.hpp>
 
+#include "distributed_partition_job.hpp"
 #include "partition_plan.hpp"
 
 using namespace spillway;
@@ -76,4 +77,21 @@ TEST(PartitionPlan, AGivenWindowIsKeptOrRefusedNamingTheLargestThatFits) {
     EXPECT_THROW_WITH(PartitionPlan::make(300 * mib, 16 * mib, 2, 64, 0), InvalidArgument, "at least 1");
     // A window of one block needs less than one block per thread.
     EXPECT_NO_THROW(static_cast<void>(PartitionPlan::make(190 * mib, 16 * mib, 2, 64, 1)));
+}
+
+TEST(PartitionMemoryConfig, KeepsAnEighthOfEachRanksShareFreeUnlessTheHeadroomIsGiven) {
+    Options four_ranks;
+    four_ranks.set("memory_limit_host", "1GiB").set("ranks", "4");
+    EXPECT_EQ(partition_memory_config(four_ranks).spill_headroom, 32 * mib);
+
+    Options over_mpi;
+    over_mpi.set("memory_limit_host", "256MiB").set("ranks", "4").set("comm", "mpi");
+    EXPECT_EQ(partition_memory_config(over_mpi).spill_headroom, 32 * mib) << "one rank a process";
+
+    for (auto const* given : {"0", "5MiB"}) {
+        Options told = four_ranks;
+        told.set("spill_headroom", given);
+        EXPECT_EQ(partition_memory_config(told).spill_headroom, memory::MemoryConfig::from_options(told).spill_headroom)
+            << given;
+    }
 }
