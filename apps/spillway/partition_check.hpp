@@ -65,10 +65,10 @@ struct PartitionFile {
 /// some of `partitions` partitions, on `executor` with `window` pieces in
 /// flight and `join_options`: Parquet files a row group at a time, each
 /// read and checked by a worker in batches (`io::ParquetRowGroups::reader`),
-/// other files a table at a time, read in turn and checked by the workers. Checks that the key
-/// columns `keys` of every row hash to its file's partition, and sums the
-/// checksum of all columns of every row (`table::TableChecksum`). Advances
-/// `progress` by the rows of each table.
+/// other files a table at a time, read in turn and checked by the workers.
+/// Checks that the key columns `keys` of every row hash to its file's
+/// partition, and sums the checksum of all columns of every row
+/// (`table::TableChecksum`). Advances `progress` by the rows of each table.
 /// @throws IoError / CorruptData naming the file if one cannot be read.
 [[nodiscard]] PartitionCheck check_partition_tables(std::vector<PartitionFile> const& files, std::uint32_t partitions,
                                                     io::FileFormat format, io::CsvOptions const& csv,

@@ -31,7 +31,8 @@ namespace spillway::cli {
 /// parsed whole by the workers, are hashed and split on the thread pool,
 /// and each worker appends its pieces to the partitions' files itself (one
 /// lock per file; a file another worker is writing is left until the others
-/// are done), so that encoding and compressing the output runs in parallel. In a file, the rows of one input table stay together and in
+/// are done), so that encoding and compressing the output runs in
+/// parallel. In a file, the rows of one input table stay together and in
 /// their order; the tables come in the order the workers finish them. Files
 /// are `part-NNNNN.<format>` (`.csv`, `.parquet`, `.arrow`) in the first
 /// input's column order; Parquet files are zstd-compressed unless told

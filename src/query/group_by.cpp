@@ -96,7 +96,7 @@ std::optional<ChargedVector<std::uint64_t>> packed_keys(table::Table const& tabl
                     if (start <= loaded_whole) {
                         std::memcpy(&bytes, characters.data() + start, sizeof bytes);
                         bytes &= (std::uint64_t{1} << (8 * length)) - 1;
-                    } else {
+                    } else if (length != 0) {
                         std::memcpy(&bytes, characters.data() + start, length);
                     }
                     packed[row] |= (length | bytes << 8) << shift;
@@ -172,8 +172,7 @@ Groups assign_groups(table::Table const& table, std::vector<std::size_t> const& 
     if (auto packed = packed_keys(table, keys)) {
         auto const& values = *packed;
         ChargedVector<std::uint64_t> hashes(rows);
-        std::transform(values.begin(), values.end(), hashes.begin(),
-                       mix);
+        std::transform(values.begin(), values.end(), hashes.begin(), mix);
         assign(hashes, [&values](std::size_t row, std::size_t other) { return values[row] == values[other]; });
     } else {
         detail::KeyColumns const key_columns(table, keys);

@@ -190,7 +190,7 @@ Column Column::take(std::span<std::uint32_t const> rows) const {
             auto const bytes = static_cast<std::size_t>(out[end] - out[index]);
             if (end - index == 1) {
                 detail::copy_small(characters.data() + out[index], characters_.data() + all[rows[index]], bytes);
-            } else {
+            } else if (bytes != 0) {
                 std::memcpy(characters.data() + out[index], characters_.data() + all[rows[index]], bytes);
             }
             index = end;

@@ -160,6 +160,16 @@ TEST(GroupBy, KeysOfShortStringsAndDatesGroupAsTheirValuesWhateverTheirLengthsOr
     }
 }
 
+TEST(GroupBy, AKeyOfOnlyEmptyStringsIsOneGroup) {
+    table::TableBuilder builder(table::Schema({{"flag", table::DataType::string}}));
+    for (int row = 0; row < 3; ++row) {
+        builder.column(0).append("");
+    }
+    std::string const key[] = {"flag"};
+    std::vector<Aggregate> const count = {{AggregateKind::count, "", "rows"}};
+    EXPECT_EQ(rows_of(group_by(builder.finish(), key, count)), (std::vector<Row>{{std::string(), std::int64_t{3}}}));
+}
+
 TEST(GroupBy, PartialResultsOfChunksMergeIntoTheResultOfTheWholeTable) {
     auto const table = keyed_table(3000, 11, "t_", 0.15);
     auto const aggregates = every_aggregate();

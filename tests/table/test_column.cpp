@@ -189,6 +189,12 @@ TEST(Column, TakeCopiesRunsOfFollowingRowsAsWellAsSingleOnes) {
     EXPECT_EQ(string_column(values).take(rows), string_column(expected));
 }
 
+TEST(Column, TakeCopiesARunOfEmptyStrings) {
+    auto const empty = string_column({"", "", ""});
+    std::vector<std::uint32_t> const rows{0, 1, 2};
+    EXPECT_EQ(empty.take(rows), string_column({"", "", ""}));
+}
+
 TEST(Column, TakeRejectsARowOutOfRange) {
     auto const numbers = int64_column({1, 2});
     std::vector<std::uint32_t> const rows{0, 2};
