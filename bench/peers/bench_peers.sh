@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The peers side by side: a hash shuffle of TPC-H lineitem (Parquet, row
 # groups of 2^20 rows, written by DuckDB) into 64 partitions by l_orderkey,
-# each partition written as zstd Parquet, by every tool on the same machine
+# each partition written as zstd Parquet at level 1 (peer_partition.py's
+# zstd_level; spillway's default), by every tool on the same machine
 # in one run, each with 2 threads and one memory budget:
 #
 #   spillway-ranks      `spillway partition --ranks 4`: 4 in-process ranks that

@@ -1,7 +1,7 @@
 """One tool's run of the peers benchmark (bench_peers.sh): a hash repartition
 of a Parquet or CSV file into PARTITIONS partitions by KEY, written as
-zstd-compressed Parquet, timed inside the process (interpreter and cluster
-start-up are not counted against any tool).
+zstd-compressed Parquet at level `zstd_level`, timed inside the process
+(interpreter and cluster start-up are not counted against any tool).
 
 Usage: peer_partition.py TOOL INPUT OUTPUT_DIR KEY PARTITIONS THREADS MEMORY_LIMIT_MIB FORMAT [RANKS]
 
@@ -31,6 +31,10 @@ import sys
 import time
 
 row_group_rows = 1 << 20
+# Every tool compresses at one zstd level: 1, the Arrow library's default,
+# which `spillway partition` and pyarrow use. DuckDB, Polars and Spark
+# default to 3, which compresses more slowly.
+zstd_level = 1
 
 
 def run_duckdb() -> float:
@@ -41,7 +45,8 @@ def run_duckdb() -> float:
     start = time.perf_counter()
     db.execute(
         f"COPY (SELECT *, hash({key}) % {partitions} AS p FROM {scan}) TO '{output}' "
-        f"(FORMAT parquet, PARTITION_BY (p), COMPRESSION zstd, ROW_GROUP_SIZE {row_group_rows})")
+        f"(FORMAT parquet, PARTITION_BY (p), COMPRESSION zstd, COMPRESSION_LEVEL {zstd_level}, "
+        f"ROW_GROUP_SIZE {row_group_rows})")
     return time.perf_counter() - start
 
 
@@ -52,7 +57,8 @@ def run_polars() -> float:
     frame = pl.scan_parquet(source) if file_format == "parquet" else pl.scan_csv(source)
     start = time.perf_counter()
     frame.with_columns(p=pl.col(key).hash() % partitions).sink_parquet(
-        pl.PartitionBy(output, key="p"), compression="zstd", statistics=True, row_group_size=row_group_rows,
+        pl.PartitionBy(output, key="p"), compression="zstd", compression_level=zstd_level, statistics=True,
+        row_group_size=row_group_rows,
         mkdir=True)
     return time.perf_counter() - start
 
@@ -69,7 +75,7 @@ def run_dask() -> float:
         with dask.config.set({"dataframe.shuffle.method": "p2p"}):
             frame = dd.read_parquet(source, split_row_groups=True)  # a partition per row group
             frame.shuffle(key, npartitions=partitions, shuffle_method="p2p").to_parquet(
-                output, compression="zstd", write_index=False)
+                output, compression="zstd", compression_level=zstd_level, write_index=False)
         return time.perf_counter() - start
 
 
@@ -86,7 +92,8 @@ def run_spark() -> float:
     try:
         start = time.perf_counter()
         (spark.read.parquet(source).repartition(partitions, key)
-         .write.option("compression", "zstd").parquet(output))
+         .write.option("compression", "zstd").option("parquet.compression.codec.zstd.level", str(zstd_level))
+         .parquet(output))
         return time.perf_counter() - start
     finally:
         spark.stop()
@@ -106,7 +113,8 @@ def run_ray() -> float:
         import ray.data
 
         start = time.perf_counter()
-        ray.data.read_parquet(source).repartition(partitions, keys=[key]).write_parquet(output)
+        ray.data.read_parquet(source).repartition(partitions, keys=[key]).write_parquet(
+            output, compression="zstd", compression_level=zstd_level)
         return time.perf_counter() - start
     finally:
         ray.shutdown()
@@ -127,7 +135,7 @@ def write_partitions(partitions_of) -> None:
     def write(partition, table) -> None:
         try:
             pq.write_table(table, f"{output}/part-{partition:05d}.parquet", compression="zstd",
-                           row_group_size=row_group_rows)
+                           compression_level=zstd_level, row_group_size=row_group_rows)
         finally:
             slots.release()
 
