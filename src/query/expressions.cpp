@@ -10,13 +10,15 @@ table::Table filter(table::Table const& table, std::span<std::uint8_t const> kee
     SPILLWAY_EXPECTS(keep.size() == table.num_rows(),
                      "a filter's mask has " << keep.size() << " rows for a table of " << table.num_rows(),
                      InvalidArgument);
-    std::vector<std::uint32_t> rows;
-    rows.reserve(table.num_rows());
+    // Every row is written and only a kept one advances the end: no branch
+    // on the mask, which a predicate keeping some rows makes unpredictable.
+    std::vector<std::uint32_t> rows(table.num_rows());
+    std::size_t kept = 0;
     for (std::size_t row = 0; row < keep.size(); ++row) {
-        if (keep[row] != 0) {
-            rows.push_back(static_cast<std::uint32_t>(row));
-        }
+        rows[kept] = static_cast<std::uint32_t>(row);
+        kept += keep[row] != 0 ? 1 : 0;
     }
+    rows.resize(kept);
     if (rows.size() == table.num_rows()) {
         return table;
     }
