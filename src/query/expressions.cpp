@@ -6,7 +6,11 @@
 
 namespace spillway::query {
 
-table::Table filter(table::Table const& table, std::span<std::uint8_t const> keep) {
+namespace {
+
+/// The indices of the rows whose byte in `keep` is nonzero, in order.
+/// @throws InvalidArgument if `keep` does not have one byte per row of `table`.
+std::vector<std::uint32_t> kept_rows(table::Table const& table, std::span<std::uint8_t const> keep) {
     SPILLWAY_EXPECTS(keep.size() == table.num_rows(),
                      "a filter's mask has " << keep.size() << " rows for a table of " << table.num_rows(),
                      InvalidArgument);
@@ -19,10 +23,31 @@ table::Table filter(table::Table const& table, std::span<std::uint8_t const> kee
         kept += keep[row] != 0 ? 1 : 0;
     }
     rows.resize(kept);
+    return rows;
+}
+
+}  // namespace
+
+table::Table filter(table::Table const& table, std::span<std::uint8_t const> keep) {
+    auto const rows = kept_rows(table, keep);
     if (rows.size() == table.num_rows()) {
         return table;
     }
     return table.take(rows);
+}
+
+table::Table filter(
+    table::Table const& table, std::span<std::uint8_t const> keep, std::span<std::string const> columns
+) {
+    auto const rows = kept_rows(table, keep);
+    std::vector<table::Field> fields;
+    std::vector<table::Column> taken;
+    for (auto const& name : columns) {
+        auto const index = table.schema().index_of(name);
+        fields.push_back(table.schema().field(index));
+        taken.push_back(rows.size() == table.num_rows() ? table.column(index) : table.column(index).take(rows));
+    }
+    return {table::Schema(std::move(fields)), std::move(taken)};
 }
 
 table::Table filter(table::Table const& table, Predicate const& predicate) {

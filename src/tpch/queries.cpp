@@ -40,6 +40,14 @@ Table keep_rows(Table const& table, Keep&& keep) {
     return query::filter(table, query::make_mask(table.num_rows(), keep));
 }
 
+/// The columns `columns` of the rows of `table` for which `keep(row)` holds,
+/// the others not copied.
+template <typename Keep>
+Table keep_rows(Table const& table, std::initializer_list<std::string> columns, Keep&& keep) {
+    return query::filter(table, query::make_mask(table.num_rows(), keep),
+                         std::span<std::string const>(columns.begin(), columns.size()));
+}
+
 /// A float64 column of `value(row)` for each row of `table`.
 template <typename Value>
 table::Column doubles(Table const& table, Value&& value) {
@@ -72,10 +80,13 @@ Table keep_strings(Table const& table, std::string_view name, std::array<std::st
     });
 }
 
-/// The rows of `orders` ordered on or after `first` and before `next`.
-Table ordered_between(Table const& orders, std::int32_t first, std::int32_t next) {
+/// The columns `columns` of the rows of `orders` ordered on or after
+/// `first` and before `next`.
+Table ordered_between(Table const& orders, std::initializer_list<std::string> columns, std::int32_t first,
+                      std::int32_t next) {
     auto const order_date = values<std::int32_t>(orders, "o_orderdate");
-    return keep_rows(orders, [&](std::size_t row) { return order_date[row] >= first && order_date[row] < next; });
+    return keep_rows(orders, columns,
+                     [&](std::size_t row) { return order_date[row] >= first && order_date[row] < next; });
 }
 
 /// The nations named `names`, as (`n_nationkey`, `alias` holding the name).
@@ -154,18 +165,14 @@ Table q3(detail::QueryPipeline& pipeline) {
     constexpr auto date = table::to_date32({1995, 3, 15});
     auto& customers = pipeline.scan(TpchTable::customer, {"c_custkey", "c_mktsegment"}, [](Table const& customer) {
         auto const& segment = customer.column("c_mktsegment");
-        ColumnExpression const columns[] = {query::column("c_custkey")};
-        return query::project(
-            keep_rows(customer, [&](std::size_t row) { return segment.string(row) == "BUILDING"; }), columns
-        );
+        return keep_rows(customer, {"c_custkey"}, [&](std::size_t row) { return segment.string(row) == "BUILDING"; });
     });
     auto& orders = pipeline.scan(
         TpchTable::orders, {"o_orderkey", "o_custkey", "o_orderdate", "o_shippriority"},
         [](Table const& order) {
             auto const order_date = values<std::int32_t>(order, "o_orderdate");
-            ColumnExpression const columns[] = {query::column("o_orderkey"), query::column("o_custkey"),
-                                                query::column("o_orderdate"), query::column("o_shippriority")};
-            return query::project(keep_rows(order, [&](std::size_t row) { return order_date[row] < date; }), columns);
+            return keep_rows(order, {"o_orderkey", "o_custkey", "o_orderdate", "o_shippriority"},
+                             [&](std::size_t row) { return order_date[row] < date; });
         }
     );
     auto& lineitems = pipeline.scan(
@@ -203,19 +210,14 @@ Table q4(detail::QueryPipeline& pipeline) {
     constexpr auto next = table::to_date32({1993, 10, 1});
     auto& orders = pipeline.scan(
         TpchTable::orders, {"o_orderkey", "o_orderdate", "o_orderpriority"},
-        [](Table const& order) {
-            ColumnExpression const columns[] = {query::column("o_orderkey"), query::column("o_orderpriority")};
-            return query::project(ordered_between(order, first, next), columns);
-        }
+        [](Table const& order) { return ordered_between(order, {"o_orderkey", "o_orderpriority"}, first, next); }
     );
     auto& late_lines = pipeline.scan(
         TpchTable::lineitem, {"l_orderkey", "l_commitdate", "l_receiptdate"},
         [](Table const& lineitem) {
             auto const commit = values<std::int32_t>(lineitem, "l_commitdate");
             auto const receipt = values<std::int32_t>(lineitem, "l_receiptdate");
-            ColumnExpression const columns[] = {query::column("l_orderkey")};
-            return query::project(keep_rows(lineitem, [&](std::size_t row) { return commit[row] < receipt[row]; }),
-                                  columns);
+            return keep_rows(lineitem, {"l_orderkey"}, [&](std::size_t row) { return commit[row] < receipt[row]; });
         }
     );
     // The quarter's orders are few: they are broadcast, and only the late
@@ -273,10 +275,7 @@ Table q5(detail::QueryPipeline& pipeline) {
                                               {{"n_nationkey"}, {"c_nationkey"}, query::JoinKind::semi});
     auto& order_keys = pipeline.scan(
         TpchTable::orders, {"o_orderkey", "o_custkey", "o_orderdate"},
-        [](Table const& order) {
-            ColumnExpression const columns[] = {query::column("o_orderkey"), query::column("o_custkey")};
-            return query::project(ordered_between(order, first, next), columns);
-        }
+        [](Table const& order) { return ordered_between(order, {"o_orderkey", "o_custkey"}, first, next); }
     );
     auto& orders = pipeline.broadcast_join(customers, order_keys, {{"c_custkey"}, {"o_custkey"}});
     auto& lineitems = pipeline.scan(
@@ -365,11 +364,8 @@ Table q9(detail::QueryPipeline& pipeline) {
     auto const green_parts = [&pipeline]() -> detail::Flow& {
         return pipeline.scan(TpchTable::part, {"p_partkey", "p_name"}, [](Table const& part) {
             auto const& name = part.column("p_name");
-            ColumnExpression const columns[] = {query::column("p_partkey")};
-            return query::project(keep_rows(part, [&](std::size_t row) {
-                                      return name.string(row).find("green") != std::string_view::npos;
-                                  }),
-                                  columns);
+            return keep_rows(part, {"p_partkey"},
+                             [&](std::size_t row) { return name.string(row).find("green") != std::string_view::npos; });
         });
     };
     auto& lineitems = pipeline.scan(
@@ -508,9 +504,7 @@ Table q21(detail::QueryPipeline& pipeline) {
                                               {{"n_nationkey"}, {"s_nationkey"}});
     auto& finished = pipeline.scan(TpchTable::orders, {"o_orderkey", "o_orderstatus"}, [](Table const& order) {
         auto const& status = order.column("o_orderstatus");
-        ColumnExpression const columns[] = {query::column("o_orderkey")};
-        return query::project(keep_rows(order, [&](std::size_t row) { return status.string(row) == "F"; }),
-                              columns);
+        return keep_rows(order, {"o_orderkey"}, [&](std::size_t row) { return status.string(row) == "F"; });
     });
     auto& lineitems = pipeline.scan(
         TpchTable::lineitem, {"l_orderkey", "l_suppkey", "l_receiptdate", "l_commitdate"},

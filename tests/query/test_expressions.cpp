@@ -32,6 +32,23 @@ TEST(Filter, KeepsTheRowsThePredicateSelectsInTheirOrder) {
     EXPECT_EQ(rows_of(filtered), expected);
 }
 
+TEST(Filter, OfSomeColumnsIsTheFilterOfThoseColumnsInTheOrderAsked) {
+    auto const table = keyed_table(500, 4, "t_");
+    auto const count = table.column("t_count").values<std::int32_t>();
+    auto const mask = make_mask(table.num_rows(), [&](std::size_t row) { return count[row] % 3 == 0; });
+    std::string const columns[] = {"t_tag", "t_key"};
+    std::size_t const indices[] = {table.schema().index_of("t_tag"), table.schema().index_of("t_key")};
+    auto const some = filter(table, mask, columns);
+    EXPECT_EQ(some.schema().to_string(), "t_tag:string, t_key:int64");
+    EXPECT_EQ(rows_of(some), rows_of(filter(table, mask).select(indices)));
+    EXPECT_EQ(filter(table, RowMask(table.num_rows(), 1), columns).num_rows(), table.num_rows());
+
+    std::string const unknown[] = {"t_key", "t_nothing"};
+    EXPECT_THROW_WITH((void)filter(table, mask, unknown), InvalidArgument, "t_nothing");
+    std::string const twice[] = {"t_key", "t_key"};
+    EXPECT_THROW_WITH((void)filter(table, mask, twice), InvalidArgument, "t_key");
+}
+
 TEST(Filter, AMaskOfAnotherLengthIsRejected) {
     auto const table = keyed_table(10, 2, "t_");
     RowMask const mask(9, 1);

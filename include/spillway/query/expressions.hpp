@@ -34,6 +34,16 @@ struct ColumnExpression {
 /// @throws InvalidArgument if `keep` does not have one byte per row.
 [[nodiscard]] table::Table filter(table::Table const& table, std::span<std::uint8_t const> keep);
 
+/// The columns named `columns`, in that order, of the rows of `table` whose
+/// byte in `keep` is nonzero: `filter` and then those columns, without
+/// copying the others.
+/// @throws InvalidArgument if `keep` does not have one byte per row, a name
+///         is not a column of `table` (naming those it has), or a name
+///         repeats.
+[[nodiscard]] table::Table filter(
+    table::Table const& table, std::span<std::uint8_t const> keep, std::span<std::string const> columns
+);
+
 /// The rows of `table` that `predicate` keeps.
 /// @throws InvalidArgument as above, if the predicate's mask has another length.
 [[nodiscard]] table::Table filter(table::Table const& table, Predicate const& predicate);
