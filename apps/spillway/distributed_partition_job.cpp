@@ -104,11 +104,8 @@ struct ReceivedTable {
 memory::MemoryConfig partition_memory_config(Options const& options) {
     auto config = memory::MemoryConfig::from_options(options);
     if (!options.find("spill_headroom")) {
-        auto const in_process = options.get_choice("comm", {"local", "mpi"}, "local") == "mpi"
-                                    ? std::int64_t{1}
-                                    : options.get_int("ranks", 1, 1, 4096);
         config.spill_headroom =
-            config.host_limit.resolve(memory::host_memory_capacity()) / static_cast<std::uint64_t>(in_process) / 8;
+            config.host_limit.resolve(memory::host_memory_capacity()) / RankGroup::in_process_ranks(options, 1) / 8;
     }
     return config;
 }

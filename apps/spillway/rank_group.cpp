@@ -20,7 +20,7 @@ namespace spillway::cli {
 RankGroup::RankGroup(Options const& options, memory::MemoryConfig config, int default_ranks)
     : options_(options), uses_mpi_(options.get_choice("comm", {"local", "mpi"}, "local") == "mpi") {
     auto const ranks = static_cast<comm::Rank>(options.get_int("ranks", default_ranks, 1, 4096));
-    std::size_t local_ranks = static_cast<std::size_t>(ranks);
+    auto const local_ranks = in_process_ranks(options, default_ranks);
     size_ = ranks;
 #ifdef SPILLWAY_CLI_HAVE_MPI
     if (uses_mpi_) {
@@ -30,7 +30,6 @@ RankGroup::RankGroup(Options const& options, memory::MemoryConfig config, int de
                          "--ranks " << ranks << " differs from the " << size_
                                     << " MPI processes; with --comm mpi, mpirun -np sets the ranks",
                          InvalidArgument);
-        local_ranks = 1;
     }
 #endif
     auto const limit = config.host_limit.resolve(memory::host_memory_capacity());
@@ -39,6 +38,16 @@ RankGroup::RankGroup(Options const& options, memory::MemoryConfig config, int de
         resources_.push_back(std::make_unique<memory::BufferResource>(config));
         spill_removals_.emplace_back(resources_.back()->spill_directory());
     }
+}
+
+std::size_t RankGroup::in_process_ranks(Options const& options, int default_ranks) {
+    auto const ranks = static_cast<std::size_t>(options.get_int("ranks", default_ranks, 1, 4096));
+#ifdef SPILLWAY_CLI_HAVE_MPI
+    if (options.get_choice("comm", {"local", "mpi"}, "local") == "mpi") {
+        return 1;
+    }
+#endif
+    return ranks;
 }
 
 std::uint64_t RankGroup::host_limit_per_rank() const {

@@ -40,6 +40,11 @@ class RankGroup {
     /// @throws IoError naming the directory if a spill directory cannot be made.
     RankGroup(Options const& options, memory::MemoryConfig config, int default_ranks);
 
+    /// The ranks a group made from `options` runs in this process: one over
+    /// MPI, else option `ranks` (`default_ranks` when it is not set).
+    /// @throws InvalidArgument if option `ranks` or `comm` is malformed.
+    [[nodiscard]] static std::size_t in_process_ranks(Options const& options, int default_ranks);
+
     /// The ranks of the job, in every process.
     [[nodiscard]] comm::Rank size() const noexcept { return size_; }
     /// Whether the ranks are MPI processes.
