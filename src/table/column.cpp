@@ -187,12 +187,8 @@ Column Column::take(std::span<std::uint32_t const> rows) const {
             while (end < rows.size() && rows[end] == rows[end - 1] + 1) {
                 ++end;
             }
-            auto const bytes = static_cast<std::size_t>(out[end] - out[index]);
-            if (end - index == 1) {
-                detail::copy_small(characters.data() + out[index], characters_.data() + all[rows[index]], bytes);
-            } else if (bytes != 0) {
-                std::memcpy(characters.data() + out[index], characters_.data() + all[rows[index]], bytes);
-            }
+            detail::copy_small(characters.data() + out[index], characters_.data() + all[rows[index]],
+                               static_cast<std::size_t>(out[end] - out[index]));
             index = end;
         }
     } else {
