@@ -57,29 +57,31 @@ struct RankBuffers {
 
 /// The memory of one rank, of `rank_limit` bytes, with `window` tables in
 /// flight, tables of `piece_bytes`, a file reader that holds `reader_bytes`
-/// and a file writer that holds `writer_overhead` besides its write buffer.
+/// and a file writer of `format` for a file of `schema`.
 struct RankMemory {
     /// What the file reader and writer hold in the Arrow library's memory,
     /// which the rank's resource does not count: the reader's pages and the
-    /// batch read before it becomes a table, the write buffer and the writer.
+    /// batch read before it becomes a table, the writer, and what it takes
+    /// to write out its buffer.
     std::uint64_t outside;
     /// What the rank's resource holds outside its spillable chunks: while
     /// reading, each table in flight and its parse and its packed pieces,
     /// and the pieces being inserted; while writing, each batch in flight
-    /// packed and unpacked, and the one being written.
+    /// packed and unpacked, and the write buffer (the tables the writer holds).
     std::uint64_t working;
     /// Room for spillable chunks besides, so that a chunk can be inserted
     /// while the working set is at its largest: one table's worth.
     std::uint64_t chunks;
 
     static RankMemory of(std::uint64_t rank_limit, std::uint64_t piece_bytes, std::uint64_t reader_bytes,
-                         std::uint64_t writer_overhead, std::size_t window) noexcept {
+                         io::FileFormat format, table::Schema const& schema, std::size_t window) noexcept {
         auto const buffers = RankBuffers::for_limit(rank_limit);
         auto const reading = piece_bytes * (3 * window + 1);
         // A batch passes its size by at most one chunk, at most one table's rows.
-        auto const writing = 2 * (buffers.receive_batch + piece_bytes) * (window + 1);
-        return {reader_bytes + piece_bytes + buffers.write_buffer + writer_overhead, std::max(reading, writing),
-                piece_bytes};
+        auto const writing = 2 * (buffers.receive_batch + piece_bytes) * (window + 1) + buffers.write_buffer;
+        return {reader_bytes + piece_bytes + io::writer_overhead_bytes(format, schema)
+                    + io::writer_flush_bytes(format, buffers.write_buffer),
+                std::max(reading, writing), piece_bytes};
     }
 
     [[nodiscard]] std::uint64_t total() const noexcept { return outside + working + chunks; }
@@ -133,10 +135,9 @@ DistributedPartitionJob::DistributedPartitionJob(PartitionArguments arguments, O
                    : std::string(io::extension_of(output_format_));
     auto const local_ranks = ranks_.resources().size();
     auto const piece_bytes = input_.piece_bytes();
-    auto const overhead = io::writer_overhead_bytes(output_format_, input_.schema());
     auto const rank_memory = [&](std::uint64_t limit, std::size_t window) {
         return RankMemory::of(limit > fixed_bytes ? (limit - fixed_bytes) / local_ranks : 0, piece_bytes,
-                              input_.reader_bytes(), overhead, window);
+                              input_.reader_bytes(), output_format_, input_.schema(), window);
     };
     auto const bound = [&](std::uint64_t limit, std::size_t window) {
         return fixed_bytes + local_ranks * rank_memory(limit, window).total();

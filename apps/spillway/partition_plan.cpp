@@ -9,8 +9,8 @@ namespace spillway::cli {
 
 std::uint64_t PartitionPlan::bound() const noexcept {
     auto const working = std::min<std::uint64_t>(threads, window);
-    return fixed_bytes + block_bytes * (2 + window + 2 * working)
-         + std::uint64_t{partitions} * (write_buffer_bytes + file_overhead_bytes);
+    return fixed_bytes + reader_bytes + block_bytes * (2 + window + 2 * working)
+         + std::uint64_t{partitions} * (write_buffer_bytes + file_overhead_bytes) + (working + 1) * flush_bytes;
 }
 
 void PartitionPlan::describe(nlohmann::ordered_json& settings) const {
@@ -22,35 +22,48 @@ void PartitionPlan::describe(nlohmann::ordered_json& settings) const {
 
 PartitionPlan PartitionPlan::with_window(std::uint64_t limit, std::uint64_t block_bytes, std::size_t threads,
                                          std::uint32_t partitions, std::size_t window,
-                                         FileWriters const& writers) noexcept {
+                                         Files const& files) noexcept {
     constexpr std::uint64_t page = 4096;
     auto const quarter = std::clamp<std::uint64_t>(limit / 4 / partitions / page * page, smallest_write_buffer,
-                                                   std::max(writers.largest_buffer, smallest_write_buffer));
-    PartitionPlan plan{limit,  block_bytes, threads, partitions, static_cast<std::size_t>(quarter), window,
-                       writers.overhead};
+                                                   std::max(files.largest_buffer, smallest_write_buffer));
+    auto const with_buffer = [&](std::uint64_t buffer) {
+        return PartitionPlan{limit,
+                             block_bytes,
+                             threads,
+                             partitions,
+                             static_cast<std::size_t>(buffer),
+                             window,
+                             files.overhead,
+                             files.flush ? files.flush(buffer) : 0,
+                             files.reader};
+    };
     // Where the rest leaves the files less than a quarter, their buffers
-    // make do with what is left, down to the least.
-    if (auto const bound = plan.bound(); bound > limit) {
-        auto const cut = (bound - limit + partitions - 1) / partitions;
-        plan.write_buffer_bytes = static_cast<std::size_t>(
-            cut >= quarter - smallest_write_buffer ? smallest_write_buffer : (quarter - cut) / page * page);
+    // make do with what is left (the most pages that fit), down to the least.
+    if (with_buffer(quarter).bound() <= limit) {
+        return with_buffer(quarter);
     }
-    return plan;
+    std::uint64_t fits = smallest_write_buffer / page;
+    std::uint64_t too_large = quarter / page;
+    while (fits + 1 < too_large) {
+        auto const middle = fits + (too_large - fits) / 2;
+        (with_buffer(middle * page).bound() <= limit ? fits : too_large) = middle;
+    }
+    return with_buffer(fits * page);
 }
 
 PartitionPlan PartitionPlan::make(std::uint64_t limit, std::uint64_t block_bytes, std::size_t threads,
                                   std::uint32_t partitions, std::optional<std::size_t> window) {
-    return make(limit, block_bytes, threads, partitions, window, FileWriters{});
+    return make(limit, block_bytes, threads, partitions, window, Files{});
 }
 
 PartitionPlan PartitionPlan::make(std::uint64_t limit, std::uint64_t block_bytes, std::size_t threads,
                                   std::uint32_t partitions, std::optional<std::size_t> window,
-                                  FileWriters const& writers) {
+                                  Files const& files) {
     SPILLWAY_EXPECTS(!window || *window >= 1, "--window must be at least 1", InvalidArgument);
     // The least window worth running: one block per thread, or fewer if asked.
     auto const least_window = std::min(threads, window.value_or(threads));
     auto const fits = [&](std::uint64_t candidate_limit, std::size_t candidate_window) {
-        auto const plan = with_window(candidate_limit, block_bytes, threads, partitions, candidate_window, writers);
+        auto const plan = with_window(candidate_limit, block_bytes, threads, partitions, candidate_window, files);
         return plan.bound() <= candidate_limit;
     };
     if (!fits(limit, least_window)) {
@@ -66,17 +79,17 @@ PartitionPlan PartitionPlan::make(std::uint64_t limit, std::uint64_t block_bytes
             auto const middle = low + (high - low) / 2;
             (fits(middle * mebibyte, least_window) ? high : low) = middle;
         }
-        auto const least = with_window(high * mebibyte, block_bytes, threads, partitions, least_window, writers);
+        auto const least = with_window(high * mebibyte, block_bytes, threads, partitions, least_window, files);
         SPILLWAY_FAIL("memory limit " << format_bytes(limit) << " is too small to partition into " << partitions
                           << " files on " << threads << (threads == 1 ? " thread" : " threads") << " with blocks of "
                           << format_bytes(block_bytes) << ": it needs at least " << format_bytes(least.limit) << " ("
                           << format_bytes(fixed_bytes) << " for the program, "
                           << format_bytes(least.bound() - fixed_bytes
                                           - std::uint64_t{partitions}
-                                                * (least.write_buffer_bytes + writers.overhead))
+                                                * (least.write_buffer_bytes + files.overhead))
                           << " for " << least_window << (least_window == 1 ? " block" : " blocks")
                           << " in flight, the reader and the writer, " << partitions << " write buffers of "
-                          << format_bytes(least.write_buffer_bytes + writers.overhead)
+                          << format_bytes(least.write_buffer_bytes + files.overhead)
                           << "); raise --memory-limit to at least that, or lower --threads, --block-size or "
                              "--partitions",
                       InvalidArgument);
@@ -92,12 +105,12 @@ PartitionPlan PartitionPlan::make(std::uint64_t limit, std::uint64_t block_bytes
                                       << " blocks fit; lower --window or raise --memory-limit",
                           InvalidArgument);
         }
-        return with_window(limit, block_bytes, threads, partitions, *window, writers);
+        return with_window(limit, block_bytes, threads, partitions, *window, files);
     }
     // A wider window only where it leaves the write buffers as they are.
-    auto chosen = with_window(limit, block_bytes, threads, partitions, least_window, writers);
+    auto chosen = with_window(limit, block_bytes, threads, partitions, least_window, files);
     while (chosen.window < 4 * threads) {
-        auto const wider = with_window(limit, block_bytes, threads, partitions, chosen.window + 1, writers);
+        auto const wider = with_window(limit, block_bytes, threads, partitions, chosen.window + 1, files);
         if (wider.bound() > limit || wider.write_buffer_bytes < chosen.write_buffer_bytes) {
             break;
         }

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 
 #include <nlohmann/json.hpp>
@@ -20,11 +21,18 @@ namespace spillway::cli {
 /// - the split rows of the block being written (one block), which has left
 ///   the window;
 /// - one write buffer per partition file, and what the file's writer holds
-///   besides (`file_overhead_bytes`: a Parquet writer's column writers);
+///   besides (`file_overhead_bytes`: a Parquet writer's metadata);
+/// - what a writer takes while it writes its buffer out, besides it
+///   (`flush_bytes`: a Parquet writer encodes the rows it holds into a row
+///   group), for at most one writer per working thread and one more (the
+///   thread that closes the files works too);
+/// - what the input file's reader holds besides the tables it returns
+///   (`reader_bytes`: a Parquet reader's pages);
 /// - a fixed allowance for the program, its libraries and thread stacks.
 ///
 /// So with `w` blocks in flight on `t` threads it needs at most
-/// `fixed + block * (2 + w + 2 * min(t, w)) + partitions * (write_buffer + file_overhead)`.
+/// `fixed + reader + block * (2 + w + 2 * min(t, w)) + partitions * (write_buffer + file_overhead)
+///  + (min(t, w) + 1) * flush`.
 /// The window should hold at least one block per thread, or a thread would
 /// idle; unless told the window, the plan takes the largest one up to
 /// `4 * threads` that fits without shrinking the write buffers. These take a
@@ -50,6 +58,8 @@ struct PartitionPlan {
     std::size_t write_buffer_bytes = 0;  ///< per partition file: a quarter of the limit, or what the rest leaves
     std::size_t window = 0;              ///< blocks in flight
     std::uint64_t file_overhead_bytes = 0;  ///< per partition file, held by its writer besides the write buffer
+    std::uint64_t flush_bytes = 0;          ///< per writer writing out its buffer, besides it
+    std::uint64_t reader_bytes = 0;         ///< held by the input file's reader besides its tables
 
     /// The most memory the plan uses.
     [[nodiscard]] std::uint64_t bound() const noexcept;
@@ -58,17 +68,23 @@ struct PartitionPlan {
     /// `memory_limit_bytes` and `memory_bound_bytes`.
     void describe(nlohmann::ordered_json& settings) const;
 
-    /// What each partition file's writer may buffer and holds besides.
-    struct FileWriters {
+    /// What each partition file's writer may buffer, holds besides, and
+    /// takes while it writes its buffer out; and what the input's reader holds.
+    struct Files {
         /// The most a write buffer grows to, however large the limit.
         std::uint64_t largest_buffer = largest_write_buffer;
         /// What the writer holds besides its buffer.
         std::uint64_t overhead = 0;
+        /// What the writer takes while it writes out a buffer of the given
+        /// size, besides it; nothing if empty.
+        std::function<std::uint64_t(std::uint64_t buffer)> flush;
+        /// What the input file's reader holds besides the tables it returns.
+        std::uint64_t reader = 0;
     };
 
     /// The plan for `limit` bytes, blocks of `block_bytes`, `threads` threads
-    /// and `partitions` partitions whose files are written by `writers`; with
-    /// the window `window` if given.
+    /// and `partitions` partitions, with `files` read and written; with the
+    /// window `window` if given.
     /// @throws InvalidArgument naming the smallest limit that would work (and
     ///         the flags that lower it) if the limit does not hold one block
     ///         per thread (or `window` blocks, if fewer), or naming the
@@ -76,8 +92,8 @@ struct PartitionPlan {
     ///         `window` is less than 1.
     [[nodiscard]] static PartitionPlan make(std::uint64_t limit, std::uint64_t block_bytes, std::size_t threads,
                                             std::uint32_t partitions, std::optional<std::size_t> window,
-                                            FileWriters const& writers);
-    /// `make` with the writers of CSV files: buffers of at most
+                                            Files const& files);
+    /// `make` with CSV files: write buffers of at most
     /// `largest_write_buffer`, nothing besides.
     [[nodiscard]] static PartitionPlan make(std::uint64_t limit, std::uint64_t block_bytes, std::size_t threads,
                                             std::uint32_t partitions, std::optional<std::size_t> window);
@@ -86,7 +102,7 @@ struct PartitionPlan {
     /// The plan for `limit` with `window` blocks in flight, fitting or not.
     [[nodiscard]] static PartitionPlan with_window(std::uint64_t limit, std::uint64_t block_bytes,
                                                    std::size_t threads, std::uint32_t partitions,
-                                                   std::size_t window, FileWriters const& writers) noexcept;
+                                                   std::size_t window, Files const& files) noexcept;
 };
 
 }  // namespace spillway::cli

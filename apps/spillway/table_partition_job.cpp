@@ -1,9 +1,11 @@
 #include "table_partition_job.hpp"
 
 #include <chrono>
+#include <functional>
 #include <variant>
 
 #include <spillway/core/error.hpp>
+#include <spillway/exec/parallel_join.hpp>
 #include <spillway/exec/seq_join.hpp>
 #include <spillway/memory/memory_config.hpp>
 #include <spillway/memory/system_memory.hpp>
@@ -45,11 +47,13 @@ TablePartitionJob::TablePartitionJob(PartitionArguments arguments, Options const
     auto const limit = memory::MemoryConfig::from_options(options).host_limit.resolve(memory::host_memory_capacity());
     auto const window = options.find("window") ? std::optional<std::size_t>(options.get_int("window", 1, 1, 1 << 20))
                                                : std::nullopt;
-    PartitionPlan::FileWriters const writers{output_format_ == io::FileFormat::parquet
-                                                 ? PartitionPlan::largest_row_group
-                                                 : PartitionPlan::largest_write_buffer,
-                                             io::writer_overhead_bytes(output_format_, input_.schema())};
-    plan_ = PartitionPlan::make(limit, block_bytes, pool_.concurrency(), partitions_, window, writers);
+    PartitionPlan::Files const files{
+        output_format_ == io::FileFormat::parquet ? PartitionPlan::largest_row_group
+                                                  : PartitionPlan::largest_write_buffer,
+        io::writer_overhead_bytes(output_format_, input_.schema()),
+        [format = output_format_](std::uint64_t buffer) { return io::writer_flush_bytes(format, buffer); },
+        input_.reader_bytes()};
+    plan_ = PartitionPlan::make(limit, block_bytes, pool_.concurrency(), partitions_, window, files);
     check_open_file_limit(partitions_);
 
     io::WriteOptions write_options;
@@ -112,10 +116,16 @@ RunSummary TablePartitionJob::run(Progress& progress) {
             progress.advance(written.progress);
         }
     }
+    // Closing a file writes the rows it still holds: the files close in parallel.
+    std::vector<std::function<bool(std::stop_token const&)>> closes;
     for (auto& writer : writers_) {
-        MutexLock lock(writer->mutex);
-        writer->file->close();
+        closes.emplace_back([&writer = *writer](std::stop_token const&) {
+            MutexLock const lock(writer.mutex);
+            writer.file->close();
+            return true;
+        });
     }
+    static_cast<void>(exec::parallel_join(pool_, std::move(closes)));
     writers_.clear();
     progress.finish();
     auto const partitioned = Clock::now();

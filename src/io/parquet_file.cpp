@@ -1,6 +1,7 @@
 #include <arrow/io/file.h>
 #include <arrow/memory_pool.h>
 #include <arrow/record_batch.h>
+#include <arrow/table.h>
 #include <arrow/util/io_util.h>
 #include <parquet/arrow/reader.h>
 #include <parquet/arrow/writer.h>
@@ -223,9 +224,11 @@ bool keeps_coming_new(table::Table const& table, std::size_t index) {
     return 10 * distinct(hashes) >= 18 * in_half;
 }
 
-/// Writes a Parquet file, appending each table to the open row group and
-/// closing it at `row_group_rows` rows (the library's own limit) or
-/// `row_group_bytes` bytes of column data. Columns are dictionary encoded,
+/// Writes a Parquet file, holding the tables written (sharing their
+/// buffers) until one more would take them past `row_group_bytes` bytes of
+/// column data, or they reach `row_group_rows` rows, and then writing them
+/// out as a row group, one column chunk after another: only a writer that
+/// writes out has a column writer's pages. Columns are dictionary encoded,
 /// but for those whose first rows written keep coming with new values
 /// (`keeps_coming_new`): the library's writer is opened at the first write,
 /// to look at them.
@@ -234,7 +237,8 @@ class ParquetFileWriter final : public TableFileWriter {
     ParquetFileWriter(std::filesystem::path const& path, table::Schema schema, WriteOptions const& options)
         : file_(path, "cannot create Parquet file '" + path.string() + "'"),
           schema_(std::move(schema)),
-          row_group_bytes_(options.row_group_bytes) {
+          row_group_bytes_(options.row_group_bytes),
+          row_group_rows_(std::max<std::uint64_t>(options.row_group_rows, 1)) {
         properties_.compression(compression_of(options.compression, "none,zstd,lz4,snappy,gzip", true));
         if (options.compression_level) {
             properties_.compression_level(*options.compression_level);
@@ -259,31 +263,52 @@ class ParquetFileWriter final : public TableFileWriter {
 
     void write(table::Table table) override {
         check_writable(table, schema_, file_.closed(), file_.path());
+        auto const bytes = table.byte_size();
+        if (!held_.empty() && held_bytes_ + bytes > row_group_bytes_) {
+            write_held();
+        }
         if (writer_ == nullptr) {
             open(&table);
         }
-        auto const bytes = table.byte_size();
-        auto const what = "cannot write to '" + file_.path().string() + "'";
-        guarded(what, [&] {
-            if (group_bytes_ != 0 && group_bytes_ + bytes > row_group_bytes_) {
-                check(writer_->NewBufferedRowGroup(), what);
-                group_bytes_ = 0;
-            }
-            check(writer_->WriteRecordBatch(*to_record_batch(std::move(table))), what);
-        });
-        group_bytes_ += bytes;
+        held_bytes_ += bytes;
+        held_rows_ += table.num_rows();
+        held_.push_back(to_record_batch(std::move(table)));
+        if (held_rows_ >= row_group_rows_) {
+            write_held();
+        }
     }
 
     void close() override {
         if (writer_ == nullptr && !file_.closed()) {
             open(nullptr);
         }
-        file_.close([&](std::string const& what) { guarded(what, [&] { check(writer_->Close(), what); }); });
+        file_.close([&](std::string const& what) {
+            guarded(what, [&] {
+                write_held();
+                check(writer_->Close(), what);
+            });
+        });
     }
 
     [[nodiscard]] std::uint64_t bytes_written() const noexcept override { return file_.bytes_written(); }
 
   private:
+    /// Writes the held tables out as row groups of at most `row_group_rows_`
+    /// rows, one column chunk after another.
+    void write_held() {
+        if (held_.empty()) {
+            return;
+        }
+        auto const what = "cannot write to '" + file_.path().string() + "'";
+        guarded(what, [&] {
+            auto const table = value_of(arrow::Table::FromRecordBatches(held_.front()->schema(), held_), what);
+            check(writer_->WriteTable(*table, static_cast<std::int64_t>(row_group_rows_)), what);
+        });
+        held_.clear();
+        held_bytes_ = 0;
+        held_rows_ = 0;
+    }
+
     /// Opens the library's writer, choosing the columns to encode without a
     /// dictionary by the rows of `first` (all with one if null).
     void open(table::Table const* first) {
@@ -303,9 +328,12 @@ class ParquetFileWriter final : public TableFileWriter {
     ArrowOutputFile file_;
     table::Schema schema_;
     std::uint64_t row_group_bytes_;
+    std::uint64_t row_group_rows_;
     parquet::WriterProperties::Builder properties_;  ///< what `open` opens the library's writer with
     std::unique_ptr<parquet::arrow::FileWriter> writer_;  ///< opened by the first write, or by `close`
-    std::uint64_t group_bytes_ = 0;  ///< column data written into the open row group
+    std::vector<std::shared_ptr<arrow::RecordBatch>> held_;  ///< the rows of the next row group
+    std::uint64_t held_bytes_ = 0;  ///< of `held_`'s tables
+    std::uint64_t held_rows_ = 0;
 };
 
 }  // namespace

@@ -27,8 +27,13 @@ std::unique_ptr<TableFileWriter> create_table_file(std::filesystem::path const& 
 }
 
 std::uint64_t writer_overhead_bytes(FileFormat format, table::Schema const& schema) noexcept {
-    constexpr std::uint64_t parquet_column_writer_bytes = std::uint64_t{512} << 10;
-    return format == FileFormat::parquet ? parquet_column_writer_bytes * schema.size() : 0;
+    constexpr std::uint64_t kibibyte = 1024;
+    return format == FileFormat::parquet ? 192 * kibibyte + 4 * kibibyte * schema.size() : 0;
+}
+
+std::uint64_t writer_flush_bytes(FileFormat format, std::uint64_t row_group_bytes) noexcept {
+    constexpr std::uint64_t pages_and_codec = std::uint64_t{3} << 20;
+    return format == FileFormat::parquet ? row_group_bytes + pages_and_codec : 0;
 }
 
 namespace detail {

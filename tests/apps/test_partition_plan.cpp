@@ -11,6 +11,7 @@ using namespace spillway;
 using namespace spillway::cli;
 
 namespace {
+constexpr std::uint64_t kib = std::uint64_t{1} << 10;
 constexpr std::uint64_t mib = std::uint64_t{1} << 20;
 }
 
@@ -61,12 +62,37 @@ TEST(PartitionPlan, ShrinksWriteBuffersForManyPartitionsButNotBelowTheirLeast) {
                       "or lower --threads, --block-size or --partitions");
 }
 
+/// Parquet files as `spillway partition` writes them: a writer encodes the
+/// row group it holds when it writes it out.
+PartitionPlan::Files parquet_files(std::uint64_t reader = 0) {
+    return {PartitionPlan::largest_row_group, 256 * kib, [](std::uint64_t buffer) { return buffer + 3 * mib; },
+            reader};
+}
+
 TEST(PartitionPlan, ParquetRowGroupsTakeAQuarterOfTheLimitUpToTheirLargest) {
-    PartitionPlan::FileWriters const parquet{PartitionPlan::largest_row_group, 8 * mib};
-    EXPECT_EQ(PartitionPlan::make(1024 * mib, 16 * mib, 2, 64, std::nullopt, parquet).write_buffer_bytes, 4 * mib);
-    auto const roomy = PartitionPlan::make(64 * 1024 * mib, 16 * mib, 2, 64, std::nullopt, parquet);
+    EXPECT_EQ(PartitionPlan::make(1024 * mib, 16 * mib, 2, 64, std::nullopt, parquet_files()).write_buffer_bytes,
+              4 * mib);
+    auto const roomy = PartitionPlan::make(64 * 1024 * mib, 16 * mib, 2, 64, std::nullopt, parquet_files());
     EXPECT_EQ(roomy.write_buffer_bytes, PartitionPlan::largest_row_group);
     EXPECT_LE(roomy.bound(), roomy.limit);
+}
+
+TEST(PartitionPlan, CountsTheReaderAndAWriterFlushingPerWorkingThreadAndOneMore) {
+    auto const plan = PartitionPlan::make(1024 * mib, 16 * mib, 2, 64, 2, parquet_files(80 * mib));
+    ASSERT_EQ(plan.write_buffer_bytes, 4 * mib);
+    EXPECT_EQ(plan.bound(), PartitionPlan::fixed_bytes + 80 * mib + 16 * mib * (2 + 2 + 2 * 2)
+                                + 64 * (4 * mib + 256 * kib) + 3 * (4 * mib + 3 * mib));
+}
+
+TEST(PartitionPlan, ShrinksParquetRowGroupsToTheMostPagesThatFitWithTheirFlushes) {
+    auto const plan = PartitionPlan::make(320 * mib, 16 * mib, 2, 64, 2, parquet_files(80 * mib));
+    ASSERT_LT(plan.write_buffer_bytes, 320 * mib / 4 / 64) << "less than a quarter is left";
+    ASSERT_GT(plan.write_buffer_bytes, PartitionPlan::smallest_write_buffer);
+    EXPECT_LE(plan.bound(), plan.limit);
+    auto one_page_more = plan;
+    one_page_more.write_buffer_bytes += 4096;
+    one_page_more.flush_bytes += 4096;
+    EXPECT_GT(one_page_more.bound(), plan.limit);
 }
 
 TEST(PartitionPlan, AGivenWindowIsKeptOrRefusedNamingTheLargestThatFits) {

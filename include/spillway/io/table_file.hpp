@@ -85,11 +85,12 @@ struct WriteOptions {
     std::optional<int> compression_level;
     /// Parquet: the most rows one row group holds.
     std::uint64_t row_group_rows = std::uint64_t{1} << 20;
-    /// Parquet: a row group is closed once the column data written into it
-    /// (before encoding) reaches this many bytes, which bounds what the
-    /// writer holds in memory; each column's data pages and dictionary are
-    /// limited to a quarter of this divided among the columns (8 KiB to
-    /// 1 MiB), since a column writer holds one of each.
+    /// Parquet: the writer holds the tables written until one more would
+    /// take their column data past this many bytes (or they reach
+    /// `row_group_rows` rows), then writes them out as a row group, one
+    /// column chunk after another; each column's data pages and dictionary
+    /// are limited to a quarter of this divided among the columns (8 KiB to
+    /// 1 MiB).
     std::uint64_t row_group_bytes = std::uint64_t{64} << 20;
     /// Parquet: whether column chunks carry min/max statistics.
     bool statistics = true;
@@ -99,9 +100,10 @@ struct WriteOptions {
 /// row groups of at most `row_group_rows` rows (fewer once
 /// `row_group_bytes` is reached), with statistics, in the compression asked
 /// for, each column dictionary encoded unless its values keep coming new in
-/// the first rows written (keys, prices, free text); Arrow IPC files one
-/// record batch per `write`; CSV the rows as `io::append_csv_rows` formats
-/// them.
+/// the first rows written (keys, prices, free text): the writer holds the
+/// tables written (sharing their buffers) until a row group's worth has
+/// come; Arrow IPC files one record batch per `write`; CSV the rows as
+/// `io::append_csv_rows` formats them.
 ///
 /// Thread safety: externally synchronized.
 class TableFileWriter {
@@ -121,13 +123,19 @@ class TableFileWriter {
     [[nodiscard]] virtual std::uint64_t bytes_written() const noexcept = 0;
 };
 
-/// What a writer of `format` holds in memory for a file of `schema`,
-/// besides the rows it buffers (`WriteOptions::row_group_bytes` for Parquet):
-/// for Parquet, 512 KiB per column (each column's writer keeps its page
-/// buffers, encoders and dictionary: measured at 110 KiB with a few thousand
-/// rows, and at about 540 KiB writing TPC-H lineitem into 16 files); nothing
-/// for Arrow IPC and CSV.
+/// What a writer of `format` holds in memory for a file of `schema` all
+/// the time, besides the tables it holds: for Parquet, 4 KiB per column
+/// and 192 KiB besides (the library's writer and the file's metadata:
+/// about 180 KiB a file measured, writing TPC-H lineitem into 1,024 files);
+/// nothing for Arrow IPC and CSV.
 [[nodiscard]] std::uint64_t writer_overhead_bytes(FileFormat format, table::Schema const& schema) noexcept;
+
+/// What a writer of `format` takes while it writes out the tables it holds,
+/// besides them, with row groups of `row_group_bytes`: for Parquet, one
+/// column chunk's encoded pages (at most `row_group_bytes`), a data page
+/// and a dictionary (at most 1 MiB each) and the codec's state (1 MiB);
+/// nothing for Arrow IPC and CSV, which write each table as it comes.
+[[nodiscard]] std::uint64_t writer_flush_bytes(FileFormat format, std::uint64_t row_group_bytes) noexcept;
 
 /// Creates (or truncates) `path` as a file of `format` for tables of
 /// `schema`, laid out as `options` say.
