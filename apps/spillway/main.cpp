@@ -7,12 +7,25 @@
 #include <exception>
 #include <iostream>
 #include <optional>
+#include <string>
 
 #include "command_line.hpp"
 #include "interruption.hpp"
 #include "processes.hpp"
 #include "run_job.hpp"
 #include "run_summary.hpp"
+
+namespace {
+
+/// Whether `command` with `options` is a `spillway partition` on one rank
+/// of this process only, whose threads exchange no rows. Reads the options
+/// without checking them: the job does, and reports what is wrong.
+bool partitions_on_one_rank(std::string const& command, spillway::Options const& options) {
+    auto const ranks = options.find("ranks");
+    return command == "partition" && (!ranks || ranks->text == "1") && options.get_string("comm", "local") == "local";
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
     using namespace spillway::cli;
@@ -29,21 +42,25 @@ int main(int argc, char** argv) {
     // free at its top for the same reason (docs/architecture.md).
     mallopt(M_MMAP_THRESHOLD, 1024 * 1024);
     mallopt(M_TRIM_THRESHOLD, 16 * 1024 * 1024);
-    // One heap for every thread, unless MALLOC_ARENA_MAX says otherwise.
-    // glibc gives each thread that allocates a heap of its own (up to eight
-    // per core), and a heap keeps what is freed in it for the threads that
-    // use it. A shuffle allocates small chunks on some threads (packing,
-    // receiving, reading back) and frees them on others, at different phases,
-    // so each heap grew to its own peak: with 1000 partitions the process's
-    // peak resident set was the sum of those peaks, 1.4 to 2.4 times the
-    // memory limit, against 1.2 to 1.5 with one heap.
-    if (std::getenv("MALLOC_ARENA_MAX") == nullptr) {
-        mallopt(M_ARENA_MAX, 1);
-    }
     InterruptionHandler interruptions;  // before any thread starts, MPI's included
     CommandLine command_line;
     if (auto const code = command_line.parse(argc, argv, std::cout, std::cerr)) {
         return to_int(*code);
+    }
+    auto const options = command_line.options();
+    // One heap for every thread of a job whose ranks exchange rows, unless
+    // MALLOC_ARENA_MAX says otherwise. glibc gives each thread that
+    // allocates a heap of its own (up to eight per core), and a heap keeps
+    // what is freed in it for the threads that use it. A shuffle allocates
+    // small chunks on some threads (packing, receiving, reading back) and
+    // frees them on others, at different phases, so each heap grew to its
+    // own peak: with 1000 partitions the process's peak resident set was the
+    // sum of those peaks, 1.4 to 2.4 times the memory limit, against 1.2 to
+    // 1.5 with one heap. A partition on one rank exchanges nothing, and on
+    // one heap its workers waited on the heap's lock, with a tenth of their
+    // time in malloc and free (docs/architecture.md).
+    if (std::getenv("MALLOC_ARENA_MAX") == nullptr && !partitions_on_one_rank(command_line.command(), options)) {
+        mallopt(M_ARENA_MAX, 1);
     }
     if (command_line.output().json && launcher_rank() == 0) {
         interruptions.report_on_stdout(
@@ -51,7 +68,6 @@ int main(int argc, char** argv) {
             failure_json(command_line.command(), ExitCode::terminated, "terminated by SIGTERM") + "\n"
         );
     }
-    auto const options = command_line.options();
     std::optional<Processes> processes;
     try {
         processes.emplace(options, &argc, &argv);
