@@ -17,12 +17,13 @@
 
 namespace {
 
-/// Whether `command` with `options` is a `spillway partition` on one rank
-/// of this process only, whose threads exchange no rows. Reads the options
-/// without checking them: the job does, and reports what is wrong.
-bool partitions_on_one_rank(std::string const& command, spillway::Options const& options) {
+/// Whether `command` with `options` runs on one rank of this process only
+/// and is not a `spillway shuffle`: a `partition`, `tpch` or `generate`
+/// that exchanges no rows between ranks. Reads the options without checking
+/// them: the job does, and reports what is wrong.
+bool runs_on_one_local_rank(std::string const& command, spillway::Options const& options) {
     auto const ranks = options.find("ranks");
-    return command == "partition" && (!ranks || ranks->text == "1") && options.get_string("comm", "local") == "local";
+    return command != "shuffle" && (!ranks || ranks->text == "1") && options.get_string("comm", "local") == "local";
 }
 
 }  // namespace
@@ -56,10 +57,9 @@ int main(int argc, char** argv) {
     // frees them on others, at different phases, so each heap grew to its
     // own peak: with 1000 partitions the process's peak resident set was the
     // sum of those peaks, 1.4 to 2.4 times the memory limit, against 1.2 to
-    // 1.5 with one heap. A partition on one rank exchanges nothing, and on
-    // one heap its workers waited on the heap's lock, with a tenth of their
-    // time in malloc and free (docs/architecture.md).
-    if (std::getenv("MALLOC_ARENA_MAX") == nullptr && !partitions_on_one_rank(command_line.command(), options)) {
+    // 1.5 with one heap. A job on one rank exchanges none, and on one heap
+    // its threads waited on the heap's lock (docs/architecture.md).
+    if (std::getenv("MALLOC_ARENA_MAX") == nullptr && !runs_on_one_local_rank(command_line.command(), options)) {
         mallopt(M_ARENA_MAX, 1);
     }
     if (command_line.output().json && launcher_rank() == 0) {
