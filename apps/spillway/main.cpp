@@ -9,7 +9,10 @@
 #include <optional>
 #include <string>
 
+#include <spillway/core/error.hpp>
+
 #include "command_line.hpp"
+#include "distributed_partition_job.hpp"
 #include "interruption.hpp"
 #include "processes.hpp"
 #include "run_job.hpp"
@@ -17,13 +20,16 @@
 
 namespace {
 
-/// Whether `command` with `options` runs on one rank of this process only
-/// and is not a `spillway shuffle`: a `partition`, `tpch` or `generate`
-/// that exchanges no rows between ranks. Reads the options without checking
-/// them: the job does, and reports what is wrong.
-bool runs_on_one_local_rank(std::string const& command, spillway::Options const& options) {
-    auto const ranks = options.find("ranks");
-    return command != "shuffle" && (!ranks || ranks->text == "1") && options.get_string("comm", "local") == "local";
+/// Whether `command` with `options` exchanges rows between ranks: a
+/// `spillway shuffle`, or any job on several ranks or over MPI
+/// (`runs_on_ranks`). A malformed `ranks` or `comm` counts as exchanging;
+/// the job reports what is wrong with it.
+bool exchanges_rows(std::string const& command, spillway::Options const& options) {
+    try {
+        return command == "shuffle" || spillway::cli::runs_on_ranks(options);
+    } catch (spillway::InvalidArgument const&) {
+        return true;
+    }
 }
 
 }  // namespace
@@ -59,7 +65,7 @@ int main(int argc, char** argv) {
     // sum of those peaks, 1.4 to 2.4 times the memory limit, against 1.2 to
     // 1.5 with one heap. A job on one rank exchanges none, and on one heap
     // its threads waited on the heap's lock (docs/architecture.md).
-    if (std::getenv("MALLOC_ARENA_MAX") == nullptr && !runs_on_one_local_rank(command_line.command(), options)) {
+    if (std::getenv("MALLOC_ARENA_MAX") == nullptr && exchanges_rows(command_line.command(), options)) {
         mallopt(M_ARENA_MAX, 1);
     }
     if (command_line.output().json && launcher_rank() == 0) {
