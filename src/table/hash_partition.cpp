@@ -45,7 +45,7 @@ std::vector<Table> split_by_partition(Table const& table, std::span<std::uint32_
             pieces[partition] = {has_nulls ? validity[partition].data() : nullptr, data[partition].data(),
                                  characters[partition].data()};
         }
-        detail::scatter_column(column, partition_of_row, counts.rows, pieces);
+        detail::scatter_column(column, partition_of_row, counts.rows, counts.row_in_piece, pieces);
         for (std::uint32_t partition = 0; partition < partitions; ++partition) {
             columns[partition].push_back(detail::ColumnAccess::make(
                 column.type(), counts.rows[partition], std::move(validity[partition]), std::move(data[partition]),

@@ -13,6 +13,7 @@ PackedSplit::PackedSplit(Table const& table, std::span<std::uint32_t const> part
     : table_(table), partition_of_row_(partition_of_row) {
     auto counts = detail::count_partitions(table, partition_of_row, partitions);
     rows_ = std::move(counts.rows);
+    row_in_piece_ = std::move(counts.row_in_piece);
     characters_ = std::move(counts.characters);
     has_nulls_ = std::move(counts.has_nulls);
     sizes_.assign(partitions, 0);
@@ -58,7 +59,7 @@ std::vector<std::vector<std::byte>> PackedSplit::pack_into(std::span<std::span<s
             pieces[partition] = detail::place_packed_column(payloads[partition].data(), position[partition], sizes);
             columns[partition * column_count + index] = {has_nulls, characters};
         }
-        detail::scatter_column(column, partition_of_row_, rows_, pieces);
+        detail::scatter_column(column, partition_of_row_, rows_, row_in_piece_, pieces);
     }
 
     std::vector<std::vector<std::byte>> metadata(partitions);

@@ -10,23 +10,25 @@
 namespace spillway::table::detail {
 namespace {
 
-/// Copies each `Word`-sized value of `source` to the end of its row's piece.
+/// Copies each `Word`-sized value of `source` to its place in its row's
+/// piece. Each row's place is known beforehand, so no row waits for the
+/// one before it to move its piece's end (rows of one key come in runs).
 template <typename Word>
 void scatter_values(std::byte const* source, std::span<std::uint32_t const> partition_of_row,
-                    std::span<PieceBuffers const> pieces) {
-    std::vector<std::byte*> cursors(pieces.size());
+                    std::span<std::uint32_t const> row_in_piece, std::span<PieceBuffers const> pieces) {
+    std::vector<std::byte*> starts(pieces.size());
     for (std::size_t partition = 0; partition < pieces.size(); ++partition) {
-        cursors[partition] = pieces[partition].data;
+        starts[partition] = pieces[partition].data;
     }
     for (std::size_t row = 0; row < partition_of_row.size(); ++row) {
-        auto& cursor = cursors[partition_of_row[row]];
-        std::memcpy(cursor, source + row * sizeof(Word), sizeof(Word));
-        cursor += sizeof(Word);
+        std::memcpy(starts[partition_of_row[row]] + std::size_t{row_in_piece[row]} * sizeof(Word),
+                    source + row * sizeof(Word), sizeof(Word));
     }
 }
 
 void scatter_validity(Column const& column, std::span<std::uint32_t const> partition_of_row,
-                      std::span<std::uint32_t const> rows, std::span<PieceBuffers const> pieces) {
+                      std::span<std::uint32_t const> rows, std::span<std::uint32_t const> row_in_piece,
+                      std::span<PieceBuffers const> pieces) {
     if (column.null_count() == 0) {
         return;
     }
@@ -35,27 +37,21 @@ void scatter_validity(Column const& column, std::span<std::uint32_t const> parti
             std::memset(pieces[partition].validity, 0, bitmap_bytes(rows[partition]));
         }
     }
-    std::vector<std::size_t> next_row(pieces.size(), 0);
     auto const* bits = column.validity_buffer().data();
     for (std::size_t row = 0; row < partition_of_row.size(); ++row) {
-        auto const partition = partition_of_row[row];
-        auto const at = next_row[partition]++;
-        if (auto* out = pieces[partition].validity; out != nullptr && get_bit(bits, row)) {
-            set_bit(out, at, true);
+        if (auto* out = pieces[partition_of_row[row]].validity; out != nullptr && get_bit(bits, row)) {
+            set_bit(out, row_in_piece[row], true);
         }
     }
 }
 
 void scatter_strings(Column const& column, std::span<std::uint32_t const> partition_of_row,
-                     std::span<PieceBuffers const> pieces) {
+                     std::span<std::uint32_t const> row_in_piece, std::span<PieceBuffers const> pieces) {
     std::vector<std::byte*> text(pieces.size());
-    std::vector<std::byte*> ends(pieces.size());
     for (std::size_t partition = 0; partition < pieces.size(); ++partition) {
         text[partition] = pieces[partition].characters;
-        ends[partition] = pieces[partition].data;
-        if (ends[partition] != nullptr) {
-            std::memset(ends[partition], 0, sizeof(std::int32_t));
-            ends[partition] += sizeof(std::int32_t);
+        if (pieces[partition].data != nullptr) {
+            std::memset(pieces[partition].data, 0, sizeof(std::int32_t));
         }
     }
     auto const offsets = column.offsets();
@@ -66,8 +62,7 @@ void scatter_strings(Column const& column, std::span<std::uint32_t const> partit
         copy_small(text[partition], source + offsets[row], length);
         text[partition] += length;
         auto const end = static_cast<std::int32_t>(text[partition] - pieces[partition].characters);
-        std::memcpy(ends[partition], &end, sizeof(end));
-        ends[partition] += sizeof(end);
+        std::memcpy(pieces[partition].data + (std::size_t{row_in_piece[row]} + 1) * sizeof(end), &end, sizeof(end));
     }
 }
 
@@ -81,11 +76,13 @@ PartitionCounts count_partitions(Table const& table, std::span<std::uint32_t con
     SPILLWAY_EXPECTS(partitions > 0, "splitting into 0 partitions; give at least 1", InvalidArgument);
     PartitionCounts counts;
     counts.rows.assign(partitions, 0);
-    for (auto const partition : partition_of_row) {
+    counts.row_in_piece.resize(partition_of_row.size());
+    for (std::size_t row = 0; row < partition_of_row.size(); ++row) {
+        auto const partition = partition_of_row[row];
         SPILLWAY_EXPECTS(partition < partitions,
                          "partition id " << partition << " is out of range for " << partitions << " partitions",
                          InvalidArgument);
-        ++counts.rows[partition];
+        counts.row_in_piece[row] = counts.rows[partition]++;
     }
     counts.characters.resize(table.num_columns());
     counts.has_nulls.resize(table.num_columns());
@@ -134,14 +131,15 @@ PieceBuffers place_packed_column(std::byte* payload, std::size_t& position, Buff
 }
 
 void scatter_column(Column const& column, std::span<std::uint32_t const> partition_of_row,
-                    std::span<std::uint32_t const> rows, std::span<PieceBuffers const> pieces) {
-    scatter_validity(column, partition_of_row, rows, pieces);
+                    std::span<std::uint32_t const> rows, std::span<std::uint32_t const> row_in_piece,
+                    std::span<PieceBuffers const> pieces) {
+    scatter_validity(column, partition_of_row, rows, row_in_piece, pieces);
     if (column.type() == DataType::string) {
-        scatter_strings(column, partition_of_row, pieces);
+        scatter_strings(column, partition_of_row, row_in_piece, pieces);
     } else if (data_width(column.type()) == sizeof(std::uint32_t)) {
-        scatter_values<std::uint32_t>(column.data_buffer().data(), partition_of_row, pieces);
+        scatter_values<std::uint32_t>(column.data_buffer().data(), partition_of_row, row_in_piece, pieces);
     } else {
-        scatter_values<std::uint64_t>(column.data_buffer().data(), partition_of_row, pieces);
+        scatter_values<std::uint64_t>(column.data_buffer().data(), partition_of_row, row_in_piece, pieces);
     }
 }
 

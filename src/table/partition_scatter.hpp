@@ -21,6 +21,8 @@ namespace spillway::table::detail {
 struct PartitionCounts {
     /// Rows, by partition.
     std::vector<std::uint32_t> rows;
+    /// By row: its place in its partition's piece (the rows before it there).
+    std::vector<std::uint32_t> row_in_piece;
     /// By column, then partition: bytes of characters. Empty for a column
     /// that is not `string`.
     std::vector<std::vector<std::size_t>> characters;
@@ -55,9 +57,10 @@ PieceBuffers place_packed_column(std::byte* payload, std::size_t& position, Buff
 /// Copies each row of `column` to the end of its partition's piece, keeping
 /// their order, in one sequential pass: bitmaps (whose bits past the piece's
 /// rows are cleared), values, and for `string` offsets that start at 0 and
-/// the characters. `rows` is `PartitionCounts::rows`. A partition without
-/// rows may have null buffers.
+/// the characters. `rows` and `row_in_piece` are the `PartitionCounts` of the
+/// column's table. A partition without rows may have null buffers.
 void scatter_column(Column const& column, std::span<std::uint32_t const> partition_of_row,
-                    std::span<std::uint32_t const> rows, std::span<PieceBuffers const> pieces);
+                    std::span<std::uint32_t const> rows, std::span<std::uint32_t const> row_in_piece,
+                    std::span<PieceBuffers const> pieces);
 
 }  // namespace spillway::table::detail

@@ -52,6 +52,7 @@ class PackedSplit {
     Table const& table_;
     std::span<std::uint32_t const> partition_of_row_;
     std::vector<std::uint32_t> rows_;
+    std::vector<std::uint32_t> row_in_piece_;  ///< by row: its place in its partition's piece
     /// By column, then partition: bytes of characters (`string` only).
     std::vector<std::vector<std::size_t>> characters_;
     /// By column, then partition: whether the piece has a null (columns with nulls only).
