@@ -10,6 +10,8 @@
 #include <string>
 
 #include <spillway/core/error.hpp>
+#include <spillway/core/logging.hpp>
+#include <spillway/core/options.hpp>
 
 #include "command_line.hpp"
 #include "distributed_partition_job.hpp"
@@ -55,6 +57,20 @@ int main(int argc, char** argv) {
         return to_int(*code);
     }
     auto const options = command_line.options();
+    auto const usage_error = [&](std::string const& message) {
+        std::cerr << "spillway: " << message << "\n";
+        if (command_line.output().json && launcher_rank() == 0) {
+            std::cout << failure_json(command_line.command(), ExitCode::usage, message) << "\n";
+        }
+        return to_int(ExitCode::usage);
+    };
+    // The library ignores a log level that names none, with a notice, when
+    // it first reads the level (as any error does, to log itself); the tool
+    // refuses it, before anything reads it.
+    if (auto const level = options.find("log_level"); level && !spillway::log_level_named(level->text)) {
+        return usage_error(spillway::Options::environment_variable("log_level") + "='" + level->text
+                           + "' names no log level: expected trace, debug, info, warn, error or off");
+    }
     // One heap for every thread of a job whose ranks exchange rows, unless
     // MALLOC_ARENA_MAX says otherwise. glibc gives each thread that
     // allocates a heap of its own (up to eight per core), and a heap keeps
@@ -78,11 +94,7 @@ int main(int argc, char** argv) {
     try {
         processes.emplace(options, &argc, &argv);
     } catch (std::exception const& error) {
-        std::cerr << "spillway: " << error.what() << "\n";
-        if (command_line.output().json && launcher_rank() == 0) {
-            std::cout << failure_json(command_line.command(), ExitCode::usage, error.what()) << "\n";
-        }
-        return to_int(ExitCode::usage);
+        return usage_error(error.what());
     }
     auto const make_job = [&] { return command_line.make_job(options); };
     auto const for_users = [&](std::string message) { return command_line.name_flags(std::move(message)); };

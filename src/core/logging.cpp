@@ -6,6 +6,8 @@
 #include <cctype>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <optional>
 #include <ctime>
 
 #include <spillway/core/error.hpp>
@@ -17,15 +19,20 @@ namespace {
 
 constexpr std::array<std::string_view, 6> level_names{"trace", "debug", "info", "warn", "error", "off"};
 
+/// The level the environment sets, or `warn`. Raises nothing: an error's
+/// message is logged, and logging reads the level this initializes.
 LogLevel level_from_environment() noexcept {
-    try {
-        auto const text = Options::from_environment().find("log_level");
-        return text ? parse_log_level(text->text) : LogLevel::warn;
-    } catch (Error const& error) {
-        std::fprintf(stderr, "spillway: ignoring %s: %s\n",
-                     Options::environment_variable("log_level").c_str(), error.what());
+    auto const variable = Options::environment_variable("log_level");
+    char const* const text = std::getenv(variable.c_str());
+    if (text == nullptr) {
         return LogLevel::warn;
     }
+    if (auto const level = log_level_named(text)) {
+        return *level;
+    }
+    std::fprintf(stderr, "spillway: ignoring %s='%s': expected trace, debug, info, warn, error or off\n",
+                 variable.c_str(), text);
+    return LogLevel::warn;
 }
 
 /// The level, read from the environment on first use. Relaxed ordering: the
@@ -63,7 +70,7 @@ void write_to_stderr(LogLevel level, std::string_view message) {
 
 }  // namespace
 
-LogLevel parse_log_level(std::string_view text) {
+std::optional<LogLevel> log_level_named(std::string_view text) noexcept {
     for (std::size_t i = 0; i < level_names.size(); ++i) {
         if (text.size() == level_names[i].size()
             && std::equal(text.begin(), text.end(), level_names[i].begin(), [](char a, char b) {
@@ -72,6 +79,13 @@ LogLevel parse_log_level(std::string_view text) {
         {
             return static_cast<LogLevel>(i);
         }
+    }
+    return std::nullopt;
+}
+
+LogLevel parse_log_level(std::string_view text) {
+    if (auto const level = log_level_named(text)) {
+        return *level;
     }
     SPILLWAY_FAIL(
         "invalid log level '" << text << "': expected trace, debug, info, warn, error or off",

@@ -345,6 +345,24 @@ TEST(Cli, AnUnknownFlagOrNoCommandIsAUsageError) {
     EXPECT_THAT(none.err, HasSubstr("subcommand is required"));
 }
 
+TEST(Cli, ALogLevelThatNamesNoLevelIsAUsageError) {
+    // A query that fails logs as it ends: reading such a level once hung there.
+    std::vector<std::string> const query{"tpch", "--query", "9", "--scale", "0.01", "--memory-limit", "1MiB",
+                                         "--threads", "1", "--quiet"};
+    for (auto const* level : {"SPILLWAY_LOG_LEVEL=verbose", "SPILLWAY_LOG_LEVEL="}) {
+        auto const result = run_spillway(query, {level});
+        EXPECT_EQ(result.exit_code, 2) << level << ": " << result.err;
+        EXPECT_THAT(result.err, HasSubstr("names no log level: expected trace, debug, info, warn, error or off"))
+            << level;
+        EXPECT_THAT(result.err, Not(HasSubstr("ignoring"))) << "refused, not ignored: " << result.err;
+    }
+    spillway::test::TemporaryDirectory directory;
+    auto const nation = run_spillway({"generate", "--table", "nation", "-o", (directory.path() / "n.csv").string(),
+                                      "--quiet"},
+                                     {"SPILLWAY_LOG_LEVEL=ERROR"});
+    EXPECT_EQ(nation.exit_code, 0) << "levels are read in any case: " << nation.err;
+}
+
 TEST(Cli, AnMpiLaunchOfSeveralProcessesWithoutCommMpiIsAUsageError) {
     spillway::test::TemporaryDirectory directory;
     auto const output = directory.path() / "orders.csv";

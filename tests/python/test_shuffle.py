@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import threading
 import time
 from collections import Counter
@@ -197,3 +200,19 @@ def test_the_gil_is_released_while_spillway_works():
     inside = [t for t in ticks if started + quarter < t < ended - quarter]
     assert ended - started > 0.3, "the shuffle was too short to tell"
     assert len(inside) > 10
+
+
+def test_a_log_level_that_names_none_is_ignored_with_a_notice():
+    # The level is read when first needed, and an error logs itself as it is
+    # raised: reading such a level once raised an error there, and hung.
+    code = (
+        "import pyarrow as pa, spillway\n"
+        "try:\n"
+        "    spillway.shuffle(pa.table({'a': [1, 2]}), key='nope', partitions=2)\n"
+        "except spillway.InvalidArgument as error:\n"
+        "    print('raised:', error)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], env={**os.environ, "SPILLWAY_LOG_LEVEL": "verbose"},
+                            capture_output=True, text=True, timeout=120)
+    assert "raised: no column is named 'nope'" in result.stdout, result.stderr
+    assert "ignoring SPILLWAY_LOG_LEVEL='verbose'" in result.stderr

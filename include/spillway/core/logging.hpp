@@ -4,9 +4,12 @@
 /// to a sink (stderr by default), one whole line at a time.
 ///
 /// The level starts from the option `log_level` in the environment
-/// (`SPILLWAY_LOG_LEVEL=debug`) and defaults to `warn`.
+/// (`SPILLWAY_LOG_LEVEL=debug`) and defaults to `warn`; a value there that
+/// names no level is ignored, with a line on stderr saying so (the
+/// `spillway` tool refuses it instead).
 
 #include <functional>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -19,6 +22,9 @@ enum class LogLevel { trace, debug, info, warn, error, off };
 /// Parses `trace`, `debug`, `info`, `warn`, `error` or `off` (case-insensitive).
 /// @throws InvalidArgument naming the valid levels otherwise.
 LogLevel parse_log_level(std::string_view text);
+
+/// The level `text` names, as `parse_log_level` reads it; nothing if it names none.
+std::optional<LogLevel> log_level_named(std::string_view text) noexcept;
 
 /// The lower-case name of `level`.
 std::string_view to_string(LogLevel level) noexcept;
