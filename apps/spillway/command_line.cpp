@@ -68,11 +68,13 @@ void add_collective_timeout_flag(CLI::App& command, OptionFlags& flags) {
               positive_duration_value());
 }
 
-/// Adds `--memory-limit`, whose default is `limit_default`.
-void add_memory_limit_flag(CLI::App& command, OptionFlags& flags, std::string const& limit_default) {
+/// Adds `--memory-limit`, whose default is `limit_default`; `too_small`
+/// says what a limit too small for the job does.
+void add_memory_limit_flag(CLI::App& command, OptionFlags& flags, std::string const& limit_default,
+                           std::string const& too_small = "too small a limit fails at once, naming the least that "
+                                                          "works") {
     flags.add(command, "--memory-limit", "memory_limit_host", "SIZE",
-              "memory the job may use, e.g. 1GiB or 25% (default " + limit_default
-                  + "); too small a limit fails at once, naming the least that works",
+              "memory the job may use, e.g. 1GiB or 25% (default " + limit_default + "); " + too_small,
               size_or_percent_value());
 }
 
@@ -178,7 +180,9 @@ CommandLine::CommandLine() : app_(description, "spillway") {
                "in memory at a time",
                integer_value(1, std::int64_t{1} << 24));
     add_generator_flags(*tpch_command_, flags_, "1");
-    add_memory_limit_flag(*tpch_command_, flags_, "80% of RAM");
+    add_memory_limit_flag(*tpch_command_, flags_, "80% of RAM",
+                          "what cannot fit it fails with OutOfMemory; where nothing more can spill, the tables a "
+                          "worker derives from a chunk go over it, and the summary says so");
     add_spill_flags(*tpch_command_, flags_);
     add_threads_flag(*tpch_command_, flags_);
     add_output_flags(*tpch_command_);

@@ -137,6 +137,9 @@ std::string RunSummary::to_text() const {
         if (peak.ranks.size() > 1) {
             out << ", " << format_bytes(together) << " over " << peak.ranks.size() << " ranks";
         }
+        if (highest > peak.limit) {
+            out << "; over the limit where nothing could spill";
+        }
         out << "\n";
     }
     out << "  peak RSS     " << format_bytes(peak_resident_bytes) << "\n";

@@ -110,6 +110,11 @@ TEST(RunSummary, TextIsForPeople) {
     EXPECT_THAT(text, HasSubstr("peak HOST    250.00 MiB on the busiest rank (limit 256.00 MiB per rank), 450.00 MiB "
                                 "over 2 ranks\n"));
     EXPECT_THAT(text, HasSubstr("peak RSS     700.00 MiB\n"));
+    auto overbooked = sample();
+    overbooked.peak_memory.front().ranks.back() = std::uint64_t{300} << 20;
+    EXPECT_THAT(overbooked.to_text(),
+                HasSubstr("peak HOST    300.00 MiB on the busiest rank (limit 256.00 MiB per rank), 500.00 MiB over 2 "
+                          "ranks; over the limit where nothing could spill\n"));
     auto failed = sample();
     failed.verified = false;
     EXPECT_THAT(failed.to_text(), HasSubstr("spillway shuffle: VERIFICATION FAILED\n"));
