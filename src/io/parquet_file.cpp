@@ -425,6 +425,9 @@ table::Table ParquetRowGroups::read_columns(std::size_t group, std::vector<int> 
         }
         tables.push_back(detail::to_table(*batch, path));
     }
+    if (tables.empty()) {  // a row group without rows reads as no batch at all
+        return detail::to_table(*detail::value_of(arrow::RecordBatch::MakeEmpty(batches->schema()), what), path);
+    }
     if (tables.size() == 1) {
         return std::move(tables.front());
     }

@@ -103,6 +103,18 @@ TEST(ParquetRowGroups, ARowGroupsColumnsAskedForComeInTheFilesOrderAndOthersAreN
     EXPECT_THROW_WITH((void)groups.read(0, missing), InvalidArgument, "nope");
 }
 
+TEST(ParquetRowGroups, ARowGroupWithoutRowsReadsAsATableOfTheFilesColumns) {
+    test::TemporaryDirectory directory;
+    auto const rows = table::test::random_table(10, 8, 0.1, 10);
+    auto const file = write_row_groups(directory.path() / "empty.parquet", rows.slice(0, 0), 400);
+    ParquetRowGroups const groups(file);
+    ASSERT_EQ(groups.size(), 1U) << "the writer writes the empty table as one row group";
+    EXPECT_EQ(groups.read(0), rows.slice(0, 0));
+    std::string const asked[] = {"text", "i64"};
+    std::size_t const in_file_order[] = {1, 4};
+    EXPECT_EQ(groups.read(0, asked), rows.slice(0, 0).select(in_file_order));
+}
+
 TEST(ParquetRowGroups, AMissingOrCorruptFileIsRefusedNamingIt) {
     test::TemporaryDirectory directory;
     EXPECT_THROW_WITH(ParquetRowGroups(directory.path() / "missing.parquet"), IoError, "missing.parquet");
