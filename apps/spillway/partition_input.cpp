@@ -32,6 +32,7 @@ PartitionInput::PartitionInput(PartitionArguments const& arguments, Options cons
                                                    << " files carry their column types",
                      InvalidArgument);
     table_input_.emplace(TableInput::open(arguments.inputs, arguments.keys, format));
+    csv_output_ = io::CsvOptions::from_options(options);
     if (format == io::FileFormat::parquet) {
         for (auto const& file : table_input_->files) {
             row_groups_.emplace_back(file);
@@ -55,7 +56,7 @@ std::vector<std::size_t> const& PartitionInput::keys() const noexcept {
     return csv_input_ ? csv_input_->keys : table_input_->keys;
 }
 
-io::CsvOptions PartitionInput::csv_options() const { return csv_input_ ? csv_input_->options : io::CsvOptions(); }
+io::CsvOptions PartitionInput::csv_options() const { return csv_input_ ? csv_input_->options : csv_output_; }
 
 std::uint64_t PartitionInput::bytes() const noexcept { return csv_input_ ? csv_input_->bytes : table_input_->bytes; }
 

@@ -65,7 +65,8 @@ class PartitionInput {
     [[nodiscard]] table::Schema const& schema() const noexcept;
     /// The key columns: indices into `schema()`.
     [[nodiscard]] std::vector<std::size_t> const& keys() const noexcept;
-    /// The CSV dialect of the input, or the defaults for other formats.
+    /// The CSV dialect of the input; for other formats, the one the options
+    /// give (`--delimiter`, `--quote`, `--header`), for CSV output.
     [[nodiscard]] io::CsvOptions csv_options() const;
     /// The input files' sizes together.
     [[nodiscard]] std::uint64_t bytes() const noexcept;
@@ -100,6 +101,7 @@ class PartitionInput {
   private:
     std::optional<CsvInput> csv_input_;      ///< when the input is CSV
     std::optional<TableInput> table_input_;  ///< otherwise
+    io::CsvOptions csv_output_;              ///< with `table_input_`: the dialect of CSV output
     std::vector<io::ParquetRowGroups> row_groups_;  ///< by file, for Parquet input
 
     /// The row groups of each Parquet file that rank `rank` of `ranks`

@@ -1,6 +1,7 @@
 // `spillway partition` of Parquet and Arrow IPC files, and of CSV into them,
 // end to end, with DuckDB reading input and output as an independent check.
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -145,6 +146,29 @@ TEST_F(CliPartitionFormats, ArrowIpcRoundTripsAndConvertsToCsv) {
     std::string header;
     std::getline(first, header);
     EXPECT_EQ(header, "user_id,name");
+}
+
+TEST_F(CliPartitionFormats, CsvOutputOfParquetTakesTheDialectFlags) {
+    auto const input = write("input.parquet", users(table::DataType::int64, 100));
+    for (bool const ranks : {false, true}) {
+        auto const output = path(ranks ? "ranks" : "one");
+        std::vector<std::string> arguments{"-i", input.string(), "-k", "user_id", "--partitions", "1",
+                                           "--output-format", "csv", "--delimiter", "|", "--header", "false",
+                                           "-o", output.string()};
+        if (ranks) {
+            arguments.insert(arguments.end(), {"--ranks", "2"});
+        }
+        auto const result = partition(arguments);
+        ASSERT_EQ(result.exit_code, 0) << result.err;
+        EXPECT_EQ(result.summary().at("verified"), true);
+        std::ifstream file(output / "part-00000.csv");
+        std::vector<std::string> lines;
+        for (std::string line; std::getline(file, line);) {
+            lines.push_back(line);
+        }
+        ASSERT_EQ(lines.size(), 100U) << "no header line";
+        EXPECT_NE(std::find(lines.begin(), lines.end(), "1|naïve 日本 1"), lines.end());
+    }
 }
 
 TEST_F(CliPartitionFormats, BadParquetInputIsAUsageErrorNamingTheFileOrColumn) {
