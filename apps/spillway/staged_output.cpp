@@ -145,10 +145,22 @@ std::filesystem::path partial_file(std::filesystem::path const& target) {
     return target.parent_path() / name;
 }
 
+/// `target`, checked as a file to write: not a directory, in one that exists.
+/// @throws InvalidArgument naming what is wrong otherwise.
+std::filesystem::path file_to_write(std::filesystem::path target) {
+    SPILLWAY_EXPECTS(!target.filename().empty() && !std::filesystem::is_directory(target),
+                     "'" << target.string() << "' is a directory: name the file to write", InvalidArgument);
+    auto const directory = target.parent_path().empty() ? std::filesystem::path(".") : target.parent_path();
+    SPILLWAY_EXPECTS(std::filesystem::is_directory(directory),
+                     "cannot write '" << target.string() << "': there is no directory '" << directory.string() << "'",
+                     InvalidArgument);
+    return target;
+}
+
 }  // namespace
 
 StagedFile::StagedFile(std::filesystem::path target)
-    : target_(std::move(target)), staging_(partial_file(target_)), removal_(staging_) {}
+    : target_(file_to_write(std::move(target))), staging_(partial_file(target_)), removal_(staging_) {}
 
 StagedFile::~StagedFile() {
     if (!committed_) {

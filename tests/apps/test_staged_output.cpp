@@ -10,6 +10,7 @@
 
 #include <spillway/core/error.hpp>
 
+#include <common/error_matchers.hpp>
 #include <common/temporary_directory.hpp>
 
 #include "staged_output.hpp"
@@ -142,4 +143,12 @@ TEST(StagedFile, WithoutCommitLeavesNoPartialFileAndTheTargetAsItWas) {
     std::getline(read, text);
     EXPECT_EQ(text, "old");
     EXPECT_EQ(std::distance(std::filesystem::directory_iterator(directory.path()), {}), 1);
+}
+
+TEST(StagedFile, ATargetThatIsADirectoryOrInNoDirectoryIsAUsageError) {
+    spillway::test::TemporaryDirectory directory;
+    EXPECT_THROW_WITH(StagedFile(directory.path()), InvalidArgument, "is a directory: name the file to write");
+    EXPECT_THROW_WITH(StagedFile(directory.path() / "none" / "rows.csv"), InvalidArgument,
+                      "there is no directory '" + (directory.path() / "none").string() + "'");
+    EXPECT_EQ(std::distance(std::filesystem::directory_iterator(directory.path()), {}), 0) << "nothing made";
 }
