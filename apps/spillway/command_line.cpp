@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include <spillway/core/error.hpp>
+#include <spillway/table/tpch_generator.hpp>
 #include <spillway/tpch/queries.hpp>
 
 #include "input_files.hpp"
@@ -92,7 +93,7 @@ void add_generator_flags(CLI::App& command, OptionFlags& flags, std::string cons
     flags.add(command, "--scale", "scale", "FACTOR",
               "TPC-H scale factor: 1 is 6 million line items, about 820 MB in memory and 740 MB as CSV (default "
                   + scale_default + ")",
-              number_value(0, std::numeric_limits<double>::max()));
+              number_value(0, table::TpchGenerator::max_scale));
     flags.add(command, "--seed", "seed", "N", "seed of the generated data (default 0)",
               integer_value(0, INT64_MAX));
 }

@@ -3,10 +3,25 @@
 #include <algorithm>
 #include <cctype>
 #include <sstream>
+#include <string_view>
 
 #include <spillway/core/error.hpp>
 
 namespace spillway::cli {
+namespace {
+
+/// `message` without the name a check gave the value it parsed ("the
+/// value", or an option "value"): CLI11 puts the flag before the message.
+std::string unnamed(std::string message) {
+    for (std::string_view const name : {"option 'value': ", "the value: "}) {
+        if (message.starts_with(name)) {
+            return message.substr(name.size());
+        }
+    }
+    return message;
+}
+
+}  // namespace
 
 ValueCheck size_value() {
     return [](std::string const& value) { static_cast<void>(parse_bytes(value, "the value")); };
@@ -15,7 +30,7 @@ ValueCheck size_value() {
 ValueCheck positive_duration_value() {
     return [](std::string const& value) {
         SPILLWAY_EXPECTS(parse_duration(value, "the value") > std::chrono::nanoseconds::zero(),
-                         "the value must be above zero", InvalidArgument);
+                         "it must be above zero", InvalidArgument);
     };
 }
 
@@ -65,7 +80,7 @@ void OptionFlags::add(CLI::App& command, std::string const& flag, std::string co
             check(value);
             return {};
         } catch (Error const& error) {
-            return error.what();
+            return unnamed(error.what());
         }
     };
     bound.flag = command.add_option(flag, bound.value, help + " [" + Options::environment_variable(option) + "]")

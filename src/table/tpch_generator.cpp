@@ -229,8 +229,9 @@ std::int64_t supplier_of(std::int64_t part, std::int64_t choice, std::int64_t su
 
 TpchGenerator::TpchGenerator(double scale, std::uint64_t seed, std::size_t orders_per_chunk)
     : scale_(scale), seed_(seed), orders_per_chunk_(orders_per_chunk) {
-    SPILLWAY_EXPECTS(std::isfinite(scale) && scale > 0 && scale * 1.5e6 <= 4.0e9,
-                     "TPC-H scale factor " << scale << " is out of range; it must be positive and at most 2666",
+    SPILLWAY_EXPECTS(std::isfinite(scale) && scale > 0 && scale <= max_scale,
+                     "TPC-H scale factor " << scale << " is out of range; it must be positive and at most "
+                                           << max_scale,
                      InvalidArgument);
     SPILLWAY_EXPECTS(orders_per_chunk > 0, "a TPC-H chunk needs at least one order", InvalidArgument);
     num_orders_ = static_cast<std::uint64_t>(at_least_one(scale * 1'500'000));

@@ -60,8 +60,13 @@ TEST(CommandLine, ABadValueIsAUsageErrorNamingTheFlag) {
     CommandLine command_line;
     auto const parsed = parse(command_line, {"partition", "-i", "a.csv", "-k", "id", "-o", "out", "--threads", "-3"});
     EXPECT_EQ(parsed.code, ExitCode::usage);
-    EXPECT_THAT(parsed.err, HasSubstr("--threads"));
-    EXPECT_THAT(parsed.err, HasSubstr("expected an integer from 0 to 4096"));
+    EXPECT_THAT(parsed.err, HasSubstr("--threads: invalid value '-3': expected an integer from 0 to 4096"));
+    // The flag, not a name the check gave the value.
+    auto const size =
+        parse(command_line, {"partition", "-i", "a.csv", "-k", "id", "-o", "out", "--memory-limit", "1XB"});
+    EXPECT_THAT(size.err, HasSubstr("--memory-limit: invalid size '1XB'"));
+    auto const scale = parse(command_line, {"generate", "-o", "out.csv", "--scale", "-1"});
+    EXPECT_THAT(scale.err, HasSubstr("--scale: invalid value '-1': expected a number from 0 to 2666"));
 }
 
 TEST(CommandLine, HelpEndsTheProgramSuccessfully) {

@@ -56,11 +56,13 @@ class TpchGenerator {
   public:
     /// The default number of orders per chunk: about 4 MiB of `lineitem`.
     static constexpr std::size_t default_orders_per_chunk = 8192;
+    /// The largest scale factor: about four billion orders.
+    static constexpr double max_scale = 2666;
 
     /// A generator of scale factor `scale` (1.0 is 1.5 million orders and
     /// about 6 million line items) drawing from `seed`.
-    /// @throws InvalidArgument if `scale` is not in (0, 2666] (at most four
-    /// billion orders), or `orders_per_chunk` is 0.
+    /// @throws InvalidArgument if `scale` is not in (0, `max_scale`], or
+    /// `orders_per_chunk` is 0.
     explicit TpchGenerator(double scale, std::uint64_t seed = 0,
                            std::size_t orders_per_chunk = default_orders_per_chunk);
 
