@@ -112,6 +112,7 @@ void add_csv_flags(CLI::App& command, OptionFlags& flags) {
 
 CommandLine::CommandLine() : app_(description, "spillway") {
     app_.require_subcommand(1, 1);
+    app_.set_version_flag("--version", std::string("spillway ") + SPILLWAY_VERSION);
     app_.footer(footer);
 
     shuffle_command_ = app_.add_subcommand(
@@ -285,6 +286,18 @@ std::optional<ExitCode> CommandLine::parse(int argc, char const* const* argv, st
     generate_ = {};
     tpch_ = {};
     try {
+        // CLI11 says only that a command is required when the first word names none.
+        if (argc > 1 && argv[1][0] != '-') {
+            std::string const word = argv[1];
+            auto const commands = app_.get_subcommands([](CLI::App const*) { return true; });
+            if (std::none_of(commands.begin(), commands.end(),
+                             [&](CLI::App const* command) { return command->check_name(word); }))
+            {
+                throw CLI::ParseError("unknown command '" + word
+                                          + "': the commands are shuffle, partition, generate and tpch",
+                                      CLI::ExitCodes::ExtrasError);
+            }
+        }
         app_.parse(argc, argv);
         return std::nullopt;
     } catch (CLI::ParseError const& error) {

@@ -37,8 +37,9 @@ void check_not_one_of_several_launched() {
         SPILLWAY_EXPECTS(parsed.ec != std::errc{} || parsed.ptr != end || processes <= 1,
                          "an MPI launcher started " << processes << " spillway processes (" << variable << "="
                                                     << value << "), but --comm is local, so each would run the "
-                                                    << "whole job on its own: add --comm mpi (spillway shuffle), or "
-                                                    << "start one process without the launcher",
+                                                    << "whole job on its own: add --comm mpi (shuffle, partition "
+                                                    << "and tpch run over MPI; generate does not), or start one "
+                                                    << "process without the launcher",
                          InvalidArgument);
     }
 }

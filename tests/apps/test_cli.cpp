@@ -343,6 +343,16 @@ TEST(Cli, AnUnknownFlagOrNoCommandIsAUsageError) {
     auto const none = run_spillway({});
     EXPECT_EQ(none.exit_code, 2);
     EXPECT_THAT(none.err, HasSubstr("subcommand is required"));
+    auto const misspelt = run_spillway({"partitoin", "-i", "rows.csv"});
+    EXPECT_EQ(misspelt.exit_code, 2);
+    EXPECT_THAT(misspelt.err,
+                HasSubstr("unknown command 'partitoin': the commands are shuffle, partition, generate and tpch"));
+}
+
+TEST(Cli, VersionPrintsTheVersion) {
+    auto const version = run_spillway({"--version"});
+    EXPECT_EQ(version.exit_code, 0);
+    EXPECT_THAT(version.out, testing::StartsWith("spillway " SPILLWAY_VERSION));
 }
 
 TEST(Cli, ALogLevelThatNamesNoLevelIsAUsageError) {
