@@ -26,7 +26,7 @@ it; the flag wins. Sizes take units: 512MiB, 2GiB, 1.5G (powers of 1024),
 docs/configuration.md lists every option.
 
 Exit codes:
-  0  success: the job ran and its output was verified
+  0  success: the job ran (and shuffle's and partition's output was verified)
   1  failure while running: I/O error, memory limit not met, malformed input
      found on the way, a failed rank
   2  usage error, found before any work starts: bad flag or value, missing
