@@ -17,7 +17,12 @@ std::size_t resolve_key(table::Schema const& schema, std::string const& key) {
     }
     std::size_t number = 0;
     auto const [end, error] = std::from_chars(key.data(), key.data() + key.size(), number);
-    if (error == std::errc{} && end == key.data() + key.size() && number < schema.size()) {
+    if (error == std::errc{} && end == key.data() + key.size()) {
+        SPILLWAY_EXPECTS(number < schema.size(),
+                         "no column is named '" << key << "', and there is no column number " << key << ": the "
+                                                << schema.size() << " columns, numbered from 0, are "
+                                                << schema.to_string(),
+                         InvalidArgument);
         return number;
     }
     return schema.index_of(key);  // throws, listing the columns

@@ -10,13 +10,15 @@ namespace {
 
 constexpr std::size_t min_chunk_bytes = 64;
 
-/// The single character `text` names: itself, or `tab`.
-char parse_character(std::string const& text, std::string_view option) {
+/// The single character `text` names: itself, or `tab`. `others` names
+/// what else the option takes, for the message.
+char parse_character(std::string const& text, std::string_view option, std::string_view others = "or 'tab'") {
     if (text == "tab" || text == "\\t") {
         return '\t';
     }
     SPILLWAY_EXPECTS(text.size() == 1,
-                     "option " << option << " must be one character (or 'tab'), got '" << text << "'", InvalidArgument);
+                     "option " << option << " must be one character (" << others << "), got '" << text << "'",
+                     InvalidArgument);
     return text.front();
 }
 
@@ -46,7 +48,9 @@ CsvOptions CsvOptions::from_options(Options const& options, CsvOptions const& de
         result.delimiter = parse_character(value->text, "csv_delimiter");
     }
     if (auto const value = options.find("csv_quote")) {
-        result.quote = value->text == "none" ? std::nullopt : std::optional(parse_character(value->text, "csv_quote"));
+        result.quote = value->text == "none" ? std::nullopt
+                                             : std::optional(parse_character(value->text, "csv_quote",
+                                                                             "'none' for no quoting, or 'tab'"));
     }
     result.header = options.get_bool("csv_header", defaults.header);
     result.trailing_delimiter = options.get_bool("csv_trailing_delimiter", defaults.trailing_delimiter);

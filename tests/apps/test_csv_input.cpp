@@ -62,7 +62,8 @@ TEST_F(CsvInputTest, RefusesMissingInputsBadKeysAndMismatchedHeaders) {
                       "is not a regular file");
     EXPECT_THROW_WITH(CsvInput::open({good}, {}, Options()), InvalidArgument, "no key column was given");
     EXPECT_THROW_WITH(CsvInput::open({good}, {"key"}, Options()), InvalidArgument, "id:int64, name:string");
-    EXPECT_THROW_WITH(CsvInput::open({good}, {"2"}, Options()), InvalidArgument, "id:int64, name:string");
+    EXPECT_THROW_WITH(CsvInput::open({good}, {"2"}, Options()), InvalidArgument,
+                      "there is no column number 2: the 2 columns, numbered from 0, are id:int64, name:string");
     EXPECT_THROW_WITH(CsvInput::open({good}, {""}, Options()), InvalidArgument, "an empty key column");
     EXPECT_THROW_WITH(CsvInput::open({good}, {"id", "0"}, Options()), InvalidArgument, "given twice");
     auto const empty = write("empty.csv", "");

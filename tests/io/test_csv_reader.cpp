@@ -466,7 +466,9 @@ TEST_F(CsvReaderTest, ReadsOptionsFromSettings) {
                       "csv_bad_rows must be 'fail' or 'skip', got 'drop'");
     EXPECT_EQ(CsvOptions::from_options(Options(), CsvOptions::tbl()).delimiter, '|');
     EXPECT_THROW_WITH(CsvOptions::from_options(Options().set("csv_delimiter", "ab")), InvalidArgument,
-                      "csv_delimiter must be one character");
+                      "csv_delimiter must be one character (or 'tab'), got 'ab'");
+    EXPECT_THROW_WITH(CsvOptions::from_options(Options().set("csv_quote", "ab")), InvalidArgument,
+                      "csv_quote must be one character ('none' for no quoting, or 'tab'), got 'ab'");
     EXPECT_THROW_WITH(CsvOptions::from_options(Options().set("csv_quote", ",")), InvalidArgument,
                       "must differ from the delimiter");
     EXPECT_THROW_WITH(CsvOptions::from_options(Options().set("csv_chunk_bytes", "2GiB")), InvalidArgument,
