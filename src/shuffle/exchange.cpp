@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <exception>
 #include <iomanip>
 #include <limits>
 #include <sstream>
@@ -189,8 +190,11 @@ Exchange::~Exchange() {
         }
         wake_ = true;
     }
-    // Logged with no lock held: the logger's lock comes first in the lock order.
-    if (abandoned) {
+    // Logged with no lock held: the logger's lock comes first in the lock
+    // order. While an error unwinds the stack, that error says what happened.
+    if (abandoned && std::uncaught_exceptions() > 0) {
+        SPILLWAY_LOG(debug, operation_ << " is destroyed before it finished, by an error; abandoning it");
+    } else if (abandoned) {
         SPILLWAY_LOG(warn, operation_ << " is destroyed before it finished; abandoning it");
     }
     progress_wanted_.notify_all();

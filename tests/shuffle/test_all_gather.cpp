@@ -7,10 +7,14 @@
 #include <algorithm>
 #include <cstring>
 #include <set>
+#include <stdexcept>
+#include <string>
 #include <thread>
 #include <vector>
 
+#include <spillway/comm/local_communicator.hpp>
 #include <spillway/core/error.hpp>
+#include <spillway/core/logging.hpp>
 #include <spillway/shuffle/shuffler.hpp>
 
 #include <gtest/gtest.h>
@@ -177,6 +181,31 @@ TEST_P(AllGatherContract, MisuseIsAClearError) {
         EXPECT_THROW_WITH(gather.insert_finished(), InvalidArgument, "called twice");
         EXPECT_TRUE(gather.wait_and_extract().empty());
     });
+}
+
+TEST(AllGather, DestroyedUnfinishedItWarnsUnlessAnErrorIsUnwindingTheStack) {
+    memory::BufferResource resource;
+    memory::BufferResource* const resources[] = {&resource};
+    auto const group = comm::LocalCommunicator::make_group(resources);
+    std::vector<std::string> warnings;
+    auto previous = set_log_sink([&](LogLevel level, std::string_view text) {
+        if (level >= LogLevel::warn) {
+            warnings.emplace_back(text);
+        }
+    });
+    {
+        AllGather const forgotten(*group.front(), 5, resource);
+    }
+    ASSERT_EQ(warnings.size(), 1U);
+    EXPECT_NE(warnings.front().find("destroyed before it finished"), std::string::npos) << warnings.front();
+    warnings.clear();
+    try {
+        AllGather const unwound(*group.front(), 6, resource);
+        throw std::runtime_error("the caller's own error");
+    } catch (std::runtime_error const&) {
+    }
+    EXPECT_TRUE(warnings.empty()) << "the error says what happened: " << warnings.front();
+    set_log_sink(std::move(previous));
 }
 
 INSTANTIATE_TEST_SUITE_P(Local, AllGatherContract, ::testing::ValuesIn(test::local_backends()), test::BackendName());
