@@ -148,6 +148,7 @@ std::filesystem::path partial_file(std::filesystem::path const& target) {
 /// `target`, checked as a file to write: not a directory, in one that exists.
 /// @throws InvalidArgument naming what is wrong otherwise.
 std::filesystem::path file_to_write(std::filesystem::path target) {
+    SPILLWAY_EXPECTS(!target.empty(), "no file to write was named", InvalidArgument);
     SPILLWAY_EXPECTS(!target.filename().empty() && !std::filesystem::is_directory(target),
                      "'" << target.string() << "' is a directory: name the file to write", InvalidArgument);
     auto const directory = target.parent_path().empty() ? std::filesystem::path(".") : target.parent_path();

@@ -88,8 +88,8 @@ class StagedFile {
   public:
     /// Names the partial file of `target` and registers it for removal on
     /// interruption; makes nothing.
-    /// @throws InvalidArgument if `target` is a directory or its directory
-    ///         does not exist.
+    /// @throws InvalidArgument if `target` is empty, is a directory, or its
+    ///         directory does not exist.
     explicit StagedFile(std::filesystem::path target);
     /// Without a successful `commit`, removes the partial file; errors are
     /// ignored.

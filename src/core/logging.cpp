@@ -7,8 +7,8 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <optional>
 #include <ctime>
+#include <optional>
 
 #include <spillway/core/error.hpp>
 #include <spillway/core/mutex.hpp>

@@ -148,6 +148,7 @@ TEST(StagedFile, WithoutCommitLeavesNoPartialFileAndTheTargetAsItWas) {
 TEST(StagedFile, ATargetThatIsADirectoryOrInNoDirectoryIsAUsageError) {
     spillway::test::TemporaryDirectory directory;
     EXPECT_THROW_WITH(StagedFile(directory.path()), InvalidArgument, "is a directory: name the file to write");
+    EXPECT_THROW_WITH(StagedFile(""), InvalidArgument, "no file to write was named");
     EXPECT_THROW_WITH(StagedFile(directory.path() / "none" / "rows.csv"), InvalidArgument,
                       "there is no directory '" + (directory.path() / "none").string() + "'");
     EXPECT_EQ(std::distance(std::filesystem::directory_iterator(directory.path()), {}), 0) << "nothing made";
