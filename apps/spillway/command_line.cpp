@@ -286,17 +286,25 @@ std::optional<ExitCode> CommandLine::parse(int argc, char const* const* argv, st
     generate_ = {};
     tpch_ = {};
     try {
-        // CLI11 says only that a command is required when the first word names none.
-        if (argc > 1 && argv[1][0] != '-') {
-            std::string const word = argv[1];
-            auto const commands = app_.get_subcommands([](CLI::App const*) { return true; });
-            if (std::none_of(commands.begin(), commands.end(),
-                             [&](CLI::App const* command) { return command->check_name(word); }))
-            {
-                throw CLI::ParseError("unknown command '" + word
-                                          + "': the commands are shuffle, partition, generate and tpch",
-                                      CLI::ExitCodes::ExtrasError);
-            }
+        // CLI11 says only "A subcommand is required" when no word names a
+        // command, and when the first word is not one.
+        auto const commands = app_.get_subcommands([](CLI::App const*) { return true; });
+        auto const names_a_command = [&](std::string const& word) {
+            return std::any_of(commands.begin(), commands.end(),
+                               [&](CLI::App const* command) { return command->check_name(word); });
+        };
+        if (argc > 1 && argv[1][0] != '-' && !names_a_command(argv[1])) {
+            throw CLI::ParseError("unknown command '" + std::string(argv[1])
+                                      + "': the commands are shuffle, partition, generate and tpch",
+                                  CLI::ExitCodes::ExtrasError);
+        }
+        if (std::none_of(argv + 1, argv + argc, [&](char const* word) {
+                std::string_view const text(word);
+                return names_a_command(word) || text == "--help" || text == "-h" || text == "--version";
+            }))
+        {
+            throw CLI::ParseError("a command is required: shuffle, partition, generate or tpch",
+                                  CLI::ExitCodes::RequiredError);
         }
         app_.parse(argc, argv);
         return std::nullopt;

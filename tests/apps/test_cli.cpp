@@ -342,7 +342,10 @@ TEST(Cli, AnUnknownFlagOrNoCommandIsAUsageError) {
     EXPECT_THAT(unknown.err, HasSubstr("--frobnicate"));
     auto const none = run_spillway({});
     EXPECT_EQ(none.exit_code, 2);
-    EXPECT_THAT(none.err, HasSubstr("subcommand is required"));
+    EXPECT_THAT(none.err, HasSubstr("a command is required: shuffle, partition, generate or tpch"));
+    auto const flags_only = run_spillway({"--json"});
+    EXPECT_EQ(flags_only.exit_code, 2);
+    EXPECT_THAT(flags_only.out, HasSubstr("a command is required"));
     auto const misspelt = run_spillway({"partitoin", "-i", "rows.csv"});
     EXPECT_EQ(misspelt.exit_code, 2);
     EXPECT_THAT(misspelt.err,
