@@ -9,6 +9,7 @@ from typing import Any
 import pyarrow as pa
 
 from spillway import _core
+from spillway._errors import InvalidArgument
 
 
 def arrow_streams(data: Any) -> Iterator[Any]:
@@ -25,10 +26,13 @@ def arrow_streams(data: Any) -> Iterator[Any]:
     elif hasattr(data, "__arrow_c_stream__"):
         yield data
     elif hasattr(data, "__arrow_c_array__"):
-        yield pa.Table.from_batches([pa.record_batch(data)])
+        try:
+            batch = pa.record_batch(data)
+        except (pa.ArrowInvalid, TypeError) as error:
+            raise InvalidArgument(f"expected a table or record batch, not a {type(data).__name__} of one column: "
+                                  f"{error}") from None
+        yield pa.Table.from_batches([batch])
     elif isinstance(data, bytes) or not hasattr(data, "__iter__"):
-        from spillway._errors import InvalidArgument
-
         raise InvalidArgument(
             "expected Arrow data (an object with __arrow_c_stream__ or __arrow_c_array__, such as a pyarrow "
             "Table, RecordBatch or RecordBatchReader, or a Polars DataFrame), a file path, or an iterable of "

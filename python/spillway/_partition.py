@@ -25,7 +25,7 @@ def _flag_value(name: str, value: object) -> str:
 
 def partition(
     inputs: PathLike | Sequence[PathLike],
-    key: str | Sequence[str],
+    key: str | int | Sequence[str | int],
     output: PathLike,
     *,
     partitions: int | None = None,
@@ -87,7 +87,7 @@ def partition(
     input_list = [inputs] if isinstance(inputs, (str, os.PathLike)) else list(inputs)
     if not input_list:
         raise InvalidArgument("partition needs at least one input file")
-    keys = [key] if isinstance(key, str) else list(key)
+    keys = [key] if isinstance(key, (str, int)) else list(key)
     arguments = ["partition"]
     for path in input_list:
         arguments += ["--input", os.fspath(path)]

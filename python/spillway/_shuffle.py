@@ -29,6 +29,18 @@ def _keys(key: str | Sequence[str]) -> list[str]:
     return [key] if isinstance(key, str) else list(key)
 
 
+def _count(name: str, value: Any, maximum: int) -> int:
+    """``value``, an integer from 1 to ``maximum``; InvalidArgument naming ``name`` otherwise."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= maximum:
+        raise InvalidArgument(f"{name} must be an integer from 1 to {maximum}, not {value!r}")
+    return value
+
+
+# The most partitions and in-process ranks spillway takes (`spillway --help`).
+_MAX_PARTITIONS = 1 << 24
+_MAX_RANKS = 4096
+
+
 CoreT = TypeVar("CoreT")
 
 
@@ -136,8 +148,8 @@ def shuffle(
         OutOfMemory: a batch larger than the memory limit.
         IoError: a spill file cannot be written.
     """
-    if not isinstance(partitions, int) or partitions < 1:
-        raise InvalidArgument(f"partitions must be a positive integer, not {partitions!r}")
+    partitions = _count("partitions", partitions, _MAX_PARTITIONS)
+    ranks = _count("ranks", ranks, _MAX_RANKS)
     core = _core.LocalShuffle(_keys(key), partitions, ranks, _options(memory_limit, spill_directory, options))
     try:
         for stream in arrow_streams(data):
@@ -230,8 +242,7 @@ class Shuffler(_Closable["_core.TableShuffler"]):
         partitions: int = 64,
         options: Mapping[str, Any] | None = None,
     ) -> None:
-        if not isinstance(partitions, int) or partitions < 1:
-            raise InvalidArgument(f"partitions must be a positive integer, not {partitions!r}")
+        partitions = _count("partitions", partitions, _MAX_PARTITIONS)
         merged = {**communicator._options, **{name: str(value) for name, value in (options or {}).items()}}
         self._core = _core.TableShuffler(communicator._open(), _keys(key), partitions, merged)
         communicator._shufflers.add(self)
@@ -257,6 +268,8 @@ class Shuffler(_Closable["_core.TableShuffler"]):
 
     def extract(self, partition: int) -> pa.Table:
         """Waits for ``partition``, which this rank owns, and returns its rows; once per partition."""
+        if isinstance(partition, bool) or not isinstance(partition, int) or partition < 0:
+            raise InvalidArgument(f"partition must be a partition number from 0, not {partition!r}")
         return to_pyarrow(self._open().extract(partition))
 
     def __iter__(self) -> Iterator[tuple[int, pa.Table]]:

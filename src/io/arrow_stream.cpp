@@ -41,6 +41,17 @@ class ArrowStreamReader final : public TableFileReader {
 std::unique_ptr<TableFileReader> open_arrow_stream(ArrowArrayStream* stream, std::string description) {
     SPILLWAY_EXPECTS(stream != nullptr && stream->release != nullptr,
                      "the ArrowArrayStream of " << description << " is null or already released", InvalidArgument);
+    // A stream of plain arrays (a column, not a table) is a caller's mistake,
+    // not corrupt data.
+    ArrowSchema schema{};
+    if (stream->get_schema(stream, &schema) == 0) {
+        std::string const format = schema.format == nullptr ? "" : schema.format;
+        schema.release(&schema);
+        SPILLWAY_EXPECTS(format == "+s",
+                         description << " is a stream of arrays of Arrow format '" << format
+                                     << "', not of record batches: spillway reads tables of columns",
+                         InvalidArgument);
+    }
     auto reader = detail::value_of(arrow::ImportRecordBatchReader(stream), "cannot read the schema of " + description);
     return std::make_unique<ArrowStreamReader>(std::move(reader), std::move(description));
 }

@@ -118,6 +118,24 @@ void initialize_compute() {
     std::call_once(once, [] { check(arrow::compute::Initialize(), "cannot initialize Arrow's compute functions"); });
 }
 
+/// `dictionary` with its values as plain strings where they are large or
+/// view strings (as Polars' categoricals are), whose taking by index Arrow's
+/// cast lacks kernels for; otherwise as it is.
+/// @throws CorruptData or IoError naming `what` if the values do not convert.
+std::shared_ptr<arrow::Array> with_plain_string_values(std::shared_ptr<arrow::Array> dictionary,
+                                                       std::string const& what) {
+    auto const& array = static_cast<arrow::DictionaryArray const&>(*dictionary);
+    auto const& values = array.dictionary();
+    auto const readable = readable_type(*values->type());
+    if (readable == nullptr || readable->id() != arrow::Type::STRING || values->type()->Equals(*readable)) {
+        return dictionary;
+    }
+    initialize_compute();
+    auto const plain = value_of(arrow::compute::Cast(*values, readable, arrow::compute::CastOptions::Safe()),
+                                what + ": cannot convert its dictionary to string");
+    return value_of(arrow::DictionaryArray::FromArrays(array.indices(), plain), what);
+}
+
 /// The table of `batch`, whose columns have spillway's types, imported
 /// through the C Data Interface.
 table::Table import_batch(arrow::RecordBatch const& batch, std::string const& file) {
@@ -173,6 +191,9 @@ table::Table to_table(arrow::RecordBatch const& batch, std::string const& file) 
     for (int index = 0; index < batch.num_columns(); ++index) {
         auto column = batch.column(index);
         auto const& field = batch.schema()->field(index);
+        if (column->type_id() == arrow::Type::DICTIONARY) {
+            column = with_plain_string_values(std::move(column), "'" + file + "': column '" + field->name() + "'");
+        }
         if (is_string_dictionary(*column)) {
             decoded[static_cast<std::size_t>(index)] = decode_strings(
                 static_cast<arrow::DictionaryArray const&>(*column), "'" + file + "': column '" + field->name() + "'"

@@ -98,6 +98,17 @@ def test_usage_errors_name_the_flag_and_leave_the_output_alone(lineitem_parquet:
     assert not (tmp_path / "new").exists()
 
 
+def test_a_key_may_be_a_column_number(lineitem_parquet: Path, tmp_path: Path):
+    by_number = spillway.partition(lineitem_parquet, 0, tmp_path / "number", partitions=4)
+    by_name = spillway.partition(lineitem_parquet, "l_orderkey", tmp_path / "name", partitions=4)
+    assert by_number.settings["keys"] == ["0"]
+    order = [("l_orderkey", "ascending"), ("l_linenumber", "ascending")]
+    for part in range(4):
+        name = f"part-{part:05d}.parquet"
+        rows = [pq.read_table(tmp_path / run / name).sort_by(order) for run in ("number", "name")]
+        assert rows[0].num_rows > 0 and rows[0].equals(rows[1])
+
+
 def test_a_corrupt_file_fails_and_leaves_nothing(tmp_path: Path):
     corrupt = tmp_path / "corrupt.parquet"
     corrupt.write_bytes(b"PAR1" + b"\x00" * 100 + b"PAR1")

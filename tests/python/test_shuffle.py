@@ -164,6 +164,24 @@ def test_errors_name_what_is_wrong():
         spillway.shuffle(table, "k", memory_limit="lots")
 
 
+def test_counts_out_of_range_or_of_another_type_are_invalid_arguments():
+    table = sample(10)
+    for partitions in (2**32, 2.0, "2", True):
+        with pytest.raises(spillway.InvalidArgument, match="partitions must be an integer from 1 to 16777216"):
+            spillway.shuffle(table, "k", partitions=partitions)
+    for ranks in (5000, 2.0, "2"):
+        with pytest.raises(spillway.InvalidArgument, match="ranks must be an integer from 1 to 4096"):
+            spillway.shuffle(table, "k", ranks=ranks)
+
+
+def test_a_column_rather_than_a_table_is_an_invalid_argument():
+    with pytest.raises(spillway.InvalidArgument, match="expected a table or record batch, not a Int64Array"):
+        spillway.shuffle(pa.array([1, 2, 3]), "k")
+    for column in (pa.chunked_array([[1, 2, 3]]), pl.Series("k", [1, 2, 3])):
+        with pytest.raises(spillway.InvalidArgument, match="not of record batches"):
+            spillway.shuffle(column, "k")
+
+
 def test_a_batch_larger_than_the_limit_is_out_of_memory():
     big = pa.table({"k": pa.array(range(1_000_000), pa.int64())})  # 8 MB in one batch
     with pytest.raises(spillway.OutOfMemory) as raised:
@@ -216,3 +234,14 @@ def test_a_log_level_that_names_none_is_ignored_with_a_notice():
                             capture_output=True, text=True, timeout=120)
     assert "raised: no column is named 'nope'" in result.stdout, result.stderr
     assert "ignoring SPILLWAY_LOG_LEVEL='verbose'" in result.stderr
+
+
+def test_categorical_and_view_string_dictionaries_come_out_as_strings():
+    frame = pl.DataFrame({"k": [1, 2, 3, 4], "c": pl.Series(["a", "b", "a", "ccc"], dtype=pl.Categorical)})
+    views = pa.table({"k": [1, 2], "c": pa.array(["x", "yy"], pa.string_view()).dictionary_encode()})
+    for data, expected in ((frame, {(1, "a"), (2, "b"), (3, "a"), (4, "ccc")}), (views, {(1, "x"), (2, "yy")})):
+        rows = set()
+        for _, part in spillway.shuffle(data, "k", partitions=2):
+            assert part.schema.field("c").type == pa.string()
+            rows |= set(zip(part.column("k").to_pylist(), part.column("c").to_pylist()))
+        assert rows == expected
