@@ -29,7 +29,7 @@ def arrow_streams(data: Any) -> Iterator[Any]:
         try:
             batch = pa.record_batch(data)
         except (pa.ArrowInvalid, TypeError) as error:
-            raise InvalidArgument(f"expected a table or record batch, not a {type(data).__name__} of one column: "
+            raise InvalidArgument(f"expected a table or record batch, not a single column ({type(data).__name__}): "
                                   f"{error}") from None
         yield pa.Table.from_batches([batch])
     elif isinstance(data, bytes) or not hasattr(data, "__iter__"):

@@ -175,7 +175,8 @@ def test_counts_out_of_range_or_of_another_type_are_invalid_arguments():
 
 
 def test_a_column_rather_than_a_table_is_an_invalid_argument():
-    with pytest.raises(spillway.InvalidArgument, match="expected a table or record batch, not a Int64Array"):
+    with pytest.raises(spillway.InvalidArgument,
+                       match=r"expected a table or record batch, not a single column \(Int64Array\)"):
         spillway.shuffle(pa.array([1, 2, 3]), "k")
     for column in (pa.chunked_array([[1, 2, 3]]), pl.Series("k", [1, 2, 3])):
         with pytest.raises(spillway.InvalidArgument, match="not of record batches"):
