@@ -69,7 +69,7 @@ int main(int argc, char** argv) {
     // refuses it, before anything reads it.
     if (auto const level = options.find("log_level"); level && !spillway::log_level_named(level->text)) {
         return usage_error(spillway::Options::environment_variable("log_level") + "='" + level->text
-                           + "' names no log level: expected trace, debug, info, warn, error or off");
+                           + "' names no log level: expected " + std::string(spillway::log_level_choices));
     }
     // One heap for every thread of a job whose ranks exchange rows, unless
     // MALLOC_ARENA_MAX says otherwise. glibc gives each thread that

@@ -30,8 +30,8 @@ LogLevel level_from_environment() noexcept {
     if (auto const level = log_level_named(text)) {
         return *level;
     }
-    std::fprintf(stderr, "spillway: ignoring %s='%s': expected trace, debug, info, warn, error or off\n",
-                 variable.c_str(), text);
+    std::fprintf(stderr, "spillway: ignoring %s='%s': expected %.*s\n", variable.c_str(), text,
+                 static_cast<int>(log_level_choices.size()), log_level_choices.data());
     return LogLevel::warn;
 }
 
@@ -88,7 +88,7 @@ LogLevel parse_log_level(std::string_view text) {
         return *level;
     }
     SPILLWAY_FAIL(
-        "invalid log level '" << text << "': expected trace, debug, info, warn, error or off",
+        "invalid log level '" << text << "': expected " << log_level_choices,
         InvalidArgument
     );
 }

@@ -19,6 +19,9 @@ namespace spillway {
 /// Severity of a log message, from most to least verbose; `off` silences all.
 enum class LogLevel { trace, debug, info, warn, error, off };
 
+/// The level names, as messages list them.
+inline constexpr std::string_view log_level_choices = "trace, debug, info, warn, error or off";
+
 /// Parses `trace`, `debug`, `info`, `warn`, `error` or `off` (case-insensitive).
 /// @throws InvalidArgument naming the valid levels otherwise.
 LogLevel parse_log_level(std::string_view text);
