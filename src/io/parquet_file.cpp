@@ -48,6 +48,13 @@ constexpr std::uint64_t rows_per_read = std::uint64_t{1} << 16;
 /// library reads each column chunk of a row group whole.
 constexpr std::uint64_t read_buffer_bytes = std::uint64_t{256} << 10;
 
+/// Row groups 0 to `count - 1`.
+std::vector<std::size_t> all_groups(int count) {
+    std::vector<std::size_t> groups(static_cast<std::size_t>(count));
+    std::iota(groups.begin(), groups.end(), std::size_t{0});
+    return groups;
+}
+
 /// Whether every data page of column `column` in row groups `groups` of
 /// `footer` is dictionary encoded, as far as the footer's page statistics say.
 bool wholly_dictionary_encoded(parquet::FileMetaData const& footer, std::span<int const> groups, int column) {
@@ -131,11 +138,23 @@ class ParquetFileReader final : public TableFileReader {
                 rows_ += static_cast<std::uint64_t>(metadata->RowGroup(static_cast<int>(group))->num_rows());
             }
         }
+        // A read holds at most `rows_per_read` rows, of one row group or of
+        // several small ones, so its bytes are bounded by those of the
+        // widest rows.
+        auto const rows_in_read = std::min(rows_per_read, rows_);
         for (int group = 0; group < metadata->num_row_groups(); ++group) {
             auto const row_group = metadata->RowGroup(group);
             auto const bytes = static_cast<std::uint64_t>(row_group->total_byte_size());
             auto const rows = static_cast<std::uint64_t>(std::max<std::int64_t>(row_group->num_rows(), 1));
-            largest_ = std::max(largest_, rows <= rows_per_read ? bytes : bytes / rows * rows_per_read);
+            largest_ = std::max(largest_, (bytes * rows_in_read + rows - 1) / rows);
+        }
+        for (int column = 0; column < metadata->num_columns(); ++column) {
+            batches_end_at_groups_ = batches_end_at_groups_ || reader_->properties().read_dictionary(column);
+        }
+        std::uint64_t group_end = 0;
+        for (auto const group : groups ? *groups : all_groups(metadata->num_row_groups())) {
+            group_end += static_cast<std::uint64_t>(metadata->RowGroup(static_cast<int>(group))->num_rows());
+            group_ends_.push_back(group_end);
         }
         batches_ = guarded(what, [&] {
             if (!groups) {
@@ -171,15 +190,47 @@ class ParquetFileReader final : public TableFileReader {
     [[nodiscard]] std::optional<std::uint64_t> rows() const noexcept override { return rows_; }
 
   private:
-    /// The next batch from the file, or nothing at its end.
+    /// The next read: the library's next batch, and while they fit in
+    /// `rows_per_read` rows, the batches after it. Nothing at the end.
     [[nodiscard]] std::optional<table::Table> read_next() {
+        std::vector<table::Table> tables;
+        std::uint64_t rows = 0;
+        while (auto batch = next_batch()) {
+            rows += batch->num_rows();
+            tables.push_back(std::move(*batch));
+            if (rows + next_batch_rows() > rows_per_read) {
+                break;
+            }
+        }
+        if (tables.size() <= 1) {
+            return tables.empty() ? std::nullopt : std::optional<table::Table>(std::move(tables.front()));
+        }
+        return table::Table::concatenate(tables);
+    }
+
+    /// The library's next batch, or nothing at the end.
+    [[nodiscard]] std::optional<table::Table> next_batch() {
         auto const what = "cannot read '" + path_ + "'";
         std::shared_ptr<arrow::RecordBatch> batch;
         guarded(what, [&] { check(batches_->ReadNext(&batch), what); });
         if (batch == nullptr) {
             return std::nullopt;
         }
+        rows_read_ += static_cast<std::uint64_t>(batch->num_rows());
         return to_table(*batch, path_);
+    }
+
+    /// The most rows the library's next batch may hold. Its batches run
+    /// across row groups, full but for the last, unless a column is read as
+    /// dictionaries: those differ by row group, so each batch then ends
+    /// within its row group, and a file of small row groups would be read
+    /// in tables of a few rows each.
+    [[nodiscard]] std::uint64_t next_batch_rows() const noexcept {
+        if (!batches_end_at_groups_) {
+            return rows_per_read;
+        }
+        auto const group_end = std::ranges::upper_bound(group_ends_, rows_read_);
+        return group_end == group_ends_.end() ? 0 : std::min(rows_per_read, *group_end - rows_read_);
     }
 
     std::string path_;
@@ -189,6 +240,9 @@ class ParquetFileReader final : public TableFileReader {
     std::uint64_t largest_ = 0;
     std::uint64_t held_ = 0;  ///< see `held_bytes`
     std::uint64_t rows_ = 0;  ///< of the row groups read
+    bool batches_end_at_groups_ = false;  ///< see `next_batch_rows`
+    std::vector<std::uint64_t> group_ends_;  ///< the rows read at the end of each row group, in read order
+    std::uint64_t rows_read_ = 0;            ///< the rows of the library's batches so far
     std::optional<table::Table> first_;  ///< the first batch, read to measure it, until `read` returns it
 };
 

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <numeric>
 #include <thread>
 #include <vector>
 
@@ -87,6 +88,65 @@ TEST(ParquetRowGroups, AReaderOfSomeRowGroupsReadsThemInTheOrderAskedInBoundedBa
               table::Table::concatenate(std::vector{rows.slice(160'000, 40'000), rows.slice(0, 80'000)}));
     EXPECT_EQ(groups.reader({})->read(), std::nullopt);
     EXPECT_THROW_WITH((void)groups.reader({1, 3}), InvalidArgument, "row group 3");
+}
+
+TEST(ParquetRowGroups, SmallRowGroupsAreReadTogetherUpToABatchOfRows) {
+    test::TemporaryDirectory directory;
+    constexpr std::size_t batch_rows = std::size_t{1} << 16;
+    // A string column of few values, so written and read as dictionaries,
+    // which the library's batches do not carry across row groups.
+    table::TableBuilder builder(table::Schema({{"k", table::DataType::int64}, {"code", table::DataType::string}}));
+    for (std::int64_t row = 0; row < 150'000; ++row) {
+        builder.column(0).append(row);
+        builder.column(1).append(std::string(row % 3 == 0 ? "AIR" : "TRUCK"));
+    }
+    auto const rows = builder.finish();
+    // 500 groups of 300 rows, read as 500 tables of 300 rows before.
+    auto const file = write_row_groups(directory.path() / "rows.parquet", rows, 300);
+
+    auto const read_all = [&](TableFileReader& reader) {
+        std::vector<table::Table> read;
+        while (auto table = reader.read()) {
+            EXPECT_LE(table->num_rows(), batch_rows);
+            EXPECT_LE(table->byte_size(), reader.largest_read_bytes());
+            read.push_back(std::move(*table));
+        }
+        return read;
+    };
+    auto const batches_of_many_groups = [&](std::vector<table::Table> const& read) {
+        EXPECT_EQ(read.size(), 3U);
+        for (std::size_t index = 0; index + 1 < read.size(); ++index) {
+            EXPECT_GT(read[index].num_rows(), batch_rows - 300);
+        }
+    };
+    auto const whole = read_all(*open_table_file(file, FileFormat::parquet));
+    batches_of_many_groups(whole);
+    EXPECT_EQ(table::Table::concatenate(whole), rows);
+
+    // Every other group, as a rank of two reads its share, and backwards.
+    ParquetRowGroups const groups(file);
+    for (std::size_t first : {0, 1}) {
+        std::vector<std::size_t> share;
+        for (std::size_t group = first; group < groups.size(); group += 2) {
+            share.push_back(group);
+        }
+        std::vector<table::Table> expected;
+        for (auto const group : share) {
+            expected.push_back(rows.slice(group * 300, 300));
+        }
+        auto const read = read_all(*groups.reader(share));
+        EXPECT_EQ(read.size(), 2U);
+        EXPECT_EQ(table::Table::concatenate(read), table::Table::concatenate(expected));
+    }
+    std::vector<std::size_t> backwards(groups.size());
+    std::iota(backwards.rbegin(), backwards.rend(), std::size_t{0});
+    auto const read = read_all(*groups.reader(backwards));
+    batches_of_many_groups(read);
+    std::vector<table::Table> expected;
+    for (auto const group : backwards) {
+        expected.push_back(rows.slice(group * 300, 300));
+    }
+    EXPECT_EQ(table::Table::concatenate(read), table::Table::concatenate(expected));
 }
 
 TEST(ParquetRowGroups, ARowGroupsColumnsAskedForComeInTheFilesOrderAndOthersAreNotRead) {
