@@ -128,7 +128,10 @@ def shuffle(
             memory stays bounded; or an iterable of them, all with one
             schema. Read once, batch by batch. Column types: int32, int64,
             float64, date32 and strings (narrower integers, float32 and
-            large or view strings are converted).
+            large or view strings are converted). Small batches are held,
+            within the memory limit, and sent together, so that batches of
+            a few thousand rows split many ways do not become as many tiny
+            pieces.
         key: the key column, or columns, by name. Rows with equal keys go to
             one partition, the one ``spillway partition`` puts them in.
         partitions: how many partitions.
@@ -254,7 +257,8 @@ class Shuffler(_Closable["_core.TableShuffler"]):
 
     def insert(self, data: Any) -> None:
         """Inserts the rows of ``data`` (as :func:`shuffle` takes it, file paths too); any number of times,
-        before ``insert_finished``."""
+        before ``insert_finished``. Small batches are held, within the memory limit, and sent together:
+        once they fill 16 KiB per partition (at most an eighth of the limit), or at ``insert_finished``."""
         shuffler = self._open()
         for stream in arrow_streams(data):
             if isinstance(stream, str):

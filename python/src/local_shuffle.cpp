@@ -41,8 +41,7 @@ void LocalShuffle::insert(io::TableFileReader& reader) {
     for (auto& shuffler : shufflers_) {
         static_cast<void>(shuffler->expect_schema(reader.schema()));
     }
-    while (auto table = reader.read()) {
-        shufflers_[next_rank_]->insert(*table);
+    while (shufflers_[next_rank_]->insert_next(reader)) {
         next_rank_ = (next_rank_ + 1) % shufflers_.size();
     }
 }

@@ -45,7 +45,7 @@ class LocalShuffle {
     /// after checking its schema on every rank (`TableShuffler::expect_schema`),
     /// so that a stream of no batches sets the schema of empty partitions.
     /// @throws InvalidArgument after `finish` or `close`; as
-    ///         `TableShuffler::insert` and `reader.read` do.
+    ///         `TableShuffler::insert_next` does.
     void insert(io::TableFileReader& reader);
 
     /// Ends the input of every rank.

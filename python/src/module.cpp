@@ -177,18 +177,12 @@ NB_MODULE(_core, module) {
                  auto const reader = read_arrow_stream(data);
                  static_cast<void>(self.expect_schema(reader->schema()));
                  nb::gil_scoped_release const released;
-                 while (auto table = reader->read()) {
-                     self.insert(*table);
-                 }
+                 self.insert(*reader);
              })
         .def("insert_file",
              [](TableShuffler& self, std::string const& path) {
                  nb::gil_scoped_release const released;
-                 auto const reader = read_file(path);
-                 static_cast<void>(self.expect_schema(reader->schema()));
-                 while (auto table = reader->read()) {
-                     self.insert(*table);
-                 }
+                 self.insert(*read_file(path));
              })
         .def("insert_finished", &TableShuffler::insert_finished, nb::call_guard<nb::gil_scoped_release>())
         .def_prop_ro("local_partitions", &TableShuffler::local_partitions)

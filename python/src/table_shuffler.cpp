@@ -1,6 +1,9 @@
 #include "table_shuffler.hpp"
 
+#include <algorithm>
+
 #include <spillway/core/error.hpp>
+#include <spillway/table/hash_partition.hpp>
 #include <spillway/table_shuffle/packed_partitions.hpp>
 
 namespace spillway::python {
@@ -11,6 +14,15 @@ std::vector<std::string> nonempty(std::vector<std::string> keys) {
     return keys;
 }
 
+/// Rows held per partition before they are packed together.
+constexpr std::size_t coalesced_bytes_per_partition = std::size_t{16} << 10;
+
+/// The coalescer's budget for `partitions` on `resource`: see the class comment.
+std::size_t coalescer_budget(memory::BufferResource const& resource, shuffle::PartitionId partitions) {
+    return std::min(std::size_t{partitions} * coalesced_bytes_per_partition,
+                    static_cast<std::size_t>(resource.memory_limit(memory::MemoryType::HOST) / 8));
+}
+
 }  // namespace
 
 TableShuffler::TableShuffler(comm::Communicator& communicator, shuffle::OpId op_id, std::vector<std::string> keys,
@@ -18,7 +30,9 @@ TableShuffler::TableShuffler(comm::Communicator& communicator, shuffle::OpId op_
     : communicator_(communicator),
       keys_(nonempty(std::move(keys))),
       shuffler_(communicator, op_id, partitions, communicator.buffer_resource(), shuffle::PartitionOwner::round_robin,
-                config) {}
+                config),
+      coalescer_budget_(coalescer_budget(communicator.buffer_resource(), partitions)),
+      coalescer_(communicator.buffer_resource(), partitions, coalescer_budget_) {}
 
 std::vector<std::size_t> TableShuffler::expect_schema(table::Schema const& schema) {
     MutexLock lock(mutex_);
@@ -37,16 +51,50 @@ std::vector<std::size_t> TableShuffler::expect_schema(table::Schema const& schem
     return key_columns_;
 }
 
-void TableShuffler::insert(table::Table const& table) {
-    auto const key_columns = expect_schema(table.schema());
-    if (table.num_rows() == 0) {
-        return;
+bool TableShuffler::insert_next(io::TableFileReader& reader) {
+    auto const key_columns = expect_schema(reader.schema());
+    auto table = reader.read();
+    if (!table) {
+        return false;
     }
-    shuffler_.insert(table_shuffle::hash_partition_and_pack(table, key_columns, shuffler_.total_partitions(),
-                                                            communicator_.buffer_resource()));
+    if (table->num_rows() == 0) {
+        return true;
+    }
+    auto partition_of_row = table::partition_rows(*table, key_columns, shuffler_.total_partitions());
+    // A table small enough to be held is charged while it is; a larger one
+    // is packed and freed within this call, as the caller's batch it is.
+    memory::MemoryReservation charge;
+    if (table->byte_size() <= coalescer_budget_) {
+        charge = communicator_.buffer_resource().reserve_or_wait(table->byte_size());
+    }
+    table_shuffle::ChunkCoalescer::Chunks chunks;
+    {
+        MutexLock lock(coalescer_mutex_);
+        held_charges_.push_back(std::move(charge));
+        chunks = coalescer_.add(std::move(*table), std::move(partition_of_row));
+        if (coalescer_.held_bytes() == 0) {
+            held_charges_.clear();
+        }
+    }
+    shuffler_.insert(std::move(chunks));
+    return true;
 }
 
-void TableShuffler::insert_finished() { shuffler_.insert_finished(); }
+void TableShuffler::insert(io::TableFileReader& reader) {
+    while (insert_next(reader)) {
+    }
+}
+
+void TableShuffler::insert_finished() {
+    table_shuffle::ChunkCoalescer::Chunks chunks;
+    {
+        MutexLock lock(coalescer_mutex_);
+        chunks = coalescer_.flush();
+        held_charges_.clear();
+    }
+    shuffler_.insert(std::move(chunks));
+    shuffler_.insert_finished();
+}
 
 std::optional<table::Table> TableShuffler::extract(shuffle::PartitionId partition) {
     SPILLWAY_EXPECTS(partition < shuffler_.total_partitions(),

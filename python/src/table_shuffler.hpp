@@ -9,18 +9,30 @@
 
 #include <spillway/comm/communicator.hpp>
 #include <spillway/core/mutex.hpp>
+#include <spillway/io/table_file.hpp>
+#include <spillway/memory/memory_reservation.hpp>
 #include <spillway/shuffle/shuffle_config.hpp>
 #include <spillway/shuffle/shuffler.hpp>
 #include <spillway/table/schema.hpp>
 #include <spillway/table/table.hpp>
+#include <spillway/table_shuffle/chunk_coalescer.hpp>
 
 namespace spillway::python {
 
 /// A `shuffle::Shuffler` of tables: `insert` splits a table's rows by the
-/// hash of its key columns (`table_shuffle::hash_partition_and_pack`, which
-/// waits for memory rather than overbook), and `extract` returns a
-/// partition's rows, from every rank, as one table. Every rank must insert
-/// tables of one schema.
+/// hash of its key columns, and `extract` returns a partition's rows, from
+/// every rank, as one table. Every rank must insert tables of one schema.
+///
+/// Small tables are not sent as they come: split into many partitions, each
+/// would become pieces of a few bytes, and a shuffle's cost and bookkeeping
+/// per chunk would outgrow their rows. A `table_shuffle::ChunkCoalescer`
+/// holds them until they fill a budget of 16 KiB per partition, at most an
+/// eighth of the rank's HOST limit, and packs them together; a table larger
+/// than that is packed at once. The tables it holds are charged to the
+/// rank's HOST tier while it holds them; a larger table, converted from the
+/// caller's batch, is not, as it is freed within the call that packs it.
+/// Charging and packing wait for memory rather than overbook
+/// (`BufferResource::reserve_or_wait`).
 ///
 /// Thread safety: every member function may be called concurrently.
 /// Lifetime: the communicator and its buffer resource outlive it.
@@ -40,14 +52,21 @@ class TableShuffler {
     ///         differs from the schema seen before.
     std::vector<std::size_t> expect_schema(table::Schema const& schema);
 
-    /// Inserts the rows of `table`.
-    /// @throws InvalidArgument if a key is not a column of `table`, or its
-    ///         schema differs from the tables inserted before; as
-    ///         `shuffle::Shuffler::insert` does.
-    /// @throws OutOfMemory if the table's pieces do not fit the HOST limit.
-    void insert(table::Table const& table);
+    /// Reads the next table of `reader` and inserts its rows. Returns false, inserting nothing, at
+    /// the end of the reader's tables.
+    /// @throws InvalidArgument if a key is not a column of the reader's
+    ///         schema, or it differs from the tables inserted before; as
+    ///         `reader.read` and `shuffle::Shuffler::insert` do.
+    /// @throws OutOfMemory if the rows held do not fit the HOST limit.
+    bool insert_next(io::TableFileReader& reader);
 
-    /// Ends this rank's input (`shuffle::Shuffler::insert_finished`).
+    /// Inserts every table of `reader` (`insert_next` until it ends).
+    /// @throws as `insert_next` does.
+    void insert(io::TableFileReader& reader);
+
+    /// Sends the rows still held, and ends this rank's input
+    /// (`shuffle::Shuffler::insert_finished`).
+    /// @throws as `insert_next` does while sending.
     void insert_finished();
 
     /// The partitions this rank owns, in increasing order.
@@ -75,6 +94,12 @@ class TableShuffler {
     /// The schema of the first table inserted, and its key columns' indices.
     std::optional<table::Schema> schema_ SPILLWAY_GUARDED_BY(mutex_);
     std::vector<std::size_t> key_columns_ SPILLWAY_GUARDED_BY(mutex_);
+
+    std::size_t const coalescer_budget_;
+    Mutex coalescer_mutex_;
+    table_shuffle::ChunkCoalescer coalescer_ SPILLWAY_GUARDED_BY(coalescer_mutex_);
+    /// What the tables the coalescer holds are charged, one reservation each.
+    std::vector<memory::MemoryReservation> held_charges_ SPILLWAY_GUARDED_BY(coalescer_mutex_);
 };
 
 /// A table of no rows with `schema`.

@@ -127,6 +127,17 @@ def test_spills_under_a_small_limit_and_loses_nothing(tmp_path):
     assert list(tmp_path.iterdir()) == []  # iterating to the end closed it, spill files included
 
 
+def test_many_small_batches_are_sent_together_not_one_chunk_per_piece(tmp_path):
+    # 300 batches of 500 rows into 64 partitions: sent as they came, each
+    # batch would make 64 pieces of about 8 rows, and the 19,200 pieces'
+    # bookkeeping alone held the 4 MiB limit, so the shuffle failed with
+    # nothing in use.
+    table = pa.table({"k": pa.array(range(150_000), pa.int64())})
+    result = spillway.shuffle(table.to_batches(max_chunksize=500), "k", partitions=64, memory_limit="4MiB",
+                              options={"memory_reserve_timeout": "1s"}, spill_directory=tmp_path)
+    assert rows(pa.concat_tables(part for _, part in result)) == rows(table)
+
+
 def test_closing_early_frees_the_spill_files(tmp_path):
     result = spillway.shuffle(sample(), "k", partitions=8, memory_limit="1MiB",
                               options={"spill_force_disk": "true"}, spill_directory=tmp_path)
