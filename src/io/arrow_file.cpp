@@ -58,7 +58,9 @@ class ArrowFileReader final : public TableFileReader {
 class ArrowFileWriter final : public TableFileWriter {
   public:
     ArrowFileWriter(std::filesystem::path const& path, table::Schema schema, WriteOptions const& options)
-        : file_(path, "cannot create Arrow file '" + path.string() + "'"), schema_(std::move(schema)) {
+        : file_(path, "cannot create Arrow file '" + path.string() + "'"),
+          schema_(std::move(schema)),
+          arrow_schema_(to_arrow(schema_)) {
         auto const what = "cannot create Arrow file '" + path.string() + "'";
         auto ipc = arrow::ipc::IpcWriteOptions::Defaults();
         ipc.memory_pool = arrow_memory_pool();
@@ -68,12 +70,12 @@ class ArrowFileWriter final : public TableFileWriter {
                                      codec, options.compression_level.value_or(arrow::util::kUseDefaultCompressionLevel)),
                                  what);
         }
-        writer_ = value_of(arrow::ipc::MakeFileWriter(file_.stream(), to_arrow(schema_), ipc), what);
+        writer_ = value_of(arrow::ipc::MakeFileWriter(file_.stream(), arrow_schema_, ipc), what);
     }
 
     void write(table::Table table) override {
         check_writable(table, schema_, file_.closed(), file_.path());
-        check(writer_->WriteRecordBatch(*to_record_batch(std::move(table))),
+        check(writer_->WriteRecordBatch(*to_record_batch(std::move(table), arrow_schema_)),
               "cannot write to '" + file_.path().string() + "'");
     }
 
@@ -86,6 +88,7 @@ class ArrowFileWriter final : public TableFileWriter {
   private:
     ArrowOutputFile file_;
     table::Schema schema_;
+    std::shared_ptr<arrow::Schema> arrow_schema_;  ///< `schema_`'s, made once for every table written
     std::shared_ptr<arrow::ipc::RecordBatchWriter> writer_;
 };
 

@@ -229,11 +229,10 @@ table::Table to_table(arrow::RecordBatch const& batch, std::string const& file) 
     return {table::Schema(std::move(schema)), std::move(all)};
 }
 
-std::shared_ptr<arrow::RecordBatch> to_record_batch(table::Table table) {
-    ArrowSchema schema;
+std::shared_ptr<arrow::RecordBatch> to_record_batch(table::Table table, std::shared_ptr<arrow::Schema> const& schema) {
     ArrowArray array;
-    table::export_table(std::move(table), &schema, &array);
-    return value_of(arrow::ImportRecordBatch(&array, &schema), "cannot hand rows over to Arrow");
+    table::export_array(std::move(table), &array);
+    return value_of(arrow::ImportRecordBatch(&array, schema), "cannot hand rows over to Arrow");
 }
 
 }  // namespace spillway::io::detail

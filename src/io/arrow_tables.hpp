@@ -41,6 +41,8 @@ std::shared_ptr<arrow::Schema> to_arrow(table::Schema const& schema);
 table::Table to_table(arrow::RecordBatch const& batch, std::string const& file);
 
 /// A record batch over `table`'s buffers, which it keeps alive; no copy.
-std::shared_ptr<arrow::RecordBatch> to_record_batch(table::Table table);
+/// `schema` is `to_arrow(table.schema())`, made once by a caller that hands
+/// over many tables of it.
+std::shared_ptr<arrow::RecordBatch> to_record_batch(table::Table table, std::shared_ptr<arrow::Schema> const& schema);
 
 }  // namespace spillway::io::detail

@@ -291,6 +291,7 @@ class ParquetFileWriter final : public TableFileWriter {
     ParquetFileWriter(std::filesystem::path const& path, table::Schema schema, WriteOptions const& options)
         : file_(path, "cannot create Parquet file '" + path.string() + "'"),
           schema_(std::move(schema)),
+          arrow_schema_(to_arrow(schema_)),
           row_group_bytes_(options.row_group_bytes),
           row_group_rows_(std::max<std::uint64_t>(options.row_group_rows, 1)) {
         properties_.compression(compression_of(options.compression, "none,zstd,lz4,snappy,gzip", true));
@@ -326,7 +327,7 @@ class ParquetFileWriter final : public TableFileWriter {
         }
         held_bytes_ += bytes;
         held_rows_ += table.num_rows();
-        held_.push_back(to_record_batch(std::move(table)));
+        held_.push_back(to_record_batch(std::move(table), arrow_schema_));
         if (held_rows_ >= row_group_rows_) {
             write_held();
         }
@@ -355,7 +356,7 @@ class ParquetFileWriter final : public TableFileWriter {
         }
         auto const what = "cannot write to '" + file_.path().string() + "'";
         guarded(what, [&] {
-            auto const table = value_of(arrow::Table::FromRecordBatches(held_.front()->schema(), held_), what);
+            auto const table = value_of(arrow::Table::FromRecordBatches(arrow_schema_, held_), what);
             check(writer_->WriteTable(*table, static_cast<std::int64_t>(row_group_rows_)), what);
         });
         held_.clear();
@@ -373,7 +374,7 @@ class ParquetFileWriter final : public TableFileWriter {
         }
         auto const what = "cannot create Parquet file '" + file_.path().string() + "'";
         writer_ = guarded(what, [&] {
-            return value_of(parquet::arrow::FileWriter::Open(*to_arrow(schema_), arrow_memory_pool(),
+            return value_of(parquet::arrow::FileWriter::Open(*arrow_schema_, arrow_memory_pool(),
                                                              file_.stream(), properties_.build()),
                             what);
         });
@@ -381,6 +382,7 @@ class ParquetFileWriter final : public TableFileWriter {
 
     ArrowOutputFile file_;
     table::Schema schema_;
+    std::shared_ptr<arrow::Schema> arrow_schema_;  ///< `schema_`'s, made once for every table written
     std::uint64_t row_group_bytes_;
     std::uint64_t row_group_rows_;
     parquet::WriterProperties::Builder properties_;  ///< what `open` opens the library's writer with

@@ -222,6 +222,34 @@ Column import_column(ArrowSchema const& schema, ArrowArray const& array, std::st
     return detail::ColumnAccess::make(*type, rows, std::move(validity), std::move(values), std::move(characters));
 }
 
+/// The node of a struct array over `shared`'s columns, each child written.
+std::unique_ptr<ArrayNode> array_node(std::shared_ptr<Table const> const& shared) {
+    auto node = std::make_unique<ArrayNode>();
+    node->table = shared;
+    node->resize(shared->num_columns());
+    for (std::size_t index = 0; index < shared->num_columns(); ++index) {
+        write_column_array(&node->children[index], shared, index);
+    }
+    return node;
+}
+
+/// The struct array of `node`, which its release callback then owns.
+ArrowArray struct_array(std::unique_ptr<ArrayNode> node) noexcept {
+    auto const& table = *node->table;
+    ArrowArray const array{static_cast<std::int64_t>(table.num_rows()),
+                           0,
+                           0,
+                           1,
+                           static_cast<std::int64_t>(table.num_columns()),
+                           node->buffers.data(),
+                           node->pointers(),
+                           nullptr,
+                           &release<ArrayNode, ArrowArray>,
+                           node.get()};
+    static_cast<void>(node.release());  // now owned by the array, freed by its release callback
+    return array;
+}
+
 }  // namespace
 
 void export_schema(Schema const& schema, ArrowSchema* out) {
@@ -237,26 +265,16 @@ void export_table(std::shared_ptr<Table const> const& shared, ArrowSchema* schem
     SPILLWAY_EXPECTS(schema_out != nullptr && array_out != nullptr,
                      "exporting a table to a null ArrowSchema or ArrowArray", InvalidArgument);
     SPILLWAY_EXPECTS(shared != nullptr, "exporting a null table", InvalidArgument);
-    auto node = std::make_unique<ArrayNode>();
-    node->table = shared;
-    node->resize(shared->num_columns());
-    for (std::size_t index = 0; index < shared->num_columns(); ++index) {
-        write_column_array(&node->children[index], shared, index);
-    }
+    auto node = array_node(shared);
     ArrowSchema schema;
     export_schema(shared->schema(), &schema);
-    *array_out = ArrowArray{static_cast<std::int64_t>(shared->num_rows()),
-                            0,
-                            0,
-                            1,
-                            static_cast<std::int64_t>(shared->num_columns()),
-                            node->buffers.data(),
-                            node->pointers(),
-                            nullptr,
-                            &release<ArrayNode, ArrowArray>,
-                            node.get()};
-    static_cast<void>(node.release());  // now owned by *array_out, freed by its release callback
+    *array_out = struct_array(std::move(node));
     *schema_out = schema;
+}
+
+void export_array(Table table, ArrowArray* array_out) {
+    SPILLWAY_EXPECTS(array_out != nullptr, "exporting a table to a null ArrowArray", InvalidArgument);
+    *array_out = struct_array(array_node(std::make_shared<Table const>(std::move(table))));
 }
 
 Table import_table(ArrowSchema* schema, ArrowArray* array) {

@@ -215,3 +215,17 @@ TEST(ArrowInterop, ASharedTableIsExportedAnyNumberOfTimesWithoutACopy) {
     EXPECT_THROW_WITH(export_table(std::shared_ptr<Table const>(), &schemas[0], &arrays[0]), InvalidArgument,
                       "exporting a null table");
 }
+
+TEST(ArrowInterop, ATableExportedWithoutItsSchemaImportsWithTheSchemaExportedApart) {
+    for (std::size_t const rows : {0, 70}) {
+        auto const table = random_table(rows, 2, 0.2);
+        ArrowArray array;
+        export_array(table, &array);
+        EXPECT_EQ(array.length, static_cast<std::int64_t>(rows));
+        EXPECT_EQ(array.n_children, 5);
+        ArrowSchema schema;
+        export_schema(table.schema(), &schema);
+        EXPECT_EQ(import_table(&schema, &array), table);
+    }
+    EXPECT_THROW_WITH(export_array(random_table(1, 1), nullptr), InvalidArgument, "null ArrowArray");
+}

@@ -42,6 +42,11 @@ void export_table(Table table, ArrowSchema* schema_out, ArrowArray* array_out);
 /// @throws InvalidArgument if a pointer or `table` is null.
 void export_table(std::shared_ptr<Table const> const& table, ArrowSchema* schema_out, ArrowArray* array_out);
 
+/// As `export_table`, without the schema: for a consumer of many tables of
+/// one schema, which it has from `export_schema` once.
+/// @throws InvalidArgument if `array_out` is null; nothing is written then.
+void export_array(Table table, ArrowArray* array_out);
+
 /// The table that an Arrow struct array holds, copied out of its buffers.
 /// Takes ownership of both structures: releases them before returning, even
 /// when it throws. Honours the array's and its children's `offset`, a
