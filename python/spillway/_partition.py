@@ -83,6 +83,8 @@ def partition(
             (the message names the least that works).
         IoError, CorruptData, OutOfMemory: the job failed while running.
         VerificationFailed: the files did not read back as written.
+        KeyboardInterrupt: Ctrl-C during the call, raised once the job has
+            run to its end; its verified files are kept.
     """
     input_list = [inputs] if isinstance(inputs, (str, os.PathLike)) else list(inputs)
     if not input_list:
