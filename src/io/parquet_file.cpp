@@ -278,11 +278,11 @@ bool keeps_coming_new(table::Table const& table, std::size_t index) {
     return 10 * distinct(hashes) >= 18 * in_half;
 }
 
-/// Writes a Parquet file, holding the tables written (sharing their
-/// buffers) until one more would take them past `row_group_bytes` bytes of
-/// column data, or they reach `row_group_rows` rows, and then writing them
-/// out as a row group, one column chunk after another: only a writer that
-/// writes out has a column writer's pages. Columns are dictionary encoded,
+/// Writes a Parquet file, holding the tables written until one more would
+/// take them past `row_group_bytes` bytes of column data, or they reach
+/// `row_group_rows` rows, and then writing them out, put together into one
+/// table, as a row group, one column chunk after another: only a writer
+/// that writes out has a column writer's pages. Columns are dictionary encoded,
 /// but for those whose first rows written keep coming with new values
 /// (`keeps_coming_new`): the library's writer is opened at the first write,
 /// to look at them.
@@ -327,7 +327,7 @@ class ParquetFileWriter final : public TableFileWriter {
         }
         held_bytes_ += bytes;
         held_rows_ += table.num_rows();
-        held_.push_back(to_record_batch(std::move(table), arrow_schema_));
+        held_.push_back(std::move(table));
         if (held_rows_ >= row_group_rows_) {
             write_held();
         }
@@ -356,7 +356,13 @@ class ParquetFileWriter final : public TableFileWriter {
         }
         auto const what = "cannot write to '" + file_.path().string() + "'";
         guarded(what, [&] {
-            auto const table = value_of(arrow::Table::FromRecordBatches(arrow_schema_, held_), what);
+            // One table, handed over once: the library then writes each
+            // column as one array, not as a chunk for every table held.
+            auto rows = held_.size() == 1 ? std::move(held_.front()) : table::Table::concatenate(held_);
+            held_.clear();
+            auto const table = value_of(
+                arrow::Table::FromRecordBatches(arrow_schema_, {to_record_batch(std::move(rows), arrow_schema_)}), what
+            );
             check(writer_->WriteTable(*table, static_cast<std::int64_t>(row_group_rows_)), what);
         });
         held_.clear();
@@ -387,7 +393,7 @@ class ParquetFileWriter final : public TableFileWriter {
     std::uint64_t row_group_rows_;
     parquet::WriterProperties::Builder properties_;  ///< what `open` opens the library's writer with
     std::unique_ptr<parquet::arrow::FileWriter> writer_;  ///< opened by the first write, or by `close`
-    std::vector<std::shared_ptr<arrow::RecordBatch>> held_;  ///< the rows of the next row group
+    std::vector<table::Table> held_;  ///< the rows of the next row group
     std::uint64_t held_bytes_ = 0;  ///< of `held_`'s tables
     std::uint64_t held_rows_ = 0;
 };

@@ -33,7 +33,7 @@ std::uint64_t writer_overhead_bytes(FileFormat format, table::Schema const& sche
 
 std::uint64_t writer_flush_bytes(FileFormat format, std::uint64_t row_group_bytes) noexcept {
     constexpr std::uint64_t pages_and_codec = std::uint64_t{3} << 20;
-    return format == FileFormat::parquet ? row_group_bytes + pages_and_codec : 0;
+    return format == FileFormat::parquet ? 2 * row_group_bytes + pages_and_codec : 0;
 }
 
 namespace detail {

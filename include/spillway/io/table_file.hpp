@@ -133,10 +133,11 @@ class TableFileWriter {
 [[nodiscard]] std::uint64_t writer_overhead_bytes(FileFormat format, table::Schema const& schema) noexcept;
 
 /// What a writer of `format` takes while it writes out the tables it holds,
-/// besides them, with row groups of `row_group_bytes`: for Parquet, one
-/// column chunk's encoded pages (at most `row_group_bytes`), a data page
-/// and a dictionary (at most 1 MiB each) and the codec's state (1 MiB);
-/// nothing for Arrow IPC and CSV, which write each table as it comes.
+/// besides them, with row groups of `row_group_bytes`: for Parquet, the
+/// tables put together into one (as large as they are), one column chunk's
+/// encoded pages (at most `row_group_bytes`), a data page and a dictionary
+/// (at most 1 MiB each) and the codec's state (1 MiB); nothing for Arrow
+/// IPC and CSV, which write each table as it comes.
 [[nodiscard]] std::uint64_t writer_flush_bytes(FileFormat format, std::uint64_t row_group_bytes) noexcept;
 
 /// Creates (or truncates) `path` as a file of `format` for tables of
