@@ -10,6 +10,7 @@
 #include <parquet/properties.h>
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 #include <optional>
 #include <span>
@@ -53,6 +54,54 @@ std::vector<std::size_t> all_groups(int count) {
     std::vector<std::size_t> groups(static_cast<std::size_t>(count));
     std::iota(groups.begin(), groups.end(), std::size_t{0});
     return groups;
+}
+
+/// The most bytes of column data one read of row groups `order` (in that
+/// order) of `footer` can hold, as the footer tells, taking each row group's
+/// uncompressed size as spread evenly over its rows. A read is at most
+/// `rows_per_read` consecutive rows, and starts where a row group starts or
+/// at a multiple of `rows_per_read` rows: the library's batches run across
+/// row groups in steps of that many rows, but for columns read as
+/// dictionaries, whose batches also end with each row group, and which
+/// `ParquetFileReader` puts together.
+std::uint64_t largest_read_in_footer(parquet::FileMetaData const& footer, std::span<std::size_t const> order) {
+    std::vector<std::uint64_t> ends;     // the rows read by the end of each row group with rows
+    std::vector<double> bytes_before;    // the bytes of the row groups before it
+    std::vector<double> bytes_per_row;
+    double total_bytes = 0;
+    for (auto const index : order) {
+        auto const group = footer.RowGroup(static_cast<int>(index));
+        auto const rows = static_cast<std::uint64_t>(std::max<std::int64_t>(group->num_rows(), 0));
+        if (rows == 0) {
+            continue;  // nothing of it is read
+        }
+        auto const bytes = static_cast<double>(std::max<std::int64_t>(group->total_byte_size(), 0));
+        ends.push_back((ends.empty() ? 0 : ends.back()) + rows);
+        bytes_before.push_back(total_bytes);
+        bytes_per_row.push_back(bytes / static_cast<double>(rows));
+        total_bytes += bytes;
+    }
+    auto const total_rows = ends.empty() ? 0 : ends.back();
+    // The bytes of the rows before row `row`.
+    auto const bytes_up_to = [&](std::uint64_t row) {
+        auto const group = static_cast<std::size_t>(std::ranges::upper_bound(ends, row) - ends.begin());
+        if (group == ends.size()) {
+            return total_bytes;
+        }
+        auto const start = group == 0 ? 0 : ends[group - 1];
+        return bytes_before[group] + static_cast<double>(row - start) * bytes_per_row[group];
+    };
+    double largest = 0;
+    auto const read_from = [&](std::uint64_t first) {
+        largest = std::max(largest, bytes_up_to(std::min(first + rows_per_read, total_rows)) - bytes_up_to(first));
+    };
+    for (std::size_t group = 0; group < ends.size(); ++group) {
+        read_from(group == 0 ? 0 : ends[group - 1]);
+    }
+    for (std::uint64_t first = rows_per_read; first < total_rows; first += rows_per_read) {
+        read_from(first);
+    }
+    return static_cast<std::uint64_t>(std::ceil(largest));
 }
 
 /// Whether every data page of column `column` in row groups `groups` of
@@ -138,21 +187,13 @@ class ParquetFileReader final : public TableFileReader {
                 rows_ += static_cast<std::uint64_t>(metadata->RowGroup(static_cast<int>(group))->num_rows());
             }
         }
-        // A read holds at most `rows_per_read` rows, of one row group or of
-        // several small ones, so its bytes are bounded by those of the
-        // widest rows.
-        auto const rows_in_read = std::min(rows_per_read, rows_);
-        for (int group = 0; group < metadata->num_row_groups(); ++group) {
-            auto const row_group = metadata->RowGroup(group);
-            auto const bytes = static_cast<std::uint64_t>(row_group->total_byte_size());
-            auto const rows = static_cast<std::uint64_t>(std::max<std::int64_t>(row_group->num_rows(), 1));
-            largest_ = std::max(largest_, (bytes * rows_in_read + rows - 1) / rows);
-        }
+        auto const order = groups ? *groups : all_groups(metadata->num_row_groups());
+        largest_ = largest_read_in_footer(*metadata, order);
         for (int column = 0; column < metadata->num_columns(); ++column) {
             batches_end_at_groups_ = batches_end_at_groups_ || reader_->properties().read_dictionary(column);
         }
         std::uint64_t group_end = 0;
-        for (auto const group : groups ? *groups : all_groups(metadata->num_row_groups())) {
+        for (auto const group : order) {
             group_end += static_cast<std::uint64_t>(metadata->RowGroup(static_cast<int>(group))->num_rows());
             group_ends_.push_back(group_end);
         }
@@ -191,7 +232,9 @@ class ParquetFileReader final : public TableFileReader {
 
   private:
     /// The next read: the library's next batch, and while they fit in
-    /// `rows_per_read` rows, the batches after it. Nothing at the end.
+    /// `rows_per_read` rows, the batches after it, copied into one table
+    /// (so that for a moment the batches and the table are held together).
+    /// Nothing at the end.
     [[nodiscard]] std::optional<table::Table> read_next() {
         std::vector<table::Table> tables;
         std::uint64_t rows = 0;
@@ -220,11 +263,11 @@ class ParquetFileReader final : public TableFileReader {
         return to_table(*batch, path_);
     }
 
-    /// The most rows the library's next batch may hold. Its batches run
-    /// across row groups, full but for the last, unless a column is read as
-    /// dictionaries: those differ by row group, so each batch then ends
-    /// within its row group, and a file of small row groups would be read
-    /// in tables of a few rows each.
+    /// The most rows the library's next batch may hold; 0 after the last.
+    /// Its batches run across row groups in steps of `rows_per_read` rows,
+    /// unless a column is read as dictionaries: those differ by row group,
+    /// so each batch then also ends with its row group, and a file of small
+    /// row groups would be read in tables of a few rows each.
     [[nodiscard]] std::uint64_t next_batch_rows() const noexcept {
         if (!batches_end_at_groups_) {
             return rows_per_read;
@@ -360,14 +403,13 @@ class ParquetFileWriter final : public TableFileWriter {
             // column as one array, not as a chunk for every table held.
             auto rows = held_.size() == 1 ? std::move(held_.front()) : table::Table::concatenate(held_);
             held_.clear();
+            held_bytes_ = 0;
+            held_rows_ = 0;
             auto const table = value_of(
                 arrow::Table::FromRecordBatches(arrow_schema_, {to_record_batch(std::move(rows), arrow_schema_)}), what
             );
             check(writer_->WriteTable(*table, static_cast<std::int64_t>(row_group_rows_)), what);
         });
-        held_.clear();
-        held_bytes_ = 0;
-        held_rows_ = 0;
     }
 
     /// Opens the library's writer, choosing the columns to encode without a

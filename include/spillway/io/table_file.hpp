@@ -50,11 +50,12 @@ class TableFileReader {
 
     /// The most bytes of column data one `read` returns, as far as can be
     /// told before reading on: a CSV block's size; for Parquet, the larger of
-    /// 65,536 rows (or all the rows read, if fewer) at the uncompressed size
-    /// per row of the widest row group, and the first read's size (read when
-    /// the file is opened) plus a quarter; 0 for an Arrow IPC file, which
-    /// does not say. A Parquet read holds up to 65,536 rows, of one row
-    /// group or of several small ones.
+    /// the uncompressed size (by the footer) of the most any 65,536 rows read
+    /// in a row can take, and the first read's size (read when the file is
+    /// opened) plus a quarter; 0 for an Arrow IPC file, which does not say.
+    /// A Parquet read holds up to 65,536 rows, of one row group or of
+    /// several small ones; putting those together, it holds them twice for
+    /// a moment.
     [[nodiscard]] virtual std::uint64_t largest_read_bytes() const noexcept = 0;
 
     /// What the reader itself holds while it reads, besides the tables it
