@@ -61,15 +61,17 @@ bool TableShuffler::insert_next(io::TableFileReader& reader) {
         return true;
     }
     auto partition_of_row = table::partition_rows(*table, key_columns, shuffler_.total_partitions());
-    // A table small enough to be held is charged while it is; a larger one
-    // is packed and freed within this call, as the caller's batch it is.
-    memory::MemoryReservation charge;
-    if (table->byte_size() <= coalescer_budget_) {
-        charge = communicator_.buffer_resource().reserve_or_wait(table->byte_size());
-    }
     table_shuffle::ChunkCoalescer::Chunks chunks;
     {
+        // Charged under the lock: a charge taken while another insert packs
+        // (waiting for memory under the lock) could keep the memory it waits for.
         MutexLock lock(coalescer_mutex_);
+        // A table small enough to be held is charged while it is; a larger
+        // one is packed and freed within this call, as the caller's batch it is.
+        memory::MemoryReservation charge;
+        if (table->byte_size() <= coalescer_budget_) {
+            charge = communicator_.buffer_resource().reserve_or_wait(table->byte_size());
+        }
         held_charges_.push_back(std::move(charge));
         chunks = coalescer_.add(std::move(*table), std::move(partition_of_row));
         if (coalescer_.held_bytes() == 0) {

@@ -34,7 +34,9 @@ namespace spillway::python {
 /// Charging and packing wait for memory rather than overbook
 /// (`BufferResource::reserve_or_wait`).
 ///
-/// Thread safety: every member function may be called concurrently.
+/// Thread safety: every member function may be called concurrently; inserts
+/// read and split their tables side by side, and hold and pack them one at
+/// a time.
 /// Lifetime: the communicator and its buffer resource outlive it.
 class TableShuffler {
   public:
@@ -52,8 +54,9 @@ class TableShuffler {
     ///         differs from the schema seen before.
     std::vector<std::size_t> expect_schema(table::Schema const& schema);
 
-    /// Reads the next table of `reader` and inserts its rows. Returns false, inserting nothing, at
-    /// the end of the reader's tables.
+    /// Reads the next table of `reader` and inserts its rows. Returns false,
+    /// inserting nothing, at the end of the reader's tables. A table read
+    /// and then refused (by an exception below) is not inserted.
     /// @throws InvalidArgument if a key is not a column of the reader's
     ///         schema, or it differs from the tables inserted before; as
     ///         `reader.read` and `shuffle::Shuffler::insert` do.
@@ -95,7 +98,9 @@ class TableShuffler {
     std::optional<table::Schema> schema_ SPILLWAY_GUARDED_BY(mutex_);
     std::vector<std::size_t> key_columns_ SPILLWAY_GUARDED_BY(mutex_);
 
+    /// The bytes of tables the coalescer holds before it packs them (see the class comment).
     std::size_t const coalescer_budget_;
+    /// Held by one insert at a time while it holds and packs; never together with `mutex_`.
     Mutex coalescer_mutex_;
     table_shuffle::ChunkCoalescer coalescer_ SPILLWAY_GUARDED_BY(coalescer_mutex_);
     /// What the tables the coalescer holds are charged, one reservation each.
