@@ -46,17 +46,31 @@ Options options_of(std::map<std::string, std::string> const& given) {
 }
 
 /// A progress listener that calls the Python callable `callback` with the
-/// GIL held; an exception it raises is reported as unraisable and ignored.
+/// GIL held; an exception it raises is reported as unraisable and ignored,
+/// but for `KeyboardInterrupt`: Ctrl-C is raised in the callback when it
+/// runs on Python's main thread, and is then left pending, for Python to
+/// raise once the call returns, as it does without a callback; the callback
+/// is not called again.
 std::unique_ptr<cli::Progress> progress_of(std::optional<nb::callable> callback) {
     if (!callback) {
         return std::make_unique<cli::Progress>(cli::Progress::Style::none, std::cerr);
     }
-    auto listener = [callback = std::move(*callback)](std::string const& phase, std::uint64_t done,
-                                                      std::uint64_t total, bool bytes, bool last) {
+    // Listeners are called one at a time (`cli::Progress::Listener`).
+    auto listener = [callback = std::move(*callback), interrupted = false](
+                        std::string const& phase, std::uint64_t done, std::uint64_t total, bool bytes,
+                        bool last) mutable {
         nb::gil_scoped_acquire const gil;
+        if (interrupted) {
+            return;
+        }
         try {
             callback(phase, done, total, bytes ? "bytes" : "items", last);
         } catch (nb::python_error& error) {
+            if (error.matches(PyExc_KeyboardInterrupt)) {
+                interrupted = true;
+                PyErr_SetInterrupt();
+                return;
+            }
             error.discard_as_unraisable("spillway progress callback");
         }
     };

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import duckdb
@@ -63,6 +65,26 @@ def test_progress_reaches_a_callback(lineitem_parquet: Path, tmp_path: Path):
         assert isinstance(phase, str) and phase
         assert unit in ("bytes", "items")
         assert total == 0 or done <= total
+
+
+def test_ctrl_c_in_a_progress_callback_is_raised_once_the_run_has_ended(lineitem_parquet: Path, tmp_path: Path):
+    # The callback sends this process SIGINT, as Ctrl-C does, and Python
+    # raises KeyboardInterrupt inside it; spillway used to report that as
+    # an error of the callback and drop it, so Ctrl-C was lost.
+    script = f"""
+import os, signal, spillway
+def progress(*call):
+    os.kill(os.getpid(), signal.SIGINT)
+try:
+    spillway.partition({str(lineitem_parquet)!r}, "l_orderkey", {str(tmp_path / "out")!r}, partitions=4,
+                       progress=progress)
+except KeyboardInterrupt:
+    print("KeyboardInterrupt")
+"""
+    completed = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert completed.stdout.strip() == "KeyboardInterrupt", completed.stderr
+    assert "Exception ignored" not in completed.stderr
+    assert sorted(path.name for path in (tmp_path / "out").iterdir()) == [f"part-0000{p}.parquet" for p in range(4)]
 
 
 def test_progress_bars_with_tqdm(lineitem_parquet: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]):
