@@ -84,10 +84,12 @@ void LocalShuffle::close() noexcept {
     }
     closed_ = true;
     // A shuffle closed before its input ended (the caller's data failed,
-    // say) ends it first, so that no rank abandons the shuffle with a
-    // warning; the error of a shuffle that failed was reported already.
+    // say) ends it first, without the rows held for sending, so that no
+    // rank abandons the shuffle with a warning; the error of a shuffle that
+    // failed was reported already.
     if (!finished_) {
         for (auto& shuffler : shufflers_) {
+            shuffler->discard_held();
             try {
                 shuffler->insert_finished();
             } catch (Error const&) {  // NOLINT(bugprone-empty-catch): see above

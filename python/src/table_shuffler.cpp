@@ -98,6 +98,12 @@ void TableShuffler::insert_finished() {
     shuffler_.insert_finished();
 }
 
+void TableShuffler::discard_held() noexcept {
+    MutexLock lock(coalescer_mutex_);
+    coalescer_.discard();
+    held_charges_.clear();
+}
+
 std::optional<table::Table> TableShuffler::extract(shuffle::PartitionId partition) {
     SPILLWAY_EXPECTS(partition < shuffler_.total_partitions(),
                      "partition " << partition << " is out of range: the shuffle has " << shuffler_.total_partitions(),

@@ -72,6 +72,10 @@ class TableShuffler {
     /// @throws as `insert_next` does while sending.
     void insert_finished();
 
+    /// Frees the rows held for sending, unsent: for a shuffle closed before
+    /// its input ended, whose `insert_finished` then has nothing to pack.
+    void discard_held() noexcept;
+
     /// The partitions this rank owns, in increasing order.
     [[nodiscard]] std::vector<shuffle::PartitionId> const& local_partitions() const noexcept {
         return shuffler_.local_partitions();

@@ -48,6 +48,14 @@ ChunkCoalescer::Chunks ChunkCoalescer::add(table::Table table, std::vector<std::
 
 ChunkCoalescer::Chunks ChunkCoalescer::flush() { return pack_held(); }
 
+void ChunkCoalescer::discard() noexcept {
+    // New vectors: assigning `{}` would keep the capacity, and its count.
+    tables_ = std::vector<table::Table>();
+    partition_of_row_ = std::vector<std::vector<std::uint32_t>>();
+    held_bytes_ = 0;
+    count_bookkeeping();
+}
+
 ChunkCoalescer::Chunks ChunkCoalescer::pack_held() {
     if (tables_.empty()) {
         return {};

@@ -211,4 +211,8 @@ TEST(ChunkCoalescer, AFailedPackLeavesEveryTableHeld) {
     EXPECT_EQ(coalescer.held_bytes(), added) << "nothing is lost";
     EXPECT_EQ(resource.memory_used(memory::MemoryType::HOST), 0U) << "no chunk is left behind";
     EXPECT_THROW((void)coalescer.flush(), OutOfMemory) << "both tables are still held";
+    coalescer.discard();
+    EXPECT_EQ(coalescer.held_bytes(), 0U);
+    EXPECT_EQ(resource.memory_reserved(memory::MemoryType::HOST), 0U) << "nor is their bookkeeping counted";
+    EXPECT_TRUE(coalescer.flush().empty());
 }

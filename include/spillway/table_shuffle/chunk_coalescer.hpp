@@ -86,6 +86,10 @@ class ChunkCoalescer {
     /// @throws as packing in `add` does, and then holds what it held.
     [[nodiscard]] Chunks flush();
 
+    /// Frees the tables held, unpacked: for a shuffle that ends without
+    /// them (its input failed, or it was closed before its end).
+    void discard() noexcept;
+
     /// The bytes of the tables held (`Table::byte_size`).
     [[nodiscard]] std::size_t held_bytes() const noexcept { return held_bytes_; }
 
