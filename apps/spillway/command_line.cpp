@@ -36,6 +36,39 @@ Exit codes:
   130, 143  SIGINT (Ctrl-C) or SIGTERM ended the job; what it had written (a
      partition's output, spilled data) was removed first)";
 
+/// The items of the comma-separated lists `values` (names or paths), in order.
+template <typename Item>
+std::vector<Item> list_items(std::vector<Item> const& values) {
+    std::vector<Item> items;
+    for (auto const& value : values) {
+        std::string const text(value);
+        std::size_t start = 0;
+        while (true) {
+            auto const comma = text.find(',', start);
+            items.emplace_back(text.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+            if (comma == std::string::npos) {
+                break;
+            }
+            start = comma + 1;
+        }
+    }
+    return items;
+}
+
+/// Refuses a comma-separated list with an empty item, which a stray comma
+/// leaves ('a,', 'a,,b', ','), rather than drop the item silently.
+CLI::Validator no_empty_items() {
+    return CLI::Validator(
+        [](std::string& value) -> std::string {
+            auto const items = list_items(std::vector<std::string>{value});
+            if (std::ranges::any_of(items, [](std::string const& item) { return item.empty(); })) {
+                return "'" + value + "' has an empty item; separate the names with single commas";
+            }
+            return {};
+        },
+        "");
+}
+
 /// Adds `--threads`.
 void add_threads_flag(CLI::App& command, OptionFlags& flags) {
     flags.add(command, "--threads", "threads", "N", "worker threads; 0 = one per hardware thread (default 0)",
@@ -199,13 +232,13 @@ CommandLine::CommandLine() : app_(description, "spillway") {
                                                                      "repeated; quoted patterns such as '*.parquet' "
                                                                      "are expanded), all of one format")
         ->type_name("FILES")
-        ->delimiter(',')
+        ->check(no_empty_items())
         ->required();
     partition_command_
         ->add_option("--key,-k", partition_.keys,
                      "key columns, by name or number from 0 (comma-separated); rows with equal keys share a file")
         ->type_name("COLS")
-        ->delimiter(',')
+        ->check(no_empty_items())
         ->required();
     partition_command_->add_option("--output,-o", partition_.output,
                                    "directory for the files part-00000.csv, ...; made if missing, must be empty; "
@@ -346,7 +379,8 @@ std::unique_ptr<Job> CommandLine::make_job(Options const& options) const {
     }
     if (partition_command_->parsed()) {
         auto arguments = partition_;
-        arguments.inputs = expand_inputs(arguments.inputs);
+        arguments.inputs = expand_inputs(list_items(arguments.inputs));
+        arguments.keys = list_items(arguments.keys);
         if (runs_on_ranks(options)) {
             return std::make_unique<DistributedPartitionJob>(std::move(arguments), options);
         }

@@ -186,6 +186,26 @@ TEST_F(CliPartition, AKeyThatIsNotAColumnIsAUsageErrorListingTheColumns) {
     EXPECT_THAT(result.err, HasSubstr("l_shipmode:string"));
 }
 
+TEST_F(CliPartition, AStrayCommaInTheKeysOrInputsIsAUsageErrorNotADroppedName) {
+    auto const parts = (directory_.path() / "parts").string();
+    for (auto const* keys : {"l_orderkey,", "l_orderkey,,l_partkey", ","}) {
+        auto const result = run_spillway({"partition", "-i", input_.string(), "-k", keys, "--partitions", "4", "-o",
+                                          parts});
+        EXPECT_EQ(result.exit_code, 2) << keys;
+        EXPECT_THAT(result.err, HasSubstr("--key: '" + std::string(keys) + "' has an empty item")) << result.err;
+    }
+    auto const result = run_spillway({"partition", "-i", input_.string() + ",", "-k", "l_orderkey", "-o", parts});
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_THAT(result.err, HasSubstr("--input: '" + input_.string() + ",' has an empty item"));
+    EXPECT_FALSE(std::filesystem::exists(parts));
+    // Lists and repeated flags still name several.
+    auto const listed = run_spillway({"partition", "-i", input_.string(), "-k", "l_orderkey,l_partkey", "-k",
+                                      "l_suppkey", "--partitions", "4", "-o", parts, "--json", "--quiet"});
+    ASSERT_EQ(listed.exit_code, 0) << listed.err;
+    EXPECT_EQ(listed.summary().at("settings").at("keys"),
+              nlohmann::json::array({"l_orderkey", "l_partkey", "l_suppkey"}));
+}
+
 TEST_F(CliPartition, AnOutputDirectoryThatCannotBeMadeOrIsNotEmptyIsAUsageError) {
     auto const file = directory_.path() / "file";
     std::ofstream(file) << "x";
