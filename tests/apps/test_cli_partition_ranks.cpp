@@ -86,6 +86,20 @@ class CliPartitionRanks : public testing::Test {
         return run_spillway(arguments);
     }
 
+    /// Runs `spillway partition` with `arguments` (no limit, no output) under
+    /// 1 MiB, which must be refused naming the least limit that works, then
+    /// at that limit into the directory `output`, and returns that run.
+    spillway::test::ProcessResult partition_at_least_limit(std::vector<std::string> const& arguments,
+                                                           std::string const& output) const {
+        auto too_small = arguments;
+        too_small.insert(too_small.end(), {"--memory-limit", "1MiB", "-o", path("too-small").string()});
+        auto const refused = partition(too_small);
+        EXPECT_EQ(refused.exit_code, 2) << refused.err;
+        auto at_least = arguments;
+        at_least.insert(at_least.end(), {"--memory-limit", least_limit(refused.err), "-o", path(output).string()});
+        return partition(at_least);
+    }
+
     /// Whether the spill directory holds nothing: every rank removed its own.
     bool spill_directory_is_empty() const { return std::filesystem::is_empty(spill_.path()); }
 
@@ -181,15 +195,8 @@ TEST_F(CliPartitionRanks, UnderASmallLimitTheShuffleSpillsAndTheFilesAreStillTho
     ASSERT_EQ(one.exit_code, 0) << one.err;
     // The least limit the job runs in, as a limit below it says: there the
     // ranks' received rows do not all fit.
-    std::vector<std::string> const on_two_ranks = {"-i", input.string(), "-k", "key", "--partitions", "8",
-                                                   "--ranks", "2", "--threads", "1"};
-    auto too_small = on_two_ranks;
-    too_small.insert(too_small.end(), {"--memory-limit", "1MiB", "-o", path("too-small").string()});
-    auto const refused = partition(too_small);
-    ASSERT_EQ(refused.exit_code, 2) << refused.err;
-    auto at_least = on_two_ranks;
-    at_least.insert(at_least.end(), {"--memory-limit", least_limit(refused.err), "-o", path("two").string()});
-    auto const two = partition(at_least);
+    auto const two = partition_at_least_limit(
+        {"-i", input.string(), "-k", "key", "--partitions", "8", "--ranks", "2", "--threads", "1"}, "two");
     ASSERT_EQ(two.exit_code, 0) << two.err;
     auto const summary = two.summary();
     EXPECT_EQ(summary.at("verified"), true);
@@ -215,15 +222,8 @@ TEST_F(CliPartitionRanks, SmallRowGroupsOfDictionariesAreReadTogetherAndRunInThe
     auto const input = write_parquet("small-groups.parquet", builder.finish(), 200);
     auto const one = partition({"-i", input.string(), "-k", "key", "--partitions", "64", "-o", path("one").string()});
     ASSERT_EQ(one.exit_code, 0) << one.err;
-    std::vector<std::string> const on_two_ranks = {"-i", input.string(), "-k", "key", "--partitions", "64",
-                                                   "--ranks", "2"};
-    auto too_small = on_two_ranks;
-    too_small.insert(too_small.end(), {"--memory-limit", "1MiB", "-o", path("too-small").string()});
-    auto const refused = partition(too_small);
-    ASSERT_EQ(refused.exit_code, 2) << refused.err;
-    auto at_least = on_two_ranks;
-    at_least.insert(at_least.end(), {"--memory-limit", least_limit(refused.err), "-o", path("two").string()});
-    auto const two = partition(at_least);
+    auto const two =
+        partition_at_least_limit({"-i", input.string(), "-k", "key", "--partitions", "64", "--ranks", "2"}, "two");
     ASSERT_EQ(two.exit_code, 0) << two.err;
     EXPECT_EQ(two.summary().at("verified"), true);
     EXPECT_EQ(file_checksums(path("two")), file_checksums(path("one")));
