@@ -37,12 +37,6 @@ constexpr std::int64_t partitions_per_rank = 4;
 /// Chunks in flight per worker thread (shared by this process's ranks)
 /// unless `window` is set.
 constexpr std::size_t chunks_per_thread = 2;
-/// What each rank's coalescer holds per partition at most: with 1000
-/// partitions the chunks it makes hold about 17 KiB of rows instead of 4.5.
-/// Holding more made the chunks larger, but over MPI each process's resident
-/// set then grew past its bound, with memory that no limit counts (193 MiB
-/// at 128 MiB with 32 KiB a partition).
-constexpr std::uint64_t coalesced_bytes_per_partition = std::uint64_t{16} << 10;
 /// The shuffled rows' key: l_orderkey.
 constexpr std::size_t key_columns[] = {0};
 /// The collectives' op ids.
@@ -125,7 +119,8 @@ ShuffleJob::ShuffleJob(Options const& options)
                                       << (window_ == 1 ? "" : ", or lower --window"),
                       InvalidArgument);
     }
-    coalesce_bytes_ = std::min(std::uint64_t{partitions_} * coalesced_bytes_per_partition, (limit - needed) / 2);
+    coalesce_bytes_ = std::min(std::uint64_t{partitions_} * table_shuffle::ChunkCoalescer::bytes_per_partition,
+                               (limit - needed) / 2);
 }
 
 RunSummary ShuffleJob::run(Progress& progress) {

@@ -14,12 +14,9 @@ std::vector<std::string> nonempty(std::vector<std::string> keys) {
     return keys;
 }
 
-/// Rows held per partition before they are packed together.
-constexpr std::size_t coalesced_bytes_per_partition = std::size_t{16} << 10;
-
 /// The coalescer's budget for `partitions` on `resource`: see the class comment.
 std::size_t coalescer_budget(memory::BufferResource const& resource, shuffle::PartitionId partitions) {
-    return std::min(std::size_t{partitions} * coalesced_bytes_per_partition,
+    return std::min(std::size_t{partitions} * table_shuffle::ChunkCoalescer::bytes_per_partition,
                     static_cast<std::size_t>(resource.memory_limit(memory::MemoryType::HOST) / 8));
 }
 

@@ -59,6 +59,12 @@ namespace spillway::table_shuffle {
 /// the tables it holds.
 class ChunkCoalescer {
   public:
+    /// The budget per partition, times the partitions, that shuffles give a
+    /// coalescer unless their limit leaves less: chunks of about 16 KiB of
+    /// rows. More made larger chunks, but over MPI a process's resident set
+    /// then grew past its bound with memory no limit counts.
+    static constexpr std::size_t bytes_per_partition = std::size_t{16} << 10;
+
     /// Chunks by partition, as `Shuffler::insert` takes them.
     using Chunks = std::unordered_map<shuffle::PartitionId, shuffle::PackedData>;
 
