@@ -156,7 +156,11 @@ Table q1(detail::QueryPipeline& pipeline) {
         SortKey const order[] = {{"l_returnflag"}, {"l_linestatus"}};
         return query::sort(query::project(totals, columns), order);
     });
-    return pipeline.run(summed);
+    return pipeline.run(summed, table::Schema({{"l_returnflag", DataType::string}, {"l_linestatus", DataType::string},
+                                               {"sum_qty", DataType::float64}, {"sum_base_price", DataType::float64},
+                                               {"sum_disc_price", DataType::float64}, {"sum_charge", DataType::float64},
+                                               {"avg_qty", DataType::float64}, {"avg_price", DataType::float64},
+                                               {"avg_disc", DataType::float64}, {"count_order", DataType::int64}}));
 }
 
 /// Q3, the shipping priority query: the ten unshipped orders of the
@@ -199,7 +203,8 @@ Table q3(detail::QueryPipeline& pipeline) {
                                             query::column("o_orderdate"), query::column("o_shippriority")};
         return query::project(top_ten(all), columns);
     });
-    return pipeline.run(top);
+    return pipeline.run(top, table::Schema({{"l_orderkey", DataType::int64}, {"revenue", DataType::float64},
+                                            {"o_orderdate", DataType::date32}, {"o_shippriority", DataType::int32}}));
 }
 
 /// Q4, the order priority checking query: the orders of 1993's third
@@ -234,7 +239,8 @@ Table q4(detail::QueryPipeline& pipeline) {
         SortKey const order[] = {{"o_orderpriority"}};
         return query::sort(query::group_by(all, keys, query::merging_aggregates(counts)), order);
     });
-    return pipeline.run(answer);
+    return pipeline.run(answer, table::Schema({{"o_orderpriority", DataType::string},
+                                               {"order_count", DataType::int64}}));
 }
 
 /// Q5, the local supplier volume query: the revenue of 1994's orders in
@@ -300,7 +306,7 @@ Table q5(detail::QueryPipeline& pipeline) {
         SortKey const order[] = {{"revenue", true}};
         return query::sort(query::group_by(all, keys, query::merging_aggregates(sums)), order);
     });
-    return pipeline.run(answer);
+    return pipeline.run(answer, table::Schema({{"n_name", DataType::string}, {"revenue", DataType::float64}}));
 }
 
 /// Q7, the volume shipping query: revenue of the goods shipped in 1995 and
@@ -354,7 +360,8 @@ Table q7(detail::QueryPipeline& pipeline) {
         SortKey const order[] = {{"supp_nation"}, {"cust_nation"}, {"l_year"}};
         return query::sort(query::group_by(all, keys, query::merging_aggregates(sums)), order);
     });
-    return pipeline.run(answer);
+    return pipeline.run(answer, table::Schema({{"supp_nation", DataType::string}, {"cust_nation", DataType::string},
+                                               {"l_year", DataType::int64}, {"revenue", DataType::float64}}));
 }
 
 /// Q9, the product type profit measure: the profit on parts whose name
@@ -424,7 +431,8 @@ Table q9(detail::QueryPipeline& pipeline) {
         SortKey const order[] = {{"nation"}, {"o_year", true}};
         return query::sort(query::group_by(all, keys, query::merging_aggregates(sums)), order);
     });
-    return pipeline.run(answer);
+    return pipeline.run(answer, table::Schema({{"nation", DataType::string}, {"o_year", DataType::int64},
+                                               {"sum_profit", DataType::float64}}));
 }
 
 /// Q18, the large volume customer query: the customers of the orders of
@@ -464,7 +472,10 @@ Table q18(detail::QueryPipeline& pipeline) {
                                             query::column("o_totalprice"), query::column("sum(l_quantity)")};
         return query::project(query::top_k(all, order, 100), columns);
     });
-    return pipeline.run(answer);
+    return pipeline.run(answer, table::Schema({{"c_name", DataType::string}, {"c_custkey", DataType::int64},
+                                               {"o_orderkey", DataType::int64}, {"o_orderdate", DataType::date32},
+                                               {"o_totalprice", DataType::float64},
+                                               {"sum(l_quantity)", DataType::float64}}));
 }
 
 /// The line items of `partition` (all the lines of its orders) that Q21
@@ -535,7 +546,7 @@ Table q21(detail::QueryPipeline& pipeline) {
         SortKey const order[] = {{"numwait", true}, {"s_name"}};
         return query::top_k(query::group_by(all, keys, query::merging_aggregates(counts)), order, 100);
     });
-    return pipeline.run(answer);
+    return pipeline.run(answer, table::Schema({{"s_name", DataType::string}, {"numwait", DataType::int64}}));
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <spillway/stream/collectives.hpp>
 #include <spillway/stream/fanout.hpp>
 #include <spillway/stream/routing.hpp>
+#include <spillway/table/table_builder.hpp>
 
 namespace spillway::tpch::detail {
 namespace {
@@ -148,10 +149,14 @@ Flow& QueryPipeline::partitioned_join(Flow& build, Flow& probe, query::JoinSpec 
     return output;
 }
 
-table::Table QueryPipeline::run(Flow& output) {
+table::Table QueryPipeline::run(Flow& output, table::Schema answer) {
     table::Table result;
     actors_.push_back(query::collect_table(merged(output), result));
     stream::run_actors(context_, std::move(actors_));
+    if (result.schema().size() == 0) {
+        return table::TableBuilder(std::move(answer)).finish();
+    }
+    SPILLWAY_ASSERT(result.schema() == answer, "a query's answer has another schema than it declares");
     return result;
 }
 

@@ -60,9 +60,10 @@ class QueryPipeline {
     Flow& partitioned_join(Flow& build, Flow& probe, query::JoinSpec spec);
 
     /// Runs every actor until the pipeline ends; returns what reached
-    /// `output`. Call once.
+    /// `output`, whose schema is `answer`: a table of no rows of that
+    /// schema when nothing did (an operator sends no empty tables). Call once.
     /// @throws the first error of an actor.
-    [[nodiscard]] table::Table run(Flow& output);
+    [[nodiscard]] table::Table run(Flow& output, table::Schema answer);
 
   private:
     /// A new channel of the pipeline.

@@ -51,6 +51,15 @@ TEST(CliTpch, PrintsTheAnswerAsColumnsAndRowsOfJsonValuesAndASummary) {
     EXPECT_THAT(text.out, HasSubstr("spillway tpch\n"));
 }
 
+TEST(CliTpch, AnAnswerWithoutRowsStillNamesItsColumns) {
+    // So few rows that no French or German line item is shipped between them.
+    auto const result = run_spillway({"tpch", "--query", "7", "--scale", "0.001", "--ranks", "2", "--json", "--quiet"});
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    auto const summary = result.summary();
+    EXPECT_EQ(summary.at("rows"), nlohmann::json::array());
+    EXPECT_EQ(summary.at("columns"), (nlohmann::json{"supp_nation", "cust_nation", "l_year", "revenue"}));
+}
+
 TEST(CliTpch, AQueryThatIsNotImplementedOrAMissingDataFileIsAUsageError) {
     auto const unknown = failure_of(run_spillway({"tpch", "--query", "2", "--json", "--quiet"}), 2);
     EXPECT_THAT(unknown.at("error").get<std::string>(), HasSubstr("the queries are 1, 3, 4, 5, 7, 9, 18, 21"));
