@@ -140,14 +140,16 @@ def shuffle(
             ``"1GiB"`` or ``"25%"`` of RAM (default: option
             ``memory_limit_host``, else 80%).
         spill_directory: where spill files go (default ``$TMPDIR`` or /tmp).
-        options: other spillway options by name, e.g. ``{"spill_codec": "lz4"}``.
+        options: other memory and shuffle options, by their names in
+            docs/configuration.md, e.g. ``{"spill_codec": "lz4"}``.
 
     Returns:
         A :class:`ShuffleResult` to iterate for ``(partition, pyarrow.Table)``.
 
     Raises:
         InvalidArgument: a key that is not a column, tables of different
-            schemas, a column type spillway does not read, a bad option.
+            schemas, a column type spillway does not read, a bad option
+            value, or an option name that no memory or shuffle option has.
         OutOfMemory: a batch larger than the memory limit.
         IoError: a spill file cannot be written.
     """
@@ -173,7 +175,10 @@ class MpiCommunicator(_Closable["_core.MpiRank"]):
     ``comm`` is an mpi4py communicator (default ``MPI.COMM_WORLD``); MPI must
     be initialised with ``MPI_THREAD_MULTIPLE``, as mpi4py does by default.
     The communicator is duplicated, so spillway's messages never meet the
-    application's. ``memory_limit`` is this process's HOST limit. Close it
+    application's. ``memory_limit`` is this process's HOST limit.
+    ``options`` are memory, MPI and shuffle options by their names in
+    docs/configuration.md (the shuffle options are its Shufflers'
+    defaults); a name that is none of them raises InvalidArgument. Close it
     (or leave its ``with`` block) before MPI is finalised.
     """
 
@@ -189,9 +194,8 @@ class MpiCommunicator(_Closable["_core.MpiRank"]):
     ) -> None:
         from mpi4py import MPI
 
-        self._options = _options(memory_limit, spill_directory, options)
         handle = MPI._handleof(comm if comm is not None else MPI.COMM_WORLD)
-        self._core = _core.MpiRank(handle, self._options)
+        self._core = _core.MpiRank(handle, _options(memory_limit, spill_directory, options))
         self._shufflers: weakref.WeakSet[Shuffler] = weakref.WeakSet()
 
     @property
@@ -232,7 +236,8 @@ class Shuffler(_Closable["_core.TableShuffler"]):
     the partitions it owns (``local_partitions``, round-robin over ranks)
     with ``extract`` or by iterating. A partition no rank inserted rows for
     is an empty table with this rank's schema (no columns if this rank
-    inserted nothing).
+    inserted nothing). ``options`` are shuffle options, over the
+    communicator's; any other name raises InvalidArgument.
     """
 
     _what = "shuffler"
@@ -246,8 +251,8 @@ class Shuffler(_Closable["_core.TableShuffler"]):
         options: Mapping[str, Any] | None = None,
     ) -> None:
         partitions = _count("partitions", partitions, _MAX_PARTITIONS)
-        merged = {**communicator._options, **{name: str(value) for name, value in (options or {}).items()}}
-        self._core = _core.TableShuffler(communicator._open(), _keys(key), partitions, merged)
+        own = {name: str(value) for name, value in (options or {}).items()}
+        self._core = _core.TableShuffler(communicator._open(), _keys(key), partitions, own)
         communicator._shufflers.add(self)
 
     @property

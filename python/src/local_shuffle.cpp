@@ -15,6 +15,8 @@ LocalShuffle::LocalShuffle(std::vector<std::string> keys, std::uint32_t partitio
     : partitions_(partitions) {
     SPILLWAY_EXPECTS(ranks >= 1 && ranks <= 4096, "ranks must be in [1, 4096], not " << ranks, InvalidArgument);
     auto config = memory::MemoryConfig::from_options(options);
+    auto const shuffle_config = shuffle::ShuffleConfig::from_options(options);
+    options.expect_read(OptionSource::code, "spillway.shuffle");
     auto const limit = config.host_limit.resolve(memory::host_memory_capacity());
     config.host_limit = SizeSpec::bytes(limit / static_cast<std::uint64_t>(ranks));
     std::vector<memory::BufferResource*> resources;
@@ -24,8 +26,9 @@ LocalShuffle::LocalShuffle(std::vector<std::string> keys, std::uint32_t partitio
     }
     communicators_ = comm::LocalCommunicator::make_group(resources);
     for (auto const& communicator : communicators_) {
-        shufflers_.push_back(std::make_unique<TableShuffler>(*communicator, shuffle::OpId{0}, keys, partitions,
-                                                             shuffle::ShuffleConfig::from_options(options)));
+        shufflers_.push_back(
+            std::make_unique<TableShuffler>(*communicator, shuffle::OpId{0}, keys, partitions, shuffle_config)
+        );
     }
 }
 

@@ -34,7 +34,8 @@ class LocalShuffle {
     /// (`memory::MemoryConfig::from_options`, with the HOST limit shared
     /// among the ranks) and the shuffle options (`ShuffleConfig`).
     /// @throws InvalidArgument if `ranks` is not in [1, 4096], an option is
-    ///         malformed, or as `TableShuffler` does.
+    ///         malformed, one set in code is neither of those (a misspelt
+    ///         name), or as `TableShuffler` does.
     /// @throws IoError if a spill directory cannot be made.
     LocalShuffle(std::vector<std::string> keys, std::uint32_t partitions, int ranks, Options const& options);
     ~LocalShuffle();

@@ -181,9 +181,14 @@ NB_MODULE(_core, module) {
         .def(
             "__init__",
             [](TableShuffler* self, MpiRank& rank, std::vector<std::string> keys, std::uint32_t partitions,
-               std::map<std::string, std::string> const& options) {
-                new (self) TableShuffler(rank.communicator(), rank.next_op_id(), std::move(keys), partitions,
-                                         shuffle::ShuffleConfig::from_options(options_of(options)));
+               std::map<std::string, std::string> const& given) {
+                auto options = rank.options();
+                for (auto const& [name, value] : given) {
+                    options.set(name, value);
+                }
+                auto const config = shuffle::ShuffleConfig::from_options(options);
+                options.expect_read(OptionSource::code, "spillway.Shuffler");
+                new (self) TableShuffler(rank.communicator(), rank.next_op_id(), std::move(keys), partitions, config);
             },
             "rank"_a, "keys"_a, "partitions"_a, "options"_a, nb::keep_alive<1, 2>())
         .def("insert",

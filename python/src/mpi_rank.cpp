@@ -6,17 +6,22 @@
 #include <spillway/comm/mpi_config.hpp>
 #include <spillway/core/error.hpp>
 #include <spillway/memory/memory_config.hpp>
+#include <spillway/shuffle/shuffle_config.hpp>
 
 namespace spillway::python {
 
-MpiRank::MpiRank(std::uintptr_t handle, Options const& options)
-    : resource_(std::make_unique<memory::BufferResource>(memory::MemoryConfig::from_options(options))) {
+MpiRank::MpiRank(std::uintptr_t handle, Options const& options) : options_(options) {
+    auto const memory_config = memory::MemoryConfig::from_options(options_);
+    auto const mpi_config = comm::MpiConfig::from_options(options_);
+    static_cast<void>(shuffle::ShuffleConfig::from_options(options_));
+    options_.expect_read(OptionSource::code, "spillway.MpiCommunicator");
     int initialized = 0;
     MPI_Initialized(&initialized);
     SPILLWAY_EXPECTS(initialized != 0, "MPI is not initialised: import mpi4py.MPI first", InvalidArgument);
+    resource_ = std::make_unique<memory::BufferResource>(memory_config);
     // Open MPI's MPI_Comm is a pointer, and mpi4py hands it out as an integer.
     auto const comm = reinterpret_cast<MPI_Comm>(handle);  // NOLINT(performance-no-int-to-ptr)
-    communicator_ = std::make_unique<comm::MpiCommunicator>(comm, *resource_, comm::MpiConfig::from_options(options));
+    communicator_ = std::make_unique<comm::MpiCommunicator>(comm, *resource_, mpi_config);
     rank_ = communicator_->rank();
     size_ = communicator_->nranks();
 }

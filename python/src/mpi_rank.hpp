@@ -25,8 +25,11 @@ namespace spillway::python {
 /// concurrently; `next_op_id` and `close` are externally synchronized.
 class MpiRank {
   public:
-    /// @throws InvalidArgument if an option is malformed, or MPI is not
-    ///         initialised with `MPI_THREAD_MULTIPLE` (mpi4py's default).
+    /// Reads the memory, MPI and shuffle options of `options`: the last for
+    /// the shuffles made on it, which start from these `options()`.
+    /// @throws InvalidArgument if an option is malformed, one set in code is
+    ///         none of those (a misspelt name), or MPI is not initialised
+    ///         with `MPI_THREAD_MULTIPLE` (mpi4py's default).
     /// @throws IoError if the communicator cannot be duplicated, or the spill
     ///         directory cannot be made.
     MpiRank(std::uintptr_t handle, Options const& options);
@@ -39,6 +42,8 @@ class MpiRank {
     [[nodiscard]] comm::Communicator& communicator() const;
     [[nodiscard]] int rank() const noexcept { return rank_; }
     [[nodiscard]] int size() const noexcept { return size_; }
+    /// The options it was made with, each marked read.
+    [[nodiscard]] Options const& options() const noexcept { return options_; }
 
     /// The op id of the next shuffle made on this communicator: 0, 1, ...,
     /// `shuffle::max_op_id`, then 0 again (a shuffle whose id is still in
@@ -54,6 +59,7 @@ class MpiRank {
     void close() noexcept;
 
   private:
+    Options options_;
     std::unique_ptr<memory::BufferResource> resource_;  ///< null after `close`
     std::unique_ptr<comm::Communicator> communicator_;  ///< null after `close`
     int rank_ = 0;

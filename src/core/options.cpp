@@ -263,22 +263,45 @@ Options& Options::set(std::string_view name, std::string value, OptionSource sou
         "invalid option name '" << name << "': use lower-case letters, digits and '_'",
         InvalidArgument
     );
-    auto it = values_.find(name);
-    if (it == values_.end()) {
-        it = values_.emplace(std::string(name), std::map<OptionSource, std::string>{}).first;
-    }
-    it->second[source] = std::move(value);
+    auto& entry = values_[std::string(name)];
+    entry.values[source] = std::move(value);
+    entry.read.set(false);
     return *this;
 }
 
 std::optional<Options::Value> Options::find(std::string_view name) const {
     auto const it = values_.find(name);
-    if (it == values_.end() || it->second.empty()) {
+    if (it == values_.end() || it->second.values.empty()) {
         return std::nullopt;
     }
+    it->second.read.set(true);
     // std::map orders sources by precedence: code < command_line < environment.
-    auto const& [source, text] = *it->second.begin();
+    auto const& [source, text] = *it->second.values.begin();
     return Value{text, source};
+}
+
+std::vector<std::string> Options::unread(OptionSource source) const {
+    std::vector<std::string> names;
+    for (auto const& [name, entry] : values_) {
+        if (!entry.read.read() && entry.values.contains(source)) {
+            names.push_back(name);
+        }
+    }
+    return names;
+}
+
+void Options::expect_read(OptionSource source, std::string_view reader) const {
+    auto const names = unread(source);
+    if (names.empty()) {
+        return;
+    }
+    std::string list;
+    for (auto const& name : names) {
+        list += (list.empty() ? "'" : ", '") + name + "'";
+    }
+    SPILLWAY_FAIL(reader << " takes no option named " << list
+                         << "; docs/configuration.md lists each option and what reads it",
+                  InvalidArgument);
 }
 
 std::string Options::environment_variable(std::string_view name) {

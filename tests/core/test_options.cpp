@@ -3,6 +3,9 @@
 
 #include <common/error_matchers.hpp>
 
+#include <string>
+#include <vector>
+
 #include <gtest/gtest.h>
 
 using namespace spillway;
@@ -162,4 +165,24 @@ TEST(Options, RejectsMalformedNamesAndIgnoresThemInTheEnvironment) {
 
 TEST(Options, NamesTheEnvironmentVariableOfAnOption) {
     EXPECT_EQ(Options::environment_variable("spill_dir"), "SPILLWAY_SPILL_DIR");
+}
+
+TEST(Options, NamesTheOptionsSetThatNoLookupRead) {
+    auto options = Options::from_environment({"SPILLWAY_SPILL_CODEC=lz4", "SPILLWAY_UNKNOWN=1"});
+    options.set("spill_codec", "zstd").set("spil_codec", "zstd").set("threads", "2", OptionSource::command_line);
+    EXPECT_EQ(options.unread(OptionSource::code), (std::vector<std::string>{"spil_codec", "spill_codec"}));
+    EXPECT_EQ(options.get_string("spill_codec", "none"), "zstd");
+    EXPECT_EQ(options.unread(OptionSource::code), std::vector<std::string>{"spil_codec"});
+    EXPECT_EQ(options.unread(OptionSource::environment), std::vector<std::string>{"unknown"});
+    EXPECT_EQ(options.unread(OptionSource::command_line), std::vector<std::string>{"threads"});
+    EXPECT_THROW_WITH(options.expect_read(OptionSource::code, "spillway.shuffle"), InvalidArgument,
+                      "spillway.shuffle takes no option named 'spil_codec'; docs/configuration.md lists");
+    // A copy keeps what was read; a value set again is unread until read again.
+    auto copy = options;
+    EXPECT_EQ(copy.unread(OptionSource::code), std::vector<std::string>{"spil_codec"});
+    copy.set("spill_codec", "lz4");
+    EXPECT_EQ(copy.unread(OptionSource::code), (std::vector<std::string>{"spil_codec", "spill_codec"}));
+    EXPECT_EQ(options.unread(OptionSource::code), std::vector<std::string>{"spil_codec"});
+    static_cast<void>(options.find("spil_codec"));
+    EXPECT_NO_THROW(options.expect_read(OptionSource::code, "spillway.shuffle"));
 }

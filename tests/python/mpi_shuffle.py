@@ -27,12 +27,26 @@ def shuffle(communicator: spillway.MpiCommunicator, path: str, output: str, part
             pq.write_table(table, f"{output}/part-{partition:05d}.rank-{world.rank}.parquet")
 
 
+def expect_invalid(make, message: str) -> None:
+    try:
+        make()
+    except spillway.InvalidArgument as error:
+        assert message in str(error), str(error)
+    else:
+        raise AssertionError(f"no InvalidArgument: {message}")
+
+
 def main() -> None:
     path, output, partitions = sys.argv[1], sys.argv[2], int(sys.argv[3])
     fail = sys.argv[4:] == ["fail"]
     world = MPI.COMM_WORLD
-    with spillway.MpiCommunicator(world, memory_limit="32MiB") as communicator:
+    expect_invalid(lambda: spillway.MpiCommunicator(world, options={"spil_codec": "lz4"}),
+                   "spillway.MpiCommunicator takes no option named 'spil_codec'")
+    with spillway.MpiCommunicator(world, memory_limit="32MiB", options={"shuffle_prefetch": "1MiB"}) as communicator:
         assert (communicator.rank, communicator.size) == (world.rank, world.size)
+        # The memory limit is the communicator's; a refused Shuffler takes no op id.
+        expect_invalid(lambda: spillway.Shuffler(communicator, "l_orderkey", options={"memory_limit_host": "1GiB"}),
+                       "spillway.Shuffler takes no option named 'memory_limit_host'")
         try:
             shuffle(communicator, path, output, partitions, fail)
         except spillway.Error as error:

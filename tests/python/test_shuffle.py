@@ -175,6 +175,19 @@ def test_errors_name_what_is_wrong():
         spillway.shuffle(table, "k", memory_limit="lots")
 
 
+def test_an_option_name_that_no_memory_or_shuffle_option_has_is_an_invalid_argument(tmp_path):
+    table = sample(100)
+    with pytest.raises(spillway.InvalidArgument, match="spillway.shuffle takes no option named 'spil_codec'"):
+        spillway.shuffle(table, "k", spill_directory=tmp_path, options={"spil_codec": "lz4"})
+    # An option of the tool's CSV reader is not the shuffle's either.
+    with pytest.raises(spillway.InvalidArgument, match="no option named 'csv_delimiter', 'max_spil_bytes'"):
+        spillway.shuffle(table, "k", options={"max_spil_bytes": "1GiB", "csv_delimiter": ";"})
+    assert list(tmp_path.iterdir()) == [], "refused before any spill directory is made"
+    with spillway.shuffle(table, "k", partitions=4, spill_directory=tmp_path,
+                          options={"spill_codec": "lz4", "shuffle_prefetch": "0"}) as result:
+        assert sum(part.num_rows for _, part in result) == 100
+
+
 def test_counts_out_of_range_or_of_another_type_are_invalid_arguments():
     table = sample(10)
     for partitions in (2**32, 2.0, "2", True):

@@ -8,6 +8,7 @@
 /// read from the environment variable `SPILLWAY_MEMORY_LIMIT_HOST`.
 /// docs/configuration.md lists every option spillway reads.
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <initializer_list>
@@ -16,6 +17,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 namespace spillway {
 
@@ -72,9 +74,12 @@ std::string format_bytes(std::uint64_t bytes);
 
 /// A set of named option values from up to three sources.
 ///
+/// Every lookup marks its name as read, so that code which reads options
+/// can refuse the names it does not know (`expect_read`).
+///
 /// Thread safety: const member functions may be called concurrently; `set`
 /// must not run concurrently with anything else on the same object. Copies
-/// are independent.
+/// are independent, and keep which names were read.
 class Options {
   public:
     /// One value and where it came from.
@@ -101,6 +106,15 @@ class Options {
 
     /// The value of `name` from the source with the highest precedence, if any.
     [[nodiscard]] std::optional<Value> find(std::string_view name) const;
+
+    /// The names with a value from `source` that no lookup read since it was
+    /// set, in name order.
+    [[nodiscard]] std::vector<std::string> unread(OptionSource source) const;
+    /// Fails if a name with a value from `source` was never read: `reader`
+    /// (for example "spillway.shuffle"), having read its options, takes no
+    /// option of that name.
+    /// @throws InvalidArgument naming `reader` and the unread names.
+    void expect_read(OptionSource source, std::string_view reader) const;
 
     /// The text of `name`, or `fallback` if it is not set.
     [[nodiscard]] std::string get_string(std::string_view name, std::string fallback) const;
@@ -135,8 +149,30 @@ class Options {
     /// How the error message names the option `name`, given where its value came from.
     static std::string describe(std::string_view name, OptionSource source);
 
-    /// Values by name, one per source.
-    std::map<std::string, std::map<OptionSource, std::string>, std::less<>> values_;
+    /// Whether a name was looked up; copies copy the mark.
+    class ReadMark {
+      public:
+        ReadMark() = default;
+        ReadMark(ReadMark const& other) noexcept : read_(other.read()) {}
+        ReadMark& operator=(ReadMark const& other) noexcept {
+            read_.store(other.read(), std::memory_order_relaxed);
+            return *this;
+        }
+        ~ReadMark() = default;
+        void set(bool read) const noexcept { read_.store(read, std::memory_order_relaxed); }
+        [[nodiscard]] bool read() const noexcept { return read_.load(std::memory_order_relaxed); }
+
+      private:
+        mutable std::atomic<bool> read_{false};
+    };
+
+    /// One name's values, one per source, and whether it was read.
+    struct Entry {
+        std::map<OptionSource, std::string> values;
+        ReadMark read;
+    };
+
+    std::map<std::string, Entry, std::less<>> values_;
 };
 
 }  // namespace spillway
