@@ -8,6 +8,7 @@
 #include <functional>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <spillway/core/error.hpp>
@@ -65,6 +66,18 @@ struct ColumnExpression {
 /// @throws InvalidArgument if `value` returns another type than `type` stores.
 template <typename Function>
 [[nodiscard]] table::Column make_column(table::DataType type, std::size_t rows, Function&& value) {
+    using Value = std::decay_t<std::invoke_result_t<Function&, std::size_t>>;
+    if constexpr (std::is_arithmetic_v<Value>) {
+        if (table::stores_values_as<Value>(type)) {
+            // Written in place: a builder's append checks and counts each row.
+            table::ColumnBuffer data(rows * sizeof(Value));
+            auto* values = reinterpret_cast<Value*>(data.data());
+            for (std::size_t row = 0; row < rows; ++row) {
+                values[row] = value(row);
+            }
+            return table::Column::from_buffers(type, rows, {}, std::move(data), {});
+        }
+    }
     table::ColumnBuilder builder(type);
     builder.reserve(rows);
     for (std::size_t row = 0; row < rows; ++row) {
