@@ -232,6 +232,23 @@ table::Column fold(table::Column const& column, Groups const& groups, table::Dat
     return builder.finish();
 }
 
+/// `fold` for a sum of `column` when it has rows and no nulls: every group
+/// has a row, so each sum starts at `zero`, which adds nothing (for float64,
+/// -0.0: its sum with any value is that value), and no group is null.
+template <typename In, typename Accumulator, typename Combine>
+table::Column sum_without_nulls(table::Column const& column, Groups const& groups, table::DataType output,
+                                Accumulator zero, Combine combine) {
+    std::vector<Accumulator> sums(groups.count, zero);
+    auto const* values = column.values<In>().data();
+    for (std::size_t row = 0; row < column.size(); ++row) {
+        auto& sum = sums[groups.of_row[row]];
+        sum = combine(sum, values[row]);
+    }
+    table::ColumnBuffer data(sums.size() * sizeof(Accumulator));
+    std::memcpy(data.data(), sums.data(), data.size());
+    return table::Column::from_buffers(output, groups.count, {}, std::move(data), {});
+}
+
 /// Whether `a` orders before `b`: numerically, NaN above every number;
 /// strings by their bytes.
 template <typename A, typename B>
@@ -260,8 +277,14 @@ table::Column aggregate_column(table::Table const& table, Aggregate const& aggre
     if (aggregate.kind == AggregateKind::count) {
         std::vector<std::int64_t> counts(groups.count, 0);
         table::Column const* column = aggregate.column.empty() ? nullptr : &table.column(aggregate.column);
-        for (std::size_t row = 0; row < table.num_rows(); ++row) {
-            counts[groups.of_row[row]] += (column == nullptr || !column->is_null(row)) ? 1 : 0;
+        if (column == nullptr || column->null_count() == 0) {
+            for (std::size_t row = 0; row < table.num_rows(); ++row) {
+                ++counts[groups.of_row[row]];
+            }
+        } else {
+            for (std::size_t row = 0; row < table.num_rows(); ++row) {
+                counts[groups.of_row[row]] += column->is_null(row) ? 0 : 1;
+            }
         }
         table::ColumnBuilder builder(DataType::int64);
         builder.reserve(groups.count);
@@ -281,12 +304,21 @@ table::Column aggregate_column(table::Table const& table, Aggregate const& aggre
                              InvalidArgument);
             return result;
         };
+        auto const add = [](double sum, double value) { return sum + value; };
+        // With rows, each group has one; with none, the one group of no keys is null.
+        bool const without_nulls = column.null_count() == 0 && column.size() > 0;
         switch (type) {
-            case DataType::int32: return fold<std::int32_t, std::int64_t>(column, groups, DataType::int64, add_exactly);
-            case DataType::int64: return fold<std::int64_t, std::int64_t>(column, groups, DataType::int64, add_exactly);
+            case DataType::int32:
+                return without_nulls ? sum_without_nulls<std::int32_t>(column, groups, DataType::int64,
+                                                                       std::int64_t{0}, add_exactly)
+                                     : fold<std::int32_t, std::int64_t>(column, groups, DataType::int64, add_exactly);
+            case DataType::int64:
+                return without_nulls ? sum_without_nulls<std::int64_t>(column, groups, DataType::int64,
+                                                                       std::int64_t{0}, add_exactly)
+                                     : fold<std::int64_t, std::int64_t>(column, groups, DataType::int64, add_exactly);
             case DataType::float64:
-                return fold<double, double>(column, groups, DataType::float64,
-                                            [](double sum, double value) { return sum + value; });
+                return without_nulls ? sum_without_nulls<double>(column, groups, DataType::float64, -0.0, add)
+                                     : fold<double, double>(column, groups, DataType::float64, add);
             case DataType::date32:
             case DataType::string: break;
         }
