@@ -6,6 +6,7 @@
 #include <arrow/compute/initialize.h>
 #include <arrow/util/bitmap_ops.h>
 
+#include <algorithm>
 #include <cstring>
 #include <mutex>
 #include <optional>
@@ -67,6 +68,9 @@ table::Column decode_strings(arrow::DictionaryArray const& column, std::string c
         arrow::internal::CopyBitmap(column.null_bitmap_data(), column.offset(), column.length(),
                                     reinterpret_cast<std::uint8_t*>(validity.data()), 0);
     }
+    auto const fail_index = [&](std::size_t row) {
+        SPILLWAY_FAIL(what << ": dictionary index " << indices[row] << " of a dictionary of " << entries, CorruptData);
+    };
     // A null row reads as entry `entries`, the empty string, whatever index it holds.
     std::vector<std::int32_t> starts(entries + 1);
     std::vector<std::int32_t> lengths(entries + 1, 0);
@@ -74,42 +78,61 @@ table::Column decode_strings(arrow::DictionaryArray const& column, std::string c
         starts[entry] = dictionary.value_offset(entry);
         lengths[entry] = dictionary.value_length(entry);
     }
-    auto const entry_of = [&](std::size_t row) {
-        bool const valid = validity.empty() || (std::to_integer<unsigned>(validity[row / 8]) >> (row % 8) & 1U) != 0;
-        auto const entry = static_cast<std::uint32_t>(indices[row]);
-        SPILLWAY_EXPECTS(!valid || entry < entries,
-                         what << ": dictionary index " << indices[row] << " of a dictionary of " << entries,
-                         CorruptData);
-        return valid ? entry : entries;
-    };
-    table::ColumnBuffer offsets((rows + 1) * sizeof(std::int32_t));
-    auto* offset = reinterpret_cast<std::int32_t*>(offsets.data());
-    std::size_t characters = 0;
-    offset[0] = 0;
-    for (std::size_t row = 0; row < rows; ++row) {
-        characters += static_cast<std::size_t>(lengths[entry_of(row)]);
+    // Each row's entry is `entry_of(row)`; the two passes are compiled for
+    // columns with and without nulls.
+    auto const decode = [&](auto entry_of) {
+        table::ColumnBuffer offsets((rows + 1) * sizeof(std::int32_t));
+        auto* offset = reinterpret_cast<std::int32_t*>(offsets.data());
+        std::size_t characters = 0;  // cannot overflow: rows and lengths are below 2^31
+        offset[0] = 0;
+        for (std::size_t row = 0; row < rows; ++row) {
+            characters += static_cast<std::size_t>(lengths[entry_of(row)]);
+            offset[row + 1] = static_cast<std::int32_t>(characters);
+        }
         SPILLWAY_EXPECTS(characters <= table::Column::max_characters,
                          what << ": more than " << table::Column::max_characters
                               << " bytes of strings in one batch, the most a column holds",
                          InvalidArgument);
-        offset[row + 1] = static_cast<std::int32_t>(characters);
-    }
-    table::ColumnBuffer text(characters);
-    auto const* values = dictionary.raw_data();
-    for (std::size_t row = 0; row < rows; ++row) {
-        auto const* from = values + starts[entry_of(row)];
-        auto* to = reinterpret_cast<std::uint8_t*>(text.data()) + offset[row];
-        auto const length = static_cast<std::size_t>(offset[row + 1] - offset[row]);
-        if (length <= 8) {  // flags and codes: a call to memcpy would cost more than the copy
-            for (std::size_t byte = 0; byte < length; ++byte) {
-                to[byte] = from[byte];
+        table::ColumnBuffer text(characters);
+        auto const* values = dictionary.raw_data();
+        for (std::size_t row = 0; row < rows; ++row) {
+            auto const* from = values + starts[entry_of(row)];
+            auto* to = reinterpret_cast<std::uint8_t*>(text.data()) + offset[row];
+            auto const length = static_cast<std::size_t>(offset[row + 1] - offset[row]);
+            if (length <= 8) {  // flags and codes: a call to memcpy would cost more than the copy
+                for (std::size_t byte = 0; byte < length; ++byte) {
+                    to[byte] = from[byte];
+                }
+            } else {
+                std::memcpy(to, from, length);
             }
-        } else {
-            std::memcpy(to, from, length);
         }
+        return table::Column::from_buffers(table::DataType::string, rows, std::move(validity), std::move(offsets),
+                                           std::move(text));
+    };
+    if (validity.empty()) {
+        // Every index checked in one pass, before any is used.
+        std::uint32_t largest = 0;
+        for (std::size_t row = 0; row < rows; ++row) {
+            largest = std::max(largest, static_cast<std::uint32_t>(indices[row]));
+        }
+        if (rows > 0 && largest >= entries) {
+            fail_index(static_cast<std::size_t>(std::find_if(indices, indices + rows, [&](std::int32_t index) {
+                                                    return static_cast<std::uint32_t>(index) >= entries;
+                                                }) - indices));
+        }
+        return decode([indices](std::size_t row) { return static_cast<std::uint32_t>(indices[row]); });
     }
-    return table::Column::from_buffers(table::DataType::string, rows, std::move(validity), std::move(offsets),
-                                       std::move(text));
+    return decode([&](std::size_t row) {
+        if ((std::to_integer<unsigned>(validity[row / 8]) >> (row % 8) & 1U) == 0) {
+            return entries;
+        }
+        auto const entry = static_cast<std::uint32_t>(indices[row]);
+        if (entry >= entries) [[unlikely]] {
+            fail_index(row);
+        }
+        return entry;
+    });
 }
 
 /// Registers Arrow's cast kernels once.
