@@ -2,8 +2,11 @@
 #include <spillway/query/group_by.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <iterator>
+#include <limits>
 #include <map>
+#include <utility>
 
 #include <common/error_matchers.hpp>
 #include <spillway/table/table_builder.hpp>
@@ -211,4 +214,23 @@ TEST(GroupBy, AggregatesThatDoNotApplyAndSumsThatOverflowAreRejected) {
     builder.column(0).append(std::int64_t{1});
     std::vector<Aggregate> const sum = {{AggregateKind::sum, "v", "total"}};
     EXPECT_THROW_WITH((void)group_by(builder.finish(), {}, sum), InvalidArgument, "overflows int64");
+}
+
+TEST(GroupBy, ASumOfDoublesWithoutNullsIsTheirSumToTheSignOfZero) {
+    table::TableBuilder builder(table::Schema({{"k", table::DataType::int64}, {"v", table::DataType::float64}}));
+    std::pair<std::int64_t, double> const rows[] = {{1, -0.0}, {2, 1.5}, {1, -0.0}, {3, -0.0}, {3, 0.0},
+                                                    {2, -2.0}, {4, std::numeric_limits<double>::quiet_NaN()}};
+    for (auto const& [key, value] : rows) {
+        builder.column(0).append(key);
+        builder.column(1).append(value);
+    }
+    std::string const key[] = {"k"};
+    std::vector<Aggregate> const sum = {{AggregateKind::sum, "v", "total"}};
+    auto const grouped = group_by(builder.finish(), key, sum);
+    auto const totals = grouped.column("total").values<double>();
+    ASSERT_EQ(totals.size(), 4U);
+    EXPECT_TRUE(totals[0] == 0.0 && std::signbit(totals[0])) << "-0.0 + -0.0 is -0.0";
+    EXPECT_EQ(totals[1], -0.5);
+    EXPECT_TRUE(totals[2] == 0.0 && !std::signbit(totals[2])) << "-0.0 + 0.0 is 0.0";
+    EXPECT_TRUE(std::isnan(totals[3]));
 }
