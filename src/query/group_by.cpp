@@ -110,14 +110,6 @@ std::optional<ChargedVector<std::uint64_t>> packed_keys(table::Table const& tabl
     return packed;
 }
 
-/// A hash of a packed key whose low bits, which pick a slot, depend on all
-/// of its bits (SplitMix64's finalizer).
-std::uint64_t mix(std::uint64_t key) noexcept {
-    key = (key ^ (key >> 30)) * 0xbf58476d1ce4e5b9;
-    key = (key ^ (key >> 27)) * 0x94d049bb133111eb;
-    return key ^ (key >> 31);
-}
-
 /// Numbers the distinct keys of `table`'s `keys` columns in the order they
 /// first appear, through an open-addressing table of group numbers. Keys
 /// that pack into one integer (`packed_keys`) are hashed and compared as
@@ -172,7 +164,7 @@ Groups assign_groups(table::Table const& table, std::vector<std::size_t> const& 
     if (auto packed = packed_keys(table, keys)) {
         auto const& values = *packed;
         ChargedVector<std::uint64_t> hashes(rows);
-        std::transform(values.begin(), values.end(), hashes.begin(), mix);
+        std::transform(values.begin(), values.end(), hashes.begin(), detail::mix);
         assign(hashes, [&values](std::size_t row, std::size_t other) { return values[row] == values[other]; });
     } else {
         detail::KeyColumns const key_columns(table, keys);

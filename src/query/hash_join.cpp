@@ -11,13 +11,31 @@
 #include "query/key_comparison.hpp"
 
 namespace spillway::query {
+namespace {
+
+/// The hash of each row's keys in one side of a join: one int64 key, the
+/// usual join key, by `detail::mix` of its value; other keys by their row
+/// hash. Both sides hash alike, since their key types match; a null key's
+/// hash is never used.
+table::ChargedRowHashes key_hashes(table::Table const& table, std::span<std::size_t const> columns) {
+    if (columns.size() != 1 || table.column(columns.front()).type() != table::DataType::int64) {
+        return table::hash_rows_charged(table, columns);
+    }
+    auto const values = table.column(columns.front()).values<std::int64_t>();
+    table::ChargedRowHashes hashes(values.size());
+    std::transform(values.begin(), values.end(), hashes.begin(),
+                   [](std::int64_t value) { return detail::mix(static_cast<std::uint64_t>(value)); });
+    return hashes;
+}
+
+}  // namespace
 
 JoinHashTable::JoinHashTable(table::Table build, std::span<std::string const> keys)
     : build_(std::move(build)), key_columns_(detail::column_indices(build_, keys)) {
     auto const rows = build_.num_rows();
     SPILLWAY_EXPECTS(rows < no_row, "a join's build side has " << rows << " rows, more than " << no_row - 1,
                      InvalidArgument);
-    hashes_ = table::hash_rows_charged(build_, key_columns_);
+    hashes_ = key_hashes(build_, key_columns_);
     buckets_.assign(std::bit_ceil(std::max<std::size_t>(2 * rows, 16)), no_row);
     next_.assign(rows, no_row);
     detail::KeyColumns const build_keys(build_, key_columns_);
@@ -39,7 +57,7 @@ table::Table JoinHashTable::probe(table::Table const& probe, std::span<std::stri
     detail::KeyColumns const probe_keys(probe, probe_columns);
     detail::KeyColumns const build_keys(build_, key_columns_);
     probe_keys.check_comparable(build_keys, "a join's keys do not match");
-    auto const hashes = table::hash_rows_charged(probe, probe_columns);
+    auto const hashes = key_hashes(probe, probe_columns);
     auto const mask = buckets_.size() - 1;
 
     std::vector<std::uint32_t> probe_rows;
