@@ -9,6 +9,7 @@
 #include <spillway/tpch/queries.hpp>
 
 #include "input_files.hpp"
+#include "job_limits.hpp"
 
 #include "processes.hpp"
 #include "run_summary.hpp"
@@ -87,7 +88,7 @@ void add_rank_flags(CLI::App& command, OptionFlags& flags, std::string const& na
     flags.add(command, "--ranks", "ranks", "N",
               "in-process ranks (default " + std::to_string(default_ranks)
                   + "); with --comm mpi, the number of MPI processes, which is the default",
-              integer_value(1, 4096));
+              integer_value(1, max_ranks));
     flags.add(command, "--comm", "comm", "NAME",
               "local: ranks are threads of this process; mpi: ranks are the processes of `mpirun -np N spillway "
                   + name + " --comm mpi` (default local)",
@@ -155,7 +156,7 @@ CommandLine::CommandLine() : app_(description, "spillway") {
         "1 GiB of data, a 512 MiB limit.");
     add_rank_flags(*shuffle_command_, flags_, "shuffle", 4);
     flags_.add(*shuffle_command_, "--partitions", "partitions", "P", "partitions to shuffle into (default 4 per rank)",
-               integer_value(1, std::int64_t{1} << 24));
+               integer_value(1, max_partitions));
     add_collective_timeout_flag(*shuffle_command_, flags_);
     add_generator_flags(*shuffle_command_, flags_, "1.3, about 1 GiB");
     add_memory_limit_flag(*shuffle_command_, flags_, "512MiB for the process, shared by its ranks");
@@ -213,7 +214,7 @@ CommandLine::CommandLine() : app_(description, "spillway") {
     flags_.add(*tpch_command_, "--partitions", "partitions", "P",
                "partitions of each hash shuffle, across the ranks (default 32); a join holds one build partition "
                "in memory at a time",
-               integer_value(1, std::int64_t{1} << 24));
+               integer_value(1, max_partitions));
     add_generator_flags(*tpch_command_, flags_, "1");
     add_memory_limit_flag(*tpch_command_, flags_, "80% of RAM",
                           "what cannot fit it fails with OutOfMemory; where nothing more can spill, the tables a "
@@ -246,7 +247,7 @@ CommandLine::CommandLine() : app_(description, "spillway") {
         ->type_name("DIR")
         ->required();
     flags_.add(*partition_command_, "--partitions", "partitions", "P", "number of partition files (default 64)",
-               integer_value(1, std::int64_t{1} << 24));
+               integer_value(1, max_partitions));
     add_rank_flags(*partition_command_, flags_, "partition", 1);
     add_collective_timeout_flag(*partition_command_, flags_);
     add_memory_limit_flag(*partition_command_, flags_, "80% of RAM");

@@ -2,6 +2,9 @@
 
 from typing import Any, Callable, Optional
 
+MAX_RANKS: int
+MAX_PARTITIONS: int
+
 def run_command(arguments: list[str], progress: Optional[Callable[[str, int, int, str, bool], None]] = None) -> str: ...
 
 class ExportableTable:

@@ -36,9 +36,6 @@ def _count(name: str, value: Any, maximum: int) -> int:
     return value
 
 
-# The most partitions and in-process ranks spillway takes (`spillway --help`).
-_MAX_PARTITIONS = 1 << 24
-_MAX_RANKS = 4096
 
 
 CoreT = TypeVar("CoreT")
@@ -153,8 +150,8 @@ def shuffle(
         OutOfMemory: a batch larger than the memory limit.
         IoError: a spill file cannot be written.
     """
-    partitions = _count("partitions", partitions, _MAX_PARTITIONS)
-    ranks = _count("ranks", ranks, _MAX_RANKS)
+    partitions = _count("partitions", partitions, _core.MAX_PARTITIONS)
+    ranks = _count("ranks", ranks, _core.MAX_RANKS)
     core = _core.LocalShuffle(_keys(key), partitions, ranks, _options(memory_limit, spill_directory, options))
     try:
         for stream in arrow_streams(data):
@@ -250,7 +247,7 @@ class Shuffler(_Closable["_core.TableShuffler"]):
         partitions: int = 64,
         options: Mapping[str, Any] | None = None,
     ) -> None:
-        partitions = _count("partitions", partitions, _MAX_PARTITIONS)
+        partitions = _count("partitions", partitions, _core.MAX_PARTITIONS)
         own = {name: str(value) for name, value in (options or {}).items()}
         self._core = _core.TableShuffler(communicator._open(), _keys(key), partitions, own)
         communicator._shufflers.add(self)

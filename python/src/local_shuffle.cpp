@@ -8,12 +8,15 @@
 #include <spillway/memory/system_memory.hpp>
 #include <spillway/shuffle/partition_owner.hpp>
 
+#include "job_limits.hpp"
+
 namespace spillway::python {
 
 LocalShuffle::LocalShuffle(std::vector<std::string> keys, std::uint32_t partitions, int ranks,
                            Options const& options)
     : partitions_(partitions) {
-    SPILLWAY_EXPECTS(ranks >= 1 && ranks <= 4096, "ranks must be in [1, 4096], not " << ranks, InvalidArgument);
+    SPILLWAY_EXPECTS(ranks >= 1 && ranks <= cli::max_ranks,
+                     "ranks must be in [1, " << cli::max_ranks << "], not " << ranks, InvalidArgument);
     auto config = memory::MemoryConfig::from_options(options);
     auto const shuffle_config = shuffle::ShuffleConfig::from_options(options);
     options.expect_read(OptionSource::code, "spillway.shuffle");

@@ -24,6 +24,7 @@
 #include "arrow_capsules.hpp"
 #include "command.hpp"
 #include "error_types.hpp"
+#include "job_limits.hpp"
 #include "local_shuffle.hpp"
 #include "table_shuffler.hpp"
 #ifdef SPILLWAY_PYTHON_HAVE_MPI
@@ -122,6 +123,8 @@ NB_MODULE(_core, module) {
     using namespace spillway::python;
     module.doc() = "The C++ core of spillway; use the functions and classes of the spillway package.";
     nb::register_exception_translator(&translate_error);
+    module.attr("MAX_RANKS") = cli::max_ranks;
+    module.attr("MAX_PARTITIONS") = cli::max_partitions;
 
     module.def(
         "run_command",
