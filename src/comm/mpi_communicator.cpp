@@ -199,22 +199,25 @@ MpiCommunicator::Endpoint MpiCommunicator::duplicate(MPI_Comm comm, MpiConfig co
         InvalidArgument
     );
 
+    // MPI_TAG_UB is an attribute of MPI_COMM_WORLD (a communicator made by a
+    // split, or MPI_COMM_SELF, need not carry it); MPI guarantees at least
+    // 32767, which is what comm::max_tag is derived from.
+    int* tag_upper_bound = nullptr;
+    int has_bound = 0;
+    detail::check_mpi(
+        MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, static_cast<void*>(&tag_upper_bound), &has_bound),
+        "MPI_Comm_get_attr"
+    );
+    SPILLWAY_ASSERT(
+        has_bound != 0 && *tag_upper_bound >= payload_tag(max_tag), "MPI_TAG_UB is below 32767"
+    );
+
     Endpoint endpoint{};
     detail::check_mpi(MPI_Comm_dup(comm, &endpoint.comm), "MPI_Comm_dup");
     detail::check_mpi(MPI_Comm_set_errhandler(endpoint.comm, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
     detail::check_mpi(MPI_Comm_rank(endpoint.comm, &endpoint.rank), "MPI_Comm_rank");
     detail::check_mpi(MPI_Comm_size(endpoint.comm, &endpoint.nranks), "MPI_Comm_size");
     endpoint.on_this_host = ranks_on_this_host(endpoint.comm, endpoint.nranks);
-    int* tag_upper_bound = nullptr;
-    int has_bound = 0;
-    detail::check_mpi(
-        MPI_Comm_get_attr(endpoint.comm, MPI_TAG_UB, static_cast<void*>(&tag_upper_bound), &has_bound),
-        "MPI_Comm_get_attr"
-    );
-    // MPI guarantees at least 32767, which is what comm::max_tag is derived from.
-    SPILLWAY_ASSERT(
-        has_bound != 0 && *tag_upper_bound >= payload_tag(max_tag), "MPI_TAG_UB is below 32767"
-    );
     return endpoint;
 }
 

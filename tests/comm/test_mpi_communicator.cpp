@@ -64,4 +64,21 @@ TEST_P(MpiOnly, APartSizeMpiCannotCountIsRefusedBeforeAnythingCollectiveHappens)
     EXPECT_THROW_WITH(MpiCommunicator(MPI_COMM_WORLD, resource, config), InvalidArgument, "INT_MAX");
 }
 
+TEST_P(MpiOnly, ACommunicatorSplitFromTheWorldOrMpiCommSelfWorks) {
+    // Only MPI_COMM_WORLD need carry MPI_TAG_UB; these may not.
+    memory::BufferResource resource;
+    int world_rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+    MPI_Comm alone = MPI_COMM_NULL;
+    ASSERT_EQ(MPI_Comm_split(MPI_COMM_WORLD, world_rank, 0, &alone), MPI_SUCCESS);
+    {
+        MpiCommunicator const split(alone, resource);
+        EXPECT_EQ(split.rank(), 0);
+        EXPECT_EQ(split.nranks(), 1);
+        MpiCommunicator const self(MPI_COMM_SELF, resource);
+        EXPECT_EQ(self.nranks(), 1);
+    }
+    MPI_Comm_free(&alone);
+}
+
 INSTANTIATE_TEST_SUITE_P(Mpi, MpiOnly, ::testing::ValuesIn(test::mpi_backends()), test::BackendName());
