@@ -284,6 +284,10 @@ class Shuffler(_Closable["_core.TableShuffler"]):
             yield partition, self.extract(partition)
 
     def close(self) -> None:
-        """Ends this rank's part; before ``insert_finished``, the shuffle fails on every rank. Idempotent."""
+        """Ends this rank's part. Idempotent. Closed before it has taken every partition it owns, it gives
+        the shuffle up: the other ranks fail naming it if they still wait for it (for its rows, or to send
+        it theirs); ranks that have everything they need from it go on."""
+        if self._core is not None:
+            self._core.end_early_quietly()
         self._core = None
 

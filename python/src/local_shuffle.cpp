@@ -89,10 +89,13 @@ void LocalShuffle::close() noexcept {
         return;
     }
     closed_ = true;
+    for (auto& shuffler : shufflers_) {
+        shuffler->end_early_quietly();
+    }
     // A shuffle closed before its input ended (the caller's data failed,
-    // say) ends it first, without the rows held for sending, so that no
-    // rank abandons the shuffle with a warning; the error of a shuffle that
-    // failed was reported already.
+    // say) ends it first, without the rows held for sending, so that the
+    // ranks end together; the error of a shuffle that failed was reported
+    // already.
     if (!finished_) {
         for (auto& shuffler : shufflers_) {
             shuffler->discard_held();

@@ -154,16 +154,18 @@ NB_MODULE(_core, module) {
                  auto const reader = read_arrow_stream(data);
                  nb::gil_scoped_release const released;
                  self.insert(*reader);
-             })
+             },
+             "data"_a)
         .def("insert_file",
              [](LocalShuffle& self, std::string const& path) {
                  nb::gil_scoped_release const released;
                  self.insert(*read_file(path));
-             })
+             },
+             "path"_a)
         .def("finish", &LocalShuffle::finish, nb::call_guard<nb::gil_scoped_release>())
         .def(
             "extract", [](LocalShuffle& self, std::uint32_t partition) { return exportable(self.extract(partition)); },
-            nb::call_guard<nb::gil_scoped_release>())
+            "partition"_a, nb::call_guard<nb::gil_scoped_release>())
         .def("figures", [](LocalShuffle const& self) { return figures_dict(self.figures()); })
         .def("close", &LocalShuffle::close, nb::call_guard<nb::gil_scoped_release>());
 
@@ -200,17 +202,20 @@ NB_MODULE(_core, module) {
                  static_cast<void>(self.expect_schema(reader->schema()));
                  nb::gil_scoped_release const released;
                  self.insert(*reader);
-             })
+             },
+             "data"_a)
         .def("insert_file",
              [](TableShuffler& self, std::string const& path) {
                  nb::gil_scoped_release const released;
                  self.insert(*read_file(path));
-             })
+             },
+             "path"_a)
         .def("insert_finished", &TableShuffler::insert_finished, nb::call_guard<nb::gil_scoped_release>())
         .def_prop_ro("local_partitions", &TableShuffler::local_partitions)
+        .def("end_early_quietly", &TableShuffler::end_early_quietly)
         .def(
             "extract",
             [](TableShuffler& self, std::uint32_t partition) { return exportable(self.extract(partition)); },
-            nb::call_guard<nb::gil_scoped_release>());
+            "partition"_a, nb::call_guard<nb::gil_scoped_release>());
 #endif
 }

@@ -76,6 +76,10 @@ class TableShuffler {
     /// its input ended, whose `insert_finished` then has nothing to pack.
     void discard_held() noexcept;
 
+    /// See `shuffle::Shuffler::end_early_quietly`: Python's close is the
+    /// caller's choice, not a fault to warn of.
+    void end_early_quietly() noexcept { shuffler_.end_early_quietly(); }
+
     /// The partitions this rank owns, in increasing order.
     [[nodiscard]] std::vector<shuffle::PartitionId> const& local_partitions() const noexcept {
         return shuffler_.local_partitions();

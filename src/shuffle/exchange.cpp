@@ -177,8 +177,10 @@ Exchange::Exchange(
 Exchange::~Exchange() {
     bool finished = false;
     bool abandoned = false;
+    bool quietly = false;
     {
         MutexLock lock(mutex_);
+        quietly = ends_early_quietly_;
         closing_ = true;
         finished = !error_ && insert_finished_ && extracted_ == partitions_.size();
         if (!error_ && !finished) {
@@ -194,6 +196,8 @@ Exchange::~Exchange() {
     // order. While an error unwinds the stack, that error says what happened.
     if (abandoned && std::uncaught_exceptions() > 0) {
         SPILLWAY_LOG(debug, operation_ << " is destroyed before it finished, by an error; abandoning it");
+    } else if (abandoned && quietly) {
+        SPILLWAY_LOG(debug, operation_ << " is ended early by its caller; abandoning it");
     } else if (abandoned) {
         SPILLWAY_LOG(warn, operation_ << " is destroyed before it finished; abandoning it");
     }
@@ -309,6 +313,11 @@ void Exchange::end_insert() {
         wake_ = true;
     }
     progress_wanted_.notify_one();
+}
+
+void Exchange::end_early_quietly() noexcept {
+    MutexLock lock(mutex_);
+    ends_early_quietly_ = true;
 }
 
 void Exchange::insert_finished() {

@@ -92,6 +92,9 @@ class Exchange {
     /// @throws InvalidArgument if called twice; the error of a failed exchange.
     void insert_finished();
 
+    /// See `Shuffler::end_early_quietly`.
+    void end_early_quietly() noexcept;
+
     /// The lowest local partition that is complete and that neither this nor
     /// `wait` has returned yet, waiting for one; nothing once every local
     /// partition has been returned and every destination has been sent its
@@ -320,6 +323,7 @@ class Exchange {
     CondVar partitions_changed_;    ///< wakes callers of wait, wait_any
     bool wake_ SPILLWAY_GUARDED_BY(mutex_) = false;
     bool closing_ SPILLWAY_GUARDED_BY(mutex_) = false;  ///< the destructor runs
+    bool ends_early_quietly_ SPILLWAY_GUARDED_BY(mutex_) = false;  ///< abandoning it warns of nothing
     bool insert_finished_ SPILLWAY_GUARDED_BY(mutex_) = false;
     std::size_t active_inserts_ SPILLWAY_GUARDED_BY(mutex_) = 0;
     /// `insert_finished` was called and no insert is running: the finish

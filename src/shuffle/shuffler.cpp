@@ -39,6 +39,8 @@ Shuffler::Shuffler(
 
 Shuffler::~Shuffler() = default;
 
+void Shuffler::end_early_quietly() noexcept { exchange_->end_early_quietly(); }
+
 void Shuffler::insert(std::unordered_map<PartitionId, PackedData> chunks) {
     std::vector<detail::Exchange::Item> items;
     items.reserve(chunks.size());

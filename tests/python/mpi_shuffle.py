@@ -66,6 +66,11 @@ def main() -> None:
                 raise AssertionError("a communicator with an open Shuffler closed")
             second.insert_finished()
             assert [second.extract(p).num_rows for p in second.local_partitions] == [0]
+        # Closed before its partitions are taken, on purpose: no rank waits for another, and none warns.
+        with spillway.Shuffler(communicator, "k", partitions=4) as third:
+            third.insert(pa.table({"k": list(range(100))}))
+            third.insert_finished()
+            world.Barrier()
     world.Barrier()
 
 

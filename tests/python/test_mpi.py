@@ -27,8 +27,10 @@ def test_two_processes_shuffle_like_spillway_partition(lineitem_parquet: Path, t
     output = tmp_path / "mpi"
     output.mkdir()
     script = Path(__file__).with_name("mpi_shuffle.py")
-    subprocess.run([*mpirun(), "-np", "2", sys.executable, str(script), str(lineitem_parquet), str(output), "6"],
-                   check=True, timeout=300)
+    run = subprocess.run([*mpirun(), "-np", "2", sys.executable, str(script), str(lineitem_parquet), str(output), "6"],
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    assert "warn" not in run.stderr, run.stderr
     files = sorted(f.name for f in output.iterdir())
     # Partitions are owned round-robin: partition p by rank p % 2.
     assert files == [f"part-{p:05d}.rank-{p % 2}.parquet" for p in range(6)]

@@ -188,6 +188,15 @@ def test_an_option_name_that_no_memory_or_shuffle_option_has_is_an_invalid_argum
         assert sum(part.num_rows for _, part in result) == 100
 
 
+def test_ending_early_or_failing_warns_of_nothing(capfd):
+    table = sample(1000)
+    with spillway.shuffle(table, "k", partitions=4, ranks=2) as result:
+        next(iter(result))
+    with pytest.raises(spillway.InvalidArgument, match="no column is named 'nope'"):
+        spillway.shuffle(table, "nope", ranks=2)
+    assert capfd.readouterr().err == ""
+
+
 def test_counts_out_of_range_or_of_another_type_are_invalid_arguments():
     table = sample(10)
     for partitions in (2**32, 2.0, "2", True):

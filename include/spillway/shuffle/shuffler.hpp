@@ -152,6 +152,11 @@ class Shuffler {
     /// @throws InvalidArgument if called twice; the shuffle's error.
     void insert_finished();
 
+    /// Tells the shuffler that its caller may end it before it finishes, on
+    /// purpose (a consumer that stops reading early, say): the destructor
+    /// then abandons it as it says, without logging a warning.
+    void end_early_quietly() noexcept;
+
     /// Blocks until one of this rank's partitions is complete that neither
     /// `wait_any` nor `wait` has returned yet, and returns it (the lowest
     /// such). Returns nothing once every partition of this rank has been
