@@ -7,20 +7,13 @@ from collections.abc import Mapping, Sequence
 from typing import Union
 
 from spillway import _core
+from spillway._arguments import flag_value, mapping_of, names_of, path_of, without_comma
 from spillway._errors import InvalidArgument, VerificationFailed
 from spillway._progress import Progress, callback_of
 from spillway._summary import Summary
 
 PathLike = Union[str, "os.PathLike[str]"]
 Size = Union[str, int]
-
-
-def _flag_value(name: str, value: object) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, str)):
-        return str(value)
-    raise InvalidArgument(f"{name} must be a string or an integer, not {value!r}")
 
 
 def partition(
@@ -78,27 +71,34 @@ def partition(
         The run's :class:`Summary`.
 
     Raises:
-        InvalidArgument: a bad argument, a missing input, a key that is not a
-            column, a non-empty output directory, a memory limit too small
-            (the message names the least that works).
+        InvalidArgument: a bad argument (of the wrong type, or a file name
+            or key holding a comma, which the tool's comma-separated lists
+            would split), a missing input, a key that is not a column, a
+            non-empty output directory, a memory limit too small (the message
+            names the least that works).
         IoError, CorruptData, OutOfMemory: the job failed while running.
         VerificationFailed: the files did not read back as written.
         KeyboardInterrupt: Ctrl-C during the call, raised once the job has
             run to its end; its verified files are kept.
     """
-    input_list = [inputs] if isinstance(inputs, (str, os.PathLike)) else list(inputs)
+    if isinstance(inputs, (str, os.PathLike)):
+        inputs = [inputs]
+    try:
+        input_list = list(inputs)
+    except TypeError:
+        raise InvalidArgument(f"inputs must be a path or a list of paths, not {inputs!r}") from None
     if not input_list:
         raise InvalidArgument("partition needs at least one input file")
-    keys = [key] if isinstance(key, (str, int)) else list(key)
     arguments = ["partition"]
     for path in input_list:
-        arguments += ["--input", os.fspath(path)]
-    arguments += ["--key", ",".join(str(k) for k in keys), "--output", os.fspath(output)]
+        arguments += ["--input", without_comma("the input", path_of("inputs", path))]
+    keys = [without_comma("the key", name) for name in names_of("key", key, numbers=True)]
+    arguments += ["--key", ",".join(keys), "--output", path_of("output", output)]
     flags = {
         "partitions": partitions,
         "ranks": ranks,
         "memory-limit": memory_limit,
-        "spill-dir": None if spill_directory is None else os.fspath(spill_directory),
+        "spill-dir": None if spill_directory is None else path_of("spill_directory", spill_directory),
         "codec": codec,
         "threads": threads,
         "window": window,
@@ -114,9 +114,11 @@ def partition(
     }
     for name, value in flags.items():
         if value is not None:
-            arguments += [f"--{name}", _flag_value(name.replace("-", "_"), value)]
-    if schema:
-        arguments += ["--schema", ",".join(f"{column}:{type_}" for column, type_ in schema.items())]
+            arguments += [f"--{name}", flag_value(name.replace("-", "_"), value)]
+    if schema := mapping_of("schema", schema):
+        types = [f"{without_comma('the schema column', str(column))}:{flag_value('schema', type_)}"
+                 for column, type_ in schema.items()]
+        arguments += ["--schema", ",".join(types)]
     summary = Summary.from_json(_core.run_command(arguments, callback_of(progress)))
     if summary.verified is False:
         raise VerificationFailed("verification failed: " + "; ".join(summary.verification), summary)

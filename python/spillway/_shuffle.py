@@ -9,6 +9,7 @@ from typing import Any, Generic, Self, TypeVar, Union
 import pyarrow as pa
 
 from spillway import _core
+from spillway._arguments import count_of, mapping_of, names_of, path_of
 from spillway._arrow import arrow_streams, to_pyarrow
 from spillway._errors import InvalidArgument
 
@@ -17,23 +18,12 @@ Size = Union[str, int]
 
 def _options(memory_limit: Size | None, spill_directory: Any, options: Mapping[str, Any] | None) -> dict[str, str]:
     """The spillway options (docs/configuration.md's names) the arguments set."""
-    result = {name: str(value) for name, value in (options or {}).items()}
+    result = {str(name): str(value) for name, value in mapping_of("options", options).items()}
     if memory_limit is not None:
         result["memory_limit_host"] = str(memory_limit)
     if spill_directory is not None:
-        result["spill_directory"] = str(spill_directory)
+        result["spill_directory"] = path_of("spill_directory", spill_directory)
     return result
-
-
-def _keys(key: str | Sequence[str]) -> list[str]:
-    return [key] if isinstance(key, str) else list(key)
-
-
-def _count(name: str, value: Any, maximum: int) -> int:
-    """``value``, an integer from 1 to ``maximum``; InvalidArgument naming ``name`` otherwise."""
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= maximum:
-        raise InvalidArgument(f"{name} must be an integer from 1 to {maximum}, not {value!r}")
-    return value
 
 
 
@@ -150,9 +140,10 @@ def shuffle(
         OutOfMemory: a batch larger than the memory limit.
         IoError: a spill file cannot be written.
     """
-    partitions = _count("partitions", partitions, _core.MAX_PARTITIONS)
-    ranks = _count("ranks", ranks, _core.MAX_RANKS)
-    core = _core.LocalShuffle(_keys(key), partitions, ranks, _options(memory_limit, spill_directory, options))
+    partitions = count_of("partitions", partitions, _core.MAX_PARTITIONS)
+    ranks = count_of("ranks", ranks, _core.MAX_RANKS)
+    keys = names_of("key", key)
+    core = _core.LocalShuffle(keys, partitions, ranks, _options(memory_limit, spill_directory, options))
     try:
         for stream in arrow_streams(data):
             if isinstance(stream, str):
@@ -191,6 +182,8 @@ class MpiCommunicator(_Closable["_core.MpiRank"]):
     ) -> None:
         from mpi4py import MPI
 
+        if comm is not None and not isinstance(comm, MPI.Comm):
+            raise InvalidArgument(f"comm must be an mpi4py communicator, not {comm!r}")
         handle = MPI._handleof(comm if comm is not None else MPI.COMM_WORLD)
         self._core = _core.MpiRank(handle, _options(memory_limit, spill_directory, options))
         self._shufflers: weakref.WeakSet[Shuffler] = weakref.WeakSet()
@@ -247,9 +240,11 @@ class Shuffler(_Closable["_core.TableShuffler"]):
         partitions: int = 64,
         options: Mapping[str, Any] | None = None,
     ) -> None:
-        partitions = _count("partitions", partitions, _core.MAX_PARTITIONS)
-        own = {name: str(value) for name, value in (options or {}).items()}
-        self._core = _core.TableShuffler(communicator._open(), _keys(key), partitions, own)
+        if not isinstance(communicator, MpiCommunicator):
+            raise InvalidArgument(f"communicator must be a spillway.MpiCommunicator, not {communicator!r}")
+        partitions = count_of("partitions", partitions, _core.MAX_PARTITIONS)
+        own = {str(name): str(value) for name, value in mapping_of("options", options).items()}
+        self._core = _core.TableShuffler(communicator._open(), names_of("key", key), partitions, own)
         communicator._shufflers.add(self)
 
     @property

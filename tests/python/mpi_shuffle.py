@@ -40,6 +40,8 @@ def main() -> None:
     path, output, partitions = sys.argv[1], sys.argv[2], int(sys.argv[3])
     fail = sys.argv[4:] == ["fail"]
     world = MPI.COMM_WORLD
+    expect_invalid(lambda: spillway.MpiCommunicator("x"), "comm must be an mpi4py communicator")
+    expect_invalid(lambda: spillway.Shuffler(None, "k"), "communicator must be a spillway.MpiCommunicator")
     with spillway.MpiCommunicator(MPI.COMM_SELF) as alone:  # a communicator without MPI_TAG_UB of its own
         assert (alone.rank, alone.size) == (0, 1)
     expect_invalid(lambda: spillway.MpiCommunicator(world, options={"spil_codec": "lz4"}),

@@ -120,6 +120,25 @@ def test_usage_errors_name_the_flag_and_leave_the_output_alone(lineitem_parquet:
     assert not (tmp_path / "new").exists()
 
 
+def test_arguments_of_the_wrong_kind_are_invalid_arguments_naming_them(lineitem_parquet: Path, tmp_path: Path):
+    new = tmp_path / "new"
+    for key in (None, 1.5, True, [], ["l_orderkey", 5.0]):
+        with pytest.raises(spillway.InvalidArgument, match="key must be a column name or number"):
+            spillway.partition(lineitem_parquet, key, new)
+    with pytest.raises(spillway.InvalidArgument, match="output must be a path"):
+        spillway.partition(lineitem_parquet, "l_orderkey", None)
+    with pytest.raises(spillway.InvalidArgument, match="inputs must be a path"):
+        spillway.partition(42, "l_orderkey", new)
+    with pytest.raises(spillway.InvalidArgument, match="schema must be a mapping"):
+        spillway.partition(lineitem_parquet, "l_orderkey", new, schema=["l_orderkey"])
+    # The tool's flags take comma-separated lists: a comma in one name would split it.
+    with pytest.raises(spillway.InvalidArgument, match="'we,ird.parquet' holds a comma"):
+        spillway.partition("we,ird.parquet", "l_orderkey", new)
+    with pytest.raises(spillway.InvalidArgument, match="'a,b' holds a comma"):
+        spillway.partition(lineitem_parquet, "a,b", new)
+    assert not new.exists()
+
+
 def test_a_key_may_be_a_column_number(lineitem_parquet: Path, tmp_path: Path):
     by_number = spillway.partition(lineitem_parquet, 0, tmp_path / "number", partitions=4)
     by_name = spillway.partition(lineitem_parquet, "l_orderkey", tmp_path / "name", partitions=4)

@@ -207,6 +207,17 @@ def test_counts_out_of_range_or_of_another_type_are_invalid_arguments():
             spillway.shuffle(table, "k", ranks=ranks)
 
 
+def test_arguments_of_the_wrong_kind_are_invalid_arguments_naming_them(tmp_path):
+    table = sample(10)
+    for key in (5, None, [], ["k", 5]):
+        with pytest.raises(spillway.InvalidArgument, match="key must be a column name"):
+            spillway.shuffle(table, key)
+    with pytest.raises(spillway.InvalidArgument, match="options must be a mapping"):
+        spillway.shuffle(table, "k", options="spill_codec=lz4")
+    with pytest.raises(spillway.InvalidArgument, match="spill_directory must be a path"):
+        spillway.shuffle(table, "k", spill_directory=3)
+
+
 def test_a_column_rather_than_a_table_is_an_invalid_argument():
     with pytest.raises(spillway.InvalidArgument,
                        match=r"expected a table or record batch, not a single column \(Int64Array\)"):
