@@ -13,8 +13,11 @@ class Summary:
 
     Sizes are in bytes, times in seconds. ``peak_memory`` maps a tier
     (``"HOST"``, ``"DISK"``) to ``{"limit": bytes per rank, "ranks": [peak of
-    each rank]}``; ``peak_resident_bytes`` is the process's peak resident set
-    so far (in Python, the interpreter's too).
+    each rank]}`` for the jobs whose ranks hold their data in memory tiers
+    (``partition`` on several ranks, ``shuffle``, ``tpch``); it is empty for
+    ``partition`` on one rank, which plans its memory up front instead.
+    ``peak_resident_bytes`` is the process's peak resident set so far (in
+    Python, the interpreter's too).
     """
 
     command: str
