@@ -111,9 +111,10 @@ def shuffle(
             a Polars DataFrame, a DuckDB relation (anything with
             ``__arrow_c_stream__`` or ``__arrow_c_array__``); the path of a
             Parquet, Arrow IPC or CSV file (told by its extension), which
-            spillway reads itself, Parquet in batches of 65,536 rows so that
-            memory stays bounded; or an iterable of them, all with one
-            schema. Read once, batch by batch. Column types: int32, int64,
+            spillway reads itself; or an iterable of them, all with one
+            schema. Read once, batch by batch; Parquet files and Arrow data
+            65,536 rows at a time at most, so that a large batch or row
+            group is copied in parts within the limit. Column types: int32, int64,
             float64, date32 and strings (narrower integers, float32 and
             large or view strings are converted). Small batches are held,
             within the memory limit, and sent together, so that batches of
@@ -137,8 +138,12 @@ def shuffle(
         InvalidArgument: a key that is not a column, tables of different
             schemas, a column type spillway does not read, a bad option
             value, or an option name that no memory or shuffle option has.
-        OutOfMemory: a batch larger than the memory limit.
-        IoError: a spill file cannot be written.
+        OutOfMemory: 65,536 rows (or a batch, if smaller) and their packed
+            copy do not fit in one rank's share of the memory limit
+            (``memory_limit`` ÷ ``ranks``); where that share could hold them
+            were nothing else held, after ``memory_reserve_timeout``.
+        IoError: the producer of the Arrow data failed (its message), or a
+            file cannot be read, or a spill file written.
     """
     partitions = count_of("partitions", partitions, _core.MAX_PARTITIONS)
     ranks = count_of("ranks", ranks, _core.MAX_RANKS)

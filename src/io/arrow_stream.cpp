@@ -3,6 +3,8 @@
 #include <arrow/c/bridge.h>
 #include <arrow/record_batch.h>
 
+#include <algorithm>
+
 #include <spillway/core/error.hpp>
 
 #include "arrow_tables.hpp"
@@ -20,11 +22,24 @@ class ArrowStreamReader final : public TableFileReader {
     [[nodiscard]] table::Schema const& schema() const noexcept override { return schema_; }
 
     [[nodiscard]] std::optional<table::Table> read() override {
-        auto const batch = detail::value_of(reader_->Next(), "cannot read the next batch of " + description_);
-        if (batch == nullptr) {
-            return std::nullopt;
+        if (batch_ == nullptr) {
+            auto next = reader_->Next();
+            if (!next.ok()) {  // the producer failed: its message, whatever code it chose
+                SPILLWAY_FAIL(description_ << " failed to give its next batch: " << next.status().message(), IoError);
+            }
+            batch_ = std::move(*next);
+            offset_ = 0;
+            if (batch_ == nullptr) {
+                return std::nullopt;
+            }
         }
-        return detail::to_table(*batch, description_);
+        auto const rows = std::min<std::int64_t>(batch_->num_rows() - offset_, rows_per_read);
+        auto table = detail::to_table(*batch_->Slice(offset_, rows), description_);
+        offset_ += rows;
+        if (offset_ == batch_->num_rows()) {
+            batch_.reset();
+        }
+        return table;
     }
 
     [[nodiscard]] std::optional<std::uint64_t> rows() const noexcept override { return std::nullopt; }
@@ -34,6 +49,8 @@ class ArrowStreamReader final : public TableFileReader {
     std::shared_ptr<arrow::RecordBatchReader> reader_;
     std::string description_;
     table::Schema schema_;
+    std::shared_ptr<arrow::RecordBatch> batch_;  ///< the batch being read, if any
+    std::int64_t offset_ = 0;                    ///< its first row not yet read
 };
 
 }  // namespace

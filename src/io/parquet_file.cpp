@@ -42,9 +42,6 @@ auto guarded(std::string const& what, Action&& action) {
     }
 }
 
-/// The most rows one read of a Parquet file returns: a row group is read in
-/// batches of this many rows, so that its size does not bound memory.
-constexpr std::uint64_t rows_per_read = std::uint64_t{1} << 16;
 /// What a reader reads of a column chunk at a time: without a bound, the
 /// library reads each column chunk of a row group whole.
 constexpr std::uint64_t read_buffer_bytes = std::uint64_t{256} << 10;

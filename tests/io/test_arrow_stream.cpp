@@ -7,6 +7,9 @@
 
 #include <common/error_matchers.hpp>
 
+#include <string>
+#include <vector>
+
 #include <gtest/gtest.h>
 
 using namespace spillway;
@@ -64,16 +67,49 @@ TEST(ArrowStream, RefusesANullOrReleasedStreamAndATypeItCannotRead) {
                       "'flags': column 'flag' has the type bool");
 }
 
-TEST(ArrowStream, AProducersErrorIsAnIoErrorWithItsMessage) {
-    auto const schema = arrow::schema({arrow::field("x", arrow::int64())});
-    auto const failing = arrow::RecordBatchReader::MakeFromIterator(
-                             arrow::MakeFunctionIterator([]() -> arrow::Result<std::shared_ptr<arrow::RecordBatch>> {
-                                 return arrow::Status::IOError("the producer broke");
-                             }),
-                             schema)
-                             .ValueOrDie();
-    ArrowArrayStream stream;
-    ASSERT_TRUE(arrow::ExportRecordBatchReader(failing, &stream).ok());
-    auto const reader = open_arrow_stream(&stream, "broken");
-    EXPECT_THROW_WITH(static_cast<void>(reader->read()), IoError, "the producer broke");
+TEST(ArrowStream, AProducersErrorIsAnIoErrorWithItsMessageWhateverItsCode) {
+    // A Python producer's exception comes through the C interface as EINVAL,
+    // which Arrow reads as Invalid: still the producer's failure, not corrupt data.
+    for (auto const& status :
+         {arrow::Status::IOError("the producer broke"), arrow::Status::Invalid("the producer broke")}) {
+        auto const schema = arrow::schema({arrow::field("x", arrow::int64())});
+        auto const failing = arrow::RecordBatchReader::MakeFromIterator(
+                                 arrow::MakeFunctionIterator(
+                                     [status]() -> arrow::Result<std::shared_ptr<arrow::RecordBatch>> { return status; }
+                                 ),
+                                 schema)
+                                 .ValueOrDie();
+        ArrowArrayStream stream;
+        ASSERT_TRUE(arrow::ExportRecordBatchReader(failing, &stream).ok());
+        auto const reader = open_arrow_stream(&stream, "broken");
+        EXPECT_THROW_WITH(static_cast<void>(reader->read()), IoError, "broken failed to give its next batch: ");
+        EXPECT_THROW_WITH(static_cast<void>(reader->read()), IoError, "the producer broke");
+    }
+}
+
+TEST(ArrowStream, ABatchOfMoreThanRowsPerReadIsReadInSlicesOfThatMany) {
+    auto const schema = arrow::schema({arrow::field("key", arrow::int8()), arrow::field("name", arrow::large_utf8())});
+    auto const rows = rows_per_read + 100;
+    std::vector<std::int8_t> keys(rows);
+    std::vector<std::string> names(rows);
+    for (std::size_t row = 0; row < rows; ++row) {
+        keys[row] = static_cast<std::int8_t>(row % 100);
+        names[row] = std::to_string(row);
+    }
+    auto stream = export_stream(schema, {batch(schema, {7}, {"first"}), batch(schema, keys, names),
+                                         batch(schema, {}, {})});
+    auto const reader = open_arrow_stream(&stream, "big batches");
+    std::vector<std::size_t> sizes;
+    std::size_t row = 0;
+    auto const first = reader->read();
+    ASSERT_TRUE(first);
+    EXPECT_EQ(first->column(1).string(0), "first");
+    while (auto const table = reader->read()) {
+        sizes.push_back(table->num_rows());
+        for (std::size_t index = 0; index < table->num_rows(); ++index, ++row) {
+            ASSERT_EQ(table->column(1).string(index), std::to_string(row));
+            ASSERT_EQ(table->column(0).values<std::int32_t>()[index], static_cast<std::int32_t>(row % 100));
+        }
+    }
+    EXPECT_EQ(sizes, (std::vector<std::size_t>{rows_per_read, 100, 0})) << "the empty batch is read as it is";
 }

@@ -227,10 +227,17 @@ def test_a_column_rather_than_a_table_is_an_invalid_argument():
             spillway.shuffle(column, "k")
 
 
-def test_a_batch_larger_than_the_limit_is_out_of_memory():
+def test_a_batch_larger_than_the_limit_is_read_in_parts_that_fit():
     big = pa.table({"k": pa.array(range(1_000_000), pa.int64())})  # 8 MB in one batch
+    with spillway.shuffle(big, "k", partitions=4, memory_limit="2MiB") as result:
+        assert result.figures["peak_host_bytes"] <= 2 << 20  # the rows are all in by now
+        assert sum(part.num_rows for _, part in result) == 1_000_000
+
+
+def test_rows_that_do_not_fit_the_limit_65536_at_a_time_are_out_of_memory():
+    wide = pa.table({"k": pa.array(range(70_000), pa.int64()), "text": pa.array(["x" * 100] * 70_000)})
     with pytest.raises(spillway.OutOfMemory) as raised:
-        spillway.shuffle(big, "k", memory_limit="1MiB", options={"memory_reserve_timeout": "1s"})
+        spillway.shuffle(wide, "k", memory_limit="1MiB", options={"memory_reserve_timeout": "1s"})
     assert isinstance(raised.value, MemoryError)
 
 

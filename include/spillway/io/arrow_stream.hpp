@@ -11,8 +11,10 @@
 
 namespace spillway::io {
 
-/// Reads the record batches of `stream` as tables, one per batch, in order,
-/// copied out of Arrow's buffers and with their columns converted as
+/// Reads the record batches of `stream` as tables, in order, one per batch
+/// or per `rows_per_read` rows of a larger one (so that a large batch,
+/// which its producer holds, is copied a part at a time), copied out of
+/// Arrow's buffers and with their columns converted as
 /// `TableFileReader` describes. Takes ownership of `*stream` (moving it out,
 /// so the caller's structure is marked released) and releases it when the
 /// reader is destroyed. `rows()` is nothing and `largest_read_bytes()` 0: a

@@ -17,6 +17,11 @@
 
 namespace spillway::io {
 
+/// The most rows one read of a Parquet file or an Arrow stream returns: a
+/// row group or a record batch is read in parts of this many rows, so that
+/// its size does not bound memory.
+inline constexpr std::uint64_t rows_per_read = std::uint64_t{1} << 16;
+
 /// Reads a file as a sequence of tables, in file order.
 ///
 /// What one `read` returns: a CSV block (`CsvOptions::chunk_bytes` of text),
