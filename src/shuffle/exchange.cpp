@@ -153,6 +153,7 @@ Exchange::Exchange(
       operation_(describe(collective, op_id) + " on rank " + std::to_string(communicator.rank())),
       started_(std::chrono::steady_clock::now()),
       lease_(communicator, tag_, describe(collective, op_id)),
+      partition_bookkeeping_(reserve_partition_bookkeeping()),
       // Each chunk's entry in a queue or a partition counts with its key.
       outgoing_(resource_, name_ + ".outgoing", outgoing_spill_priority, spill_batch_bytes(resource_),
                 sizeof(OutgoingChunk)),
@@ -172,6 +173,18 @@ Exchange::Exchange(
     destinations_[self].closed = true;  // this rank's own chunks never travel
     source_closed_[self] = true;
     progress_thread_ = std::thread([this] { run(); });
+}
+
+memory::MemoryReservation Exchange::reserve_partition_bookkeeping() const {
+    auto const bytes = local_partitions_.size() * partition_bookkeeping_bytes;
+    try {
+        return resource_.reserve_and_spill(memory::MemoryType::HOST, bytes, memory::AllowOverbooking::no);
+    } catch (OutOfMemory const& error) {
+        SPILLWAY_FAIL(operation_ << " cannot keep its " << local_partitions_.size() << " partitions: their state takes "
+                                 << format_bytes(bytes) << " of HOST memory; " << error.what()
+                                 << " (or use fewer partitions)",
+                      OutOfMemory);
+    }
 }
 
 Exchange::~Exchange() {
@@ -379,7 +392,7 @@ void Exchange::wait(PartitionId partition) {
 std::vector<PackedData> Exchange::extract(PartitionId partition, bool ordered) {
     ScopedTimer timer(statistics_, statistic_names_.extract_seconds);
     auto const index = index_of(partition);
-    std::deque<ChunkRef> chunks;
+    std::vector<ChunkRef> chunks;
     {
         MutexLock lock(mutex_);
         auto& state = extractable_locked(index, "extract");
@@ -387,6 +400,7 @@ std::vector<PackedData> Exchange::extract(PartitionId partition, bool ordered) {
             !state.extracted, operation_ << ": partition " << partition << " was extracted already",
             InvalidArgument
         );
+        state.drop_taken();
         chunks.swap(state.chunks);
         mark_extracted_locked(index);
     }
@@ -408,11 +422,12 @@ std::optional<PackedData> Exchange::extract_chunk(PartitionId partition) {
         if (state.extracted) {
             return std::nullopt;
         }
-        if (!state.chunks.empty()) {
-            chunk = std::move(state.chunks.front());
-            state.chunks.pop_front();
+        if (state.taken < state.chunks.size()) {
+            chunk = std::move(state.chunks[state.taken++]);
         }
-        if (state.chunks.empty()) {
+        if (state.taken == state.chunks.size()) {
+            std::vector<ChunkRef>().swap(state.chunks);
+            state.taken = 0;
             mark_extracted_locked(index);
             wake = true;
         } else {
@@ -443,7 +458,7 @@ std::optional<PackedData> Exchange::extract_chunk(PartitionId partition) {
     try {
         return read_chunk(*chunk);
     } catch (...) {
-        std::deque<ChunkRef> unread;
+        std::vector<ChunkRef> unread;
         unread.push_back(std::move(*chunk));
         std::vector<PackedData> none;
         put_back(index, std::move(unread), none);
@@ -456,7 +471,7 @@ bool Exchange::finished() const {
     return !error_ && insert_finished_ && extracted_ == partitions_.size();
 }
 
-std::vector<PackedData> Exchange::read_back(std::size_t index, std::deque<ChunkRef> chunks) {
+std::vector<PackedData> Exchange::read_back(std::size_t index, std::vector<ChunkRef> chunks) {
     std::vector<PackedData> result;
     result.reserve(chunks.size());
     try {
@@ -483,7 +498,7 @@ PackedData Exchange::read_chunk(ChunkRef& chunk) {
     }
 }
 
-void Exchange::put_back(std::size_t index, std::deque<ChunkRef> chunks, std::vector<PackedData>& read) {
+void Exchange::put_back(std::size_t index, std::vector<ChunkRef> chunks, std::vector<PackedData>& read) {
     for (std::size_t i = 0; i < read.size(); ++i) {
         chunks[i].size = read[i].data.size();
         chunks[i].inline_metadata = 0;
@@ -492,6 +507,7 @@ void Exchange::put_back(std::size_t index, std::deque<ChunkRef> chunks, std::vec
     }
     MutexLock lock(mutex_);
     auto& state = partitions_[index];
+    state.drop_taken();
     state.chunks.insert(state.chunks.begin(), std::make_move_iterator(chunks.begin()), std::make_move_iterator(chunks.end()));
     std::ranges::sort(state.chunks, in_rank_order);
     if (state.extracted) {
@@ -934,7 +950,7 @@ bool Exchange::prefetch() {
             if (!partition.complete || partition.extracted) {
                 continue;
             }
-            for (auto const& chunk : partition.chunks) {
+            for (auto const& chunk : std::span(partition.chunks).subspan(partition.taken)) {
                 if (planned + chunk.size > budget || keys.size() == max_prefetched_per_step) {
                     planned = budget;
                     break;

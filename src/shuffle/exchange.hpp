@@ -158,12 +158,26 @@ class Exchange {
     /// and `receiving == 0`; `returned` implies `complete`; `extracted`
     /// implies `complete` and `chunks` empty.
     struct Partition {
-        std::deque<ChunkRef> chunks;  ///< sorted by (source, sequence) once complete
+        /// Sorted by (source, sequence) once complete. A vector, since an
+        /// empty one holds no memory (an empty deque holds about 600 bytes,
+        /// which a shuffle into millions of partitions multiplies).
+        std::vector<ChunkRef> chunks;
+        std::size_t taken = 0;        ///< chunks at the front of `chunks` that `extract_chunk` took
         std::size_t receiving = 0;    ///< probed chunk messages not yet in `received_`
         bool complete = false;
         bool returned = false;  ///< returned by `wait_any` or `wait`
         bool extracted = false;
+
+        /// Drops the chunks taken, so that `chunks` holds those left.
+        void drop_taken() {
+            chunks.erase(chunks.begin(), chunks.begin() + static_cast<std::ptrdiff_t>(taken));
+            taken = 0;
+        }
     };
+
+    /// What is kept for each local partition besides its chunks: its state,
+    /// and its node in `ready_` (a red-black tree node and the value).
+    static constexpr std::size_t partition_bookkeeping_bytes = sizeof(Partition) + 48;
 
     /// A chunk message probed but not yet received (receive-side backpressure).
     struct Deferred {
@@ -201,16 +215,19 @@ class Exchange {
     PackedData detach_metadata(memory::Buffer& buffer, ChunkRef& chunk);
     /// Ends an insert; the last one after `insert_finished` ends the input.
     void end_insert();
+    /// The HOST reservation of `partition_bookkeeping_`.
+    /// @throws OutOfMemory naming the partitions if it does not fit.
+    [[nodiscard]] memory::MemoryReservation reserve_partition_bookkeeping() const;
     /// Reads back the chunks `chunks` of the local partition `index`; on
     /// failure puts them back into the partition and rethrows.
-    std::vector<PackedData> read_back(std::size_t index, std::deque<ChunkRef> chunks);
+    std::vector<PackedData> read_back(std::size_t index, std::vector<ChunkRef> chunks);
     /// The chunk `chunk` refers to, taken from `received_` in HOST. On
     /// failure its buffer stays in `received_` and `chunk` is unchanged.
     PackedData read_chunk(ChunkRef& chunk);
     /// Puts `chunks`, taken from the local partition `index`, back at its
     /// front, the first `read.size()` of them from the chunks `read` back,
     /// and marks the partition not extracted.
-    void put_back(std::size_t index, std::deque<ChunkRef> chunks, std::vector<PackedData>& read);
+    void put_back(std::size_t index, std::vector<ChunkRef> chunks, std::vector<PackedData>& read);
 
     // Progress thread: `run` repeats `step`, which runs each activity once;
     // each returns whether it did anything.
@@ -302,6 +319,9 @@ class Exchange {
     std::string const operation_;  ///< "shuffle op 3 on rank 1", for messages
     std::chrono::steady_clock::time_point const started_;
     TagLease const lease_;
+    /// HOST bytes for what is kept per local partition besides its chunks
+    /// (`partition_bookkeeping_bytes`), reserved before it is made.
+    memory::MemoryReservation const partition_bookkeeping_;
 
     /// Chunks waiting to be sent, and chunks received (or kept locally) and
     /// not yet extracted. Received chunks spill first: they are needed last.

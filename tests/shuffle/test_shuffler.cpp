@@ -839,6 +839,21 @@ TEST(Shuffler, UnderForceDiskAFailedExtractionPutsItsChunksBackAsTheyAreAndKeeps
     EXPECT_TRUE(shuffler.finished());
 }
 
+TEST(Shuffler, PartitionsWhoseStateDoesNotFitTheLimitAreRefusedAtOnceNamingThem) {
+    // Each partition's state is counted: a million of them under 1 MiB
+    // would otherwise hold some hundred bytes apiece outside any limit.
+    memory::MemoryConfig memory_config;
+    memory_config.host_limit = SizeSpec::bytes(1024 * kibibyte);
+    memory::BufferResource resource(memory_config);
+    std::array<memory::BufferResource*, 1> const resources{&resource};
+    auto group = comm::LocalCommunicator::make_group(resources);
+    EXPECT_THROW_WITH(Shuffler(*group[0], 1, PartitionId{1} << 20, resource), OutOfMemory,
+                      "shuffle op 1 on rank 0 cannot keep its 1048576 partitions: their state takes");
+    EXPECT_EQ(resource.memory_reserved(memory::MemoryType::HOST), 0U);
+    Shuffler const fits(*group[0], 2, 1000, resource);
+    EXPECT_GT(resource.memory_reserved(memory::MemoryType::HOST), 1000U * 48);
+}
+
 TEST(Shuffler, ExtractionPrefetchesTheNextSpilledChunksWhileHostHoldsMoreOfLaterPartitions) {
     // One rank, HOST for six chunks. Partition 0's four chunks go in, and
     // making room for five spills the last three of them; then partition 1's
@@ -849,8 +864,9 @@ TEST(Shuffler, ExtractionPrefetchesTheNextSpilledChunksWhileHostHoldsMoreOfLater
     constexpr std::size_t chunk_size = 64 * kibibyte;
     test::Watchdog watchdog("a prefetching shuffle", std::chrono::seconds(120));
     memory::MemoryConfig memory_config;
-    // And 4 KiB for the chunks' bookkeeping, which the stores count.
-    memory_config.host_limit = SizeSpec::bytes(6 * chunk_size + 4 * kibibyte);
+    // And 4 KiB for the chunks' bookkeeping, which the stores count, and
+    // 1 KiB for the two partitions' state.
+    memory_config.host_limit = SizeSpec::bytes(6 * chunk_size + 5 * kibibyte);
     memory::BufferResource resource(memory_config);
     std::array<memory::BufferResource*, 1> const resources{&resource};
     auto group = comm::LocalCommunicator::make_group(resources);
