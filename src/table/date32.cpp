@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <limits>
+#include <tuple>
 
 namespace spillway::table {
 namespace {
@@ -20,6 +21,15 @@ int two_digits(char const* text) noexcept {
     auto const high = static_cast<unsigned>(text[0] - '0');
     auto const low = static_cast<unsigned>(text[1] - '0');
     return high < 10 && low < 10 ? static_cast<int>(high * 10 + low) : -1;
+}
+
+/// Whether the date `year`-`month`-`day` is within a date32's days.
+bool fits_date32(std::int64_t year, int month, int day) noexcept {
+    constexpr auto first = to_civil(std::numeric_limits<std::int32_t>::min());
+    constexpr auto last = to_civil(std::numeric_limits<std::int32_t>::max());
+    auto const date = std::tuple(year, month, day);
+    return date >= std::tuple(std::int64_t{first.year}, static_cast<int>(first.month), static_cast<int>(first.day))
+        && date <= std::tuple(std::int64_t{last.year}, static_cast<int>(last.month), static_cast<int>(last.day));
 }
 
 }  // namespace
@@ -54,7 +64,7 @@ std::optional<std::int32_t> parse_date32(std::string_view text) noexcept {
     auto const day = two_digits(text.data() + text.size() - 2);
     if (error != std::errc{} || end != year_text.data() + year_text.size() || month < 1 || month > 12 || day < 1
         || static_cast<std::uint32_t>(day) > days_in_month(year, static_cast<std::uint32_t>(month))
-        || year > 5'000'000 || year < -5'000'000)
+        || !fits_date32(year, month, day))
     {
         return std::nullopt;
     }

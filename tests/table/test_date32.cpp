@@ -1,5 +1,6 @@
 #include <spillway/table/date32.hpp>
 
+#include <limits>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -48,4 +49,16 @@ TEST(Date32, RejectsTextThatIsNotAValidDate) {
         EXPECT_FALSE(parse_date32(text).has_value()) << text;
     }
     EXPECT_TRUE(parse_date32("1996-02-29").has_value());
+}
+
+TEST(Date32, EveryDate32FormatsAndParsesBackUpToTheEndsOfItsRange) {
+    constexpr auto lowest = std::numeric_limits<std::int32_t>::min();
+    constexpr auto highest = std::numeric_limits<std::int32_t>::max();
+    for (auto const days : {lowest, lowest + 1, -2'000'000'000, 2'000'000'000, highest - 1, highest}) {
+        EXPECT_EQ(parse_date32(format(days)), days) << format(days);
+    }
+    EXPECT_EQ(format(highest), "5881580-07-11");
+    EXPECT_EQ(format(lowest), "-5877641-06-23");
+    EXPECT_FALSE(parse_date32("5881580-07-12").has_value()) << "a day past the range";
+    EXPECT_FALSE(parse_date32("-5877641-06-22").has_value()) << "a day before the range";
 }
