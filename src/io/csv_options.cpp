@@ -10,16 +10,17 @@ namespace {
 
 constexpr std::size_t min_chunk_bytes = 64;
 
-/// The single character `text` names: itself, or `tab`. `others` names
-/// what else the option takes, for the message.
-char parse_character(std::string const& text, std::string_view option, std::string_view others = "or 'tab'") {
-    if (text == "tab" || text == "\\t") {
+/// The single character `value` of option `option` names: itself, or
+/// `tab`. `others` names what else the option takes, for the message.
+char parse_character(Options::Value const& value, std::string_view option, std::string_view others = "or 'tab'") {
+    if (value.text == "tab" || value.text == "\\t") {
         return '\t';
     }
-    SPILLWAY_EXPECTS(text.size() == 1,
-                     "option " << option << " must be one character (" << others << "), got '" << text << "'",
+    SPILLWAY_EXPECTS(value.text.size() == 1,
+                     Options::describe(option, value.source) << ": invalid value '" << value.text
+                                                              << "': expected one character (" << others << ")",
                      InvalidArgument);
-    return text.front();
+    return value.text.front();
 }
 
 std::string describe(char character) {
@@ -45,24 +46,29 @@ CsvOptions CsvOptions::tbl() noexcept {
 CsvOptions CsvOptions::from_options(Options const& options, CsvOptions const& defaults) {
     auto result = defaults;
     if (auto const value = options.find("csv_delimiter")) {
-        result.delimiter = parse_character(value->text, "csv_delimiter");
+        result.delimiter = parse_character(*value, "csv_delimiter");
     }
     if (auto const value = options.find("csv_quote")) {
-        result.quote = value->text == "none" ? std::nullopt
-                                             : std::optional(parse_character(value->text, "csv_quote",
-                                                                             "'none' for no quoting, or 'tab'"));
+        result.quote = value->text == "none"
+                         ? std::nullopt
+                         : std::optional(parse_character(*value, "csv_quote", "'none' for no quoting, or 'tab'"));
     }
     result.header = options.get_bool("csv_header", defaults.header);
     result.trailing_delimiter = options.get_bool("csv_trailing_delimiter", defaults.trailing_delimiter);
     result.chunk_bytes = options.get_bytes("csv_chunk_bytes", defaults.chunk_bytes);
+    if (auto const value = options.find("csv_chunk_bytes")) {
+        SPILLWAY_EXPECTS(result.chunk_bytes >= min_chunk_bytes && result.chunk_bytes <= max_chunk_bytes,
+                         Options::describe("csv_chunk_bytes", value->source)
+                             << ": invalid value '" << value->text << "': expected a size from "
+                             << format_bytes(min_chunk_bytes) << " to " << format_bytes(max_chunk_bytes),
+                         InvalidArgument);
+    }
     result.infer_rows = static_cast<std::size_t>(options.get_int(
         "csv_infer_rows", static_cast<std::int64_t>(defaults.infer_rows), 1, std::numeric_limits<std::int32_t>::max()
     ));
-    if (auto const value = options.find("csv_bad_rows")) {
-        SPILLWAY_EXPECTS(value->text == "fail" || value->text == "skip",
-                         "option csv_bad_rows must be 'fail' or 'skip', got '" << value->text << "'", InvalidArgument);
-        result.bad_rows = value->text == "skip" ? BadRows::skip : BadRows::fail;
-    }
+    auto const bad_rows = options.get_choice("csv_bad_rows", {"fail", "skip"},
+                                             defaults.bad_rows == BadRows::skip ? "skip" : "fail");
+    result.bad_rows = bad_rows == "skip" ? BadRows::skip : BadRows::fail;
     result.validate();
     return result;
 }

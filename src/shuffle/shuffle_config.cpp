@@ -9,8 +9,12 @@ ShuffleConfig ShuffleConfig::from_options(Options const& options) {
     config.send_window = options.get_size("shuffle_send_window", config.send_window);
     config.prefetch = options.get_size("shuffle_prefetch", config.prefetch);
     config.collective_timeout = options.get_duration("collective_timeout", config.collective_timeout);
-    SPILLWAY_EXPECTS(config.collective_timeout > std::chrono::nanoseconds::zero(),
-                     "collective_timeout must be positive", InvalidArgument);
+    if (auto const value = options.find("collective_timeout")) {
+        SPILLWAY_EXPECTS(config.collective_timeout > std::chrono::nanoseconds::zero(),
+                         Options::describe("collective_timeout", value->source)
+                             << ": invalid value '" << value->text << "': expected a duration above zero",
+                         InvalidArgument);
+    }
     return config;
 }
 

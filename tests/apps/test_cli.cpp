@@ -396,6 +396,25 @@ TEST(Cli, ALogLevelThatNamesNoLevelIsAUsageError) {
     EXPECT_EQ(nation.exit_code, 0) << "levels are read in any case: " << nation.err;
 }
 
+TEST(Cli, ABadValueFromTheEnvironmentIsAUsageErrorNamingItsVariable) {
+    spillway::test::TemporaryDirectory directory;
+    auto const input = directory.path() / "in.csv";
+    std::ofstream(input) << "a,b\n1,2\n";
+    std::vector<std::string> const partition{"partition", "-i", input.string(), "-k", "a", "-o",
+                                             (directory.path() / "out").string(), "--quiet"};
+    for (auto const* variable : {"SPILLWAY_CSV_BAD_ROWS=nope", "SPILLWAY_CSV_DELIMITER=ab", "SPILLWAY_CSV_QUOTE=xx",
+                                 "SPILLWAY_CSV_CHUNK_BYTES=1", "SPILLWAY_THREADS=x"}) {
+        auto const result = run_spillway(partition, {variable});
+        EXPECT_EQ(result.exit_code, 2) << variable << ": " << result.err;
+        auto const name = std::string(variable).substr(0, std::string(variable).find('='));
+        EXPECT_THAT(result.err, HasSubstr("(from environment variable " + name + "): invalid value")) << result.err;
+    }
+    auto const shuffle = run_spillway({"shuffle", "--scale", "0.001", "--quiet"}, {"SPILLWAY_COLLECTIVE_TIMEOUT=0"});
+    EXPECT_EQ(shuffle.exit_code, 2) << shuffle.err;
+    EXPECT_THAT(shuffle.err, HasSubstr("(from environment variable SPILLWAY_COLLECTIVE_TIMEOUT): invalid value '0'"));
+    EXPECT_FALSE(std::filesystem::exists(directory.path() / "out"));
+}
+
 TEST(Cli, AnMpiLaunchOfSeveralProcessesWithoutCommMpiIsAUsageError) {
     spillway::test::TemporaryDirectory directory;
     auto const output = directory.path() / "orders.csv";

@@ -463,12 +463,14 @@ TEST_F(CsvReaderTest, ReadsOptionsFromSettings) {
     EXPECT_EQ(options.bad_rows, CsvOptions::BadRows::fail);
     EXPECT_EQ(CsvOptions::from_options(Options().set("csv_bad_rows", "skip")).bad_rows, CsvOptions::BadRows::skip);
     EXPECT_THROW_WITH(CsvOptions::from_options(Options().set("csv_bad_rows", "drop")), InvalidArgument,
-                      "csv_bad_rows must be 'fail' or 'skip', got 'drop'");
+                      "option 'csv_bad_rows': invalid value 'drop': expected one of fail, skip");
     EXPECT_EQ(CsvOptions::from_options(Options(), CsvOptions::tbl()).delimiter, '|');
     EXPECT_THROW_WITH(CsvOptions::from_options(Options().set("csv_delimiter", "ab")), InvalidArgument,
-                      "csv_delimiter must be one character (or 'tab'), got 'ab'");
+                      "option 'csv_delimiter': invalid value 'ab': expected one character (or 'tab')");
+    EXPECT_THROW_WITH(CsvOptions::from_options(Options::from_environment({"SPILLWAY_CSV_DELIMITER=ab"})),
+                      InvalidArgument, "option 'csv_delimiter' (from environment variable SPILLWAY_CSV_DELIMITER)");
     EXPECT_THROW_WITH(CsvOptions::from_options(Options().set("csv_quote", "ab")), InvalidArgument,
-                      "csv_quote must be one character ('none' for no quoting, or 'tab'), got 'ab'");
+                      "option 'csv_quote': invalid value 'ab': expected one character ('none' for no quoting, or 'tab')");
     EXPECT_THROW_WITH(CsvOptions::from_options(Options().set("csv_quote", ",")), InvalidArgument,
                       "must differ from the delimiter");
     EXPECT_THROW_WITH(CsvOptions::from_options(Options().set("csv_chunk_bytes", "2GiB")), InvalidArgument,

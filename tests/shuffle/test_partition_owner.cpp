@@ -68,5 +68,5 @@ TEST(ShuffleConfig, TheCollectiveTimeoutIsAMinuteByDefaultAndMustBePositive) {
     EXPECT_EQ(ShuffleConfig::from_options(Options().set("collective_timeout", "90s")).collective_timeout,
               std::chrono::seconds(90));
     EXPECT_THROW_WITH(ShuffleConfig::from_options(Options().set("collective_timeout", "0")), InvalidArgument,
-                      "collective_timeout must be positive");
+                      "option 'collective_timeout': invalid value '0': expected a duration above zero");
 }

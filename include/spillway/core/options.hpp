@@ -145,9 +145,12 @@ class Options {
     /// The environment variable that sets `name`: `SPILLWAY_` + upper case.
     static std::string environment_variable(std::string_view name);
 
-  private:
-    /// How the error message names the option `name`, given where its value came from.
+    /// How an error message names option `name` whose value came from
+    /// `source`: `option 'name'`, then where it came from unless in code
+    /// (`(from environment variable SPILLWAY_NAME)`), as the getters' do.
     static std::string describe(std::string_view name, OptionSource source);
+
+  private:
 
     /// Whether a name was looked up; copies copy the mark.
     class ReadMark {
