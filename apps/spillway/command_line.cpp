@@ -32,7 +32,9 @@ Exit codes:
      found on the way, a failed rank
   2  usage error, found before any work starts: bad flag or value, missing
      input, key that is not a column, unwritable directory, memory limit too
-     small to make progress (the message names the minimum)
+     small to make progress (the message names the minimum), and malformed
+     input found in what the job reads to check it (a CSV file's first rows,
+     a Parquet or Arrow file's first part)
   3  the job ran but its output failed verification
   130, 143  SIGINT (Ctrl-C) or SIGTERM ended the job; what it had written (a
      partition's output, spilled data) was removed first)";
@@ -242,7 +244,8 @@ CommandLine::CommandLine() : app_(description, "spillway") {
         ->check(no_empty_items())
         ->required();
     partition_command_->add_option("--output,-o", partition_.output,
-                                   "directory for the files part-00000.csv, ...; made if missing, must be empty; "
+                                   "directory for the files part-00000.csv (.parquet, .arrow; CSV from CSV keeps the "
+                                   "input's extension), ...; made if missing, must be empty; "
                                    "the files appear in it only if the run verified them")
         ->type_name("DIR")
         ->required();
