@@ -90,8 +90,9 @@ PartitionPlan PartitionPlan::make(std::uint64_t limit, std::uint64_t block_bytes
                           << " for " << least_window << (least_window == 1 ? " block" : " blocks")
                           << " in flight, the reader and the writer, " << partitions << " write buffers of "
                           << format_bytes(least.write_buffer_bytes + files.overhead)
-                          << "); raise --memory-limit to at least that, or lower --threads, --block-size or "
-                             "--partitions",
+                          << "); raise --memory-limit to at least that, or lower "
+                          << (files.sized_by_flag ? "--threads, --block-size or --partitions"
+                                                  : "--threads or --partitions"),
                       InvalidArgument);
     }
     if (window) {

@@ -80,6 +80,9 @@ struct PartitionPlan {
         std::function<std::uint64_t(std::uint64_t buffer)> flush;
         /// What the input file's reader holds besides the tables it returns.
         std::uint64_t reader = 0;
+        /// Whether `--block-size` sets the blocks, as for CSV input; a
+        /// Parquet or Arrow file's reads are its own.
+        bool sized_by_flag = true;
     };
 
     /// The plan for `limit` bytes, blocks of `block_bytes`, `threads` threads

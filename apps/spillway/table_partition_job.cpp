@@ -52,7 +52,7 @@ TablePartitionJob::TablePartitionJob(PartitionArguments arguments, Options const
                                                   : PartitionPlan::largest_write_buffer,
         io::writer_overhead_bytes(output_format_, input_.schema()),
         [format = output_format_](std::uint64_t buffer) { return io::writer_flush_bytes(format, buffer); },
-        input_.reader_bytes()};
+        input_.reader_bytes(), input_.format() == io::FileFormat::csv};
     plan_ = PartitionPlan::make(limit, block_bytes, pool_.concurrency(), partitions_, window, files);
     check_open_file_limit(partitions_);
 

@@ -60,6 +60,11 @@ TEST(PartitionPlan, ShrinksWriteBuffersForManyPartitionsButNotBelowTheirLeast) {
     EXPECT_EQ(plan.write_buffer_bytes, PartitionPlan::smallest_write_buffer);
     EXPECT_THROW_WITH(PartitionPlan::make(256 * mib, 1 * mib, 1, 4096, std::nullopt), InvalidArgument,
                       "or lower --threads, --block-size or --partitions");
+    // A Parquet or Arrow file's reads are its own: --block-size would not help.
+    PartitionPlan::Files files;
+    files.sized_by_flag = false;
+    EXPECT_THROW_WITH(PartitionPlan::make(256 * mib, 1 * mib, 1, 4096, std::nullopt, files), InvalidArgument,
+                      "or lower --threads or --partitions");
 }
 
 /// Parquet files as `spillway partition` writes them: a writer encodes the
