@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nanobind/nanobind.h>
@@ -19,6 +20,7 @@
 #include <spillway/core/error.hpp>
 #include <spillway/core/options.hpp>
 #include <spillway/io/file_format.hpp>
+#include <spillway/io/table_file.hpp>
 #include <spillway/shuffle/shuffle_config.hpp>
 
 #include "arrow_capsules.hpp"
@@ -44,6 +46,25 @@ Options options_of(std::map<std::string, std::string> const& given) {
         options.set(name, value);
     }
     return options;
+}
+
+/// Inserts the rows of `reader`, a stream Python data made, into `shuffle`,
+/// without the GIL. A Ctrl-C that stopped the stream's Python producer
+/// (pyarrow hands the producer's exception on only as text, ending with its
+/// type) is raised as KeyboardInterrupt, as Ctrl-C is by the calls that
+/// read no Python data, not as the IoError of a failed producer.
+template <typename Shuffle>
+void insert_python_data(Shuffle& shuffle, io::TableFileReader& reader) {
+    try {
+        nb::gil_scoped_release const released;
+        shuffle.insert(reader);
+    } catch (IoError const& error) {
+        if (std::string_view(error.what()).ends_with("\nKeyboardInterrupt\n")) {
+            PyErr_SetNone(PyExc_KeyboardInterrupt);
+            throw nb::python_error();
+        }
+        throw;
+    }
 }
 
 /// A progress listener that calls the Python callable `callback` with the
@@ -150,11 +171,7 @@ NB_MODULE(_core, module) {
             },
             "keys"_a, "partitions"_a, "ranks"_a, "options"_a)
         .def("insert",
-             [](LocalShuffle& self, nb::handle data) {
-                 auto const reader = read_arrow_stream(data);
-                 nb::gil_scoped_release const released;
-                 self.insert(*reader);
-             },
+             [](LocalShuffle& self, nb::handle data) { insert_python_data(self, *read_arrow_stream(data)); },
              "data"_a)
         .def("insert_file",
              [](LocalShuffle& self, std::string const& path) {
@@ -200,8 +217,7 @@ NB_MODULE(_core, module) {
              [](TableShuffler& self, nb::handle data) {
                  auto const reader = read_arrow_stream(data);
                  static_cast<void>(self.expect_schema(reader->schema()));
-                 nb::gil_scoped_release const released;
-                 self.insert(*reader);
+                 insert_python_data(self, *reader);
              },
              "data"_a)
         .def("insert_file",

@@ -197,6 +197,34 @@ def test_ending_early_or_failing_warns_of_nothing(capfd):
     assert capfd.readouterr().err == ""
 
 
+def test_a_python_producers_error_is_an_io_error_and_its_ctrl_c_a_keyboard_interrupt():
+    table = sample(100)
+
+    def failing():
+        yield from table.to_batches(max_chunksize=10)[:3]
+        raise ValueError("my producer failed")
+
+    with pytest.raises(spillway.IoError, match="failed to give its next batch(.|\n)*my producer failed"):
+        spillway.shuffle(pa.RecordBatchReader.from_batches(table.schema, failing()), "k")
+    # Ctrl-C while spillway reads a pyarrow reader of a Python generator
+    # stops the generator; pyarrow passes that on as text, and it used to
+    # come out as CorruptData. In a process of its own: pytest stops on it.
+    script = """
+import os, signal, pyarrow as pa, spillway
+table = pa.table({"k": list(range(100))})
+def interrupted():
+    yield from table.to_batches(max_chunksize=10)[:3]
+    os.kill(os.getpid(), signal.SIGINT)
+    yield from table.to_batches(max_chunksize=10)[3:]
+try:
+    spillway.shuffle(pa.RecordBatchReader.from_batches(table.schema, interrupted()), "k")
+except KeyboardInterrupt:
+    print("KeyboardInterrupt")
+"""
+    completed = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert completed.stdout.strip() == "KeyboardInterrupt", completed.stderr
+
+
 def test_counts_out_of_range_or_of_another_type_are_invalid_arguments():
     table = sample(10)
     for partitions in (2**32, 2.0, "2", True):
