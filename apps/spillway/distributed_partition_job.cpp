@@ -219,6 +219,7 @@ RunSummary DistributedPartitionJob::run(Progress& progress) {
     std::once_flag write_started;
     auto const start_write = [&] {
         std::call_once(write_started, [&] {
+            progress.complete();  // CSV input's header lines, which no table holds
             progress.finish();
             progress.start("write and verify", 2 * local_partitions, Progress::Unit::items);
         });

@@ -79,6 +79,7 @@ RunSummary PartitionJob::run(Progress& progress) {
             progress.advance(block.bytes);
         }
     }
+    progress.complete();  // the header lines, which no block holds
     std::uint64_t output_bytes = 0;
     for (auto& writer : writers_) {
         writer->close();
@@ -91,6 +92,7 @@ RunSummary PartitionJob::run(Progress& progress) {
     progress.start("verify", output_bytes, Progress::Unit::bytes);
     SeqJoinTracer tracer("check block", plan_.window);
     auto const check = check_partition_files(output_files_, input_, pool_, plan_.window, tracer.observe({}), progress);
+    progress.complete();
     progress.finish();
     auto const finished = Clock::now();
 

@@ -65,6 +65,13 @@ void Progress::advance(std::uint64_t amount) {
     }
 }
 
+void Progress::complete() {
+    auto const done = done_.load(std::memory_order_relaxed);
+    if (done < total_) {
+        advance(total_ - done);
+    }
+}
+
 void Progress::finish() {
     if (style_ == Style::none) {
         return;

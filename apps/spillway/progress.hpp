@@ -59,6 +59,9 @@ class Progress {
     void start(std::string name, std::uint64_t total, Unit unit);
     /// Counts `amount` more units done in the current phase.
     void advance(std::uint64_t amount);
+    /// Counts the current phase done up to its total: for work that is over
+    /// and held units no step counted (the header lines of CSV files).
+    void complete();
     /// Ends the current phase, printing its final line.
     void finish();
 

@@ -127,6 +127,7 @@ RunSummary TablePartitionJob::run(Progress& progress) {
     }
     static_cast<void>(exec::parallel_join(pool_, std::move(closes)));
     writers_.clear();
+    progress.complete();  // CSV input's header lines, which no table holds
     progress.finish();
     auto const partitioned = Clock::now();
 

@@ -101,3 +101,15 @@ TEST(Progress, CountsWhatManyThreadsAdvance) {
     progress.finish();
     EXPECT_THAT(out.str(), HasSubstr("shuffle: 100% 4000 of 4000"));
 }
+
+TEST(Progress, CompletingAPhaseCountsWhatNoStepCounted) {
+    std::ostringstream out;
+    Progress progress(Progress::Style::lines, out);
+    progress.start("partition", 100, Progress::Unit::bytes);
+    progress.advance(92);  // the blocks; a header line of 8 bytes is in none
+    progress.complete();
+    progress.complete();  // nothing more: done is the total
+    progress.finish();
+    EXPECT_THAT(out.str(), HasSubstr("partition: 100% 100 B of 100 B"));
+    EXPECT_THAT(out.str(), testing::Not(HasSubstr("108 B")));
+}
