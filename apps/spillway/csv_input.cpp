@@ -81,6 +81,9 @@ CsvInput CsvInput::open(std::vector<std::filesystem::path> files, std::vector<st
     input.options = io::CsvOptions::from_options(options, defaults);
     {
         io::CsvReader first(files.front(), input.options);
+        SPILLWAY_EXPECTS(first.schema().size() != 0,
+                         "input file '" << files.front().string() << "' is empty: it has no header and no rows",
+                         InvalidArgument);
         input.schema = declare_types(first.schema(), declared, input.declared);
         input.header = first.header_line();
     }

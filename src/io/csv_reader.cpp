@@ -477,6 +477,8 @@ CsvReader::CsvReader(std::filesystem::path path, CsvOptions options, std::option
         auto [header, header_bytes] = read_header(std::string_view(pending_.get(), rows_end), options_, errors);
         names = std::move(header);
         header_line_.assign(pending_.get(), header_bytes);
+        SPILLWAY_EXPECTS(header_line_ != "\n" && header_line_ != "\r\n",
+                         path_ << ":1: the header line is empty; its first line names the columns", CorruptData);
         next_line_ += detail::count_line_breaks(std::string_view(pending_.get(), header_bytes));
         std::memmove(pending_.get(), pending_.get() + header_bytes, pending_size_ - header_bytes);
         pending_size_ -= header_bytes;
@@ -487,6 +489,8 @@ CsvReader::CsvReader(std::filesystem::path path, CsvOptions options, std::option
                          path_ << ":1: the header has " << names.size() << " columns but the schema has "
                                << schema->size() << " (" << schema->to_string() << ")",
                          CorruptData);
+    } else if (pending_size_ == 0 && names.empty()) {
+        schema = Schema();  // an empty file (a byte order mark at most): no columns
     } else {
         auto const rows_end = pending_size_ == 0 ? 0 : complete_rows();
         std::string_view const sample(pending_.get(), rows_end);

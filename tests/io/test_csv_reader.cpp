@@ -119,6 +119,17 @@ TEST_F(CsvReaderTest, AnEmptyFileHasNoRows) {
     EXPECT_FALSE(header_only.read().has_value());
 }
 
+TEST_F(CsvReaderTest, AnEmptyHeaderLineIsRefusedRatherThanReadAsAColumnWithoutAName) {
+    for (auto const* text : {"\n1,2\n", "\r\n1,2\r\n", "\xef\xbb\xbf\n1,2\n"}) {
+        EXPECT_THROW_WITH(CsvReader(file("blank.csv", text), CsvOptions()), CorruptData,
+                          "blank.csv:1: the header line is empty");
+    }
+    CsvOptions without_header;
+    without_header.header = false;
+    EXPECT_EQ(CsvReader(file("blank.csv", "\n1,2\n"), without_header).schema().size(), 1u)
+        << "without a header, an empty first line is a row of one empty field";
+}
+
 TEST_F(CsvReaderTest, ALastRowWithoutALineBreakGetsOne) {
     CsvReader reader(file("unterminated.csv", "a\n1\n2"), CsvOptions());
     auto const block = reader.read_block();

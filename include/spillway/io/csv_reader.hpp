@@ -171,13 +171,15 @@ class CsvReader {
     /// @throws CorruptData naming the file and line if the header does not
     /// match a given schema or the quoting of the rows used for inference is
     /// malformed (rows with the wrong number of fields are passed over there;
-    /// parsing reports them), or if the file is gzip-compressed.
+    /// parsing reports them), if the header line is empty, or if the file
+    /// is gzip-compressed.
     CsvReader(std::filesystem::path path, CsvOptions options, std::optional<table::Schema> schema = std::nullopt);
     CsvReader(CsvReader const&) = delete;
     CsvReader& operator=(CsvReader const&) = delete;
     ~CsvReader();
 
-    /// The columns of the file; empty for an empty file without a given schema.
+    /// The columns of the file; empty for an empty file (or one of only a
+    /// byte order mark) without a given schema.
     [[nodiscard]] table::Schema const& schema() const noexcept;
 
     /// The header row exactly as it is in the file (a byte order mark left
