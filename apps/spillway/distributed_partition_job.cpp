@@ -17,6 +17,7 @@
 #include <spillway/shuffle/shuffler.hpp>
 #include <spillway/table_shuffle/packed_partitions.hpp>
 
+#include "job_limits.hpp"
 #include "partition_check.hpp"
 #include "partition_files.hpp"
 #include "partition_plan.hpp"
@@ -72,19 +73,22 @@ struct RankMemory {
     /// Room for spillable chunks besides, so that a chunk can be inserted
     /// while the working set is at its largest: one table's worth.
     std::uint64_t chunks;
+    /// The state of the partitions the rank owns, which its shuffler keeps.
+    std::uint64_t partitions;
 
     static RankMemory of(std::uint64_t rank_limit, std::uint64_t piece_bytes, std::uint64_t reader_bytes,
-                         io::FileFormat format, table::Schema const& schema, std::size_t window) noexcept {
+                         io::FileFormat format, table::Schema const& schema, std::size_t window,
+                         std::uint64_t owned_partitions) noexcept {
         auto const buffers = RankBuffers::for_limit(rank_limit);
         auto const reading = piece_bytes * (3 * window + 1);
         // A batch passes its size by at most one chunk, at most one table's rows.
         auto const writing = 2 * (buffers.receive_batch + piece_bytes) * (window + 1) + buffers.write_buffer;
         return {reader_bytes + piece_bytes + io::writer_overhead_bytes(format, schema)
                     + io::writer_flush_bytes(format, buffers.write_buffer),
-                std::max(reading, writing), piece_bytes};
+                std::max(reading, writing), piece_bytes, owned_partitions * shuffle::Shuffler::bytes_per_partition()};
     }
 
-    [[nodiscard]] std::uint64_t total() const noexcept { return outside + working + chunks; }
+    [[nodiscard]] std::uint64_t total() const noexcept { return outside + working + chunks + partitions; }
 };
 
 /// One input table, hash-partitioned and packed.
@@ -113,7 +117,7 @@ memory::MemoryConfig partition_memory_config(Options const& options) {
 }
 
 bool runs_on_ranks(Options const& options) {
-    return options.get_int("ranks", 1, 1, 4096) > 1 || options.get_choice("comm", {"local", "mpi"}, "local") == "mpi";
+    return options.get_int("ranks", 1, 1, max_ranks) > 1 || options.get_choice("comm", {"local", "mpi"}, "local") == "mpi";
 }
 
 DistributedPartitionJob::DistributedPartitionJob(PartitionArguments arguments, Options const& options)
@@ -124,7 +128,7 @@ DistributedPartitionJob::DistributedPartitionJob(PartitionArguments arguments, O
       key_names_(std::move(arguments.keys)),
       ranks_(options, partition_memory_config(options), 1),
       pool_(exec::ThreadPool::Config::from_options(options)),
-      partitions_(static_cast<shuffle::PartitionId>(options.get_int("partitions", 64, 1, std::int64_t{1} << 24))),
+      partitions_(static_cast<shuffle::PartitionId>(options.get_int("partitions", 64, 1, max_partitions))),
       shuffle_config_(shuffle::ShuffleConfig::from_options(options)),
       limit_(memory::MemoryConfig::from_options(options).host_limit.resolve(memory::host_memory_capacity())) {
     // CSV files keep the input's extension (`.tbl`, say), as `PartitionJob` writes them.
@@ -135,9 +139,12 @@ DistributedPartitionJob::DistributedPartitionJob(PartitionArguments arguments, O
                    : std::string(io::extension_of(output_format_));
     auto const local_ranks = ranks_.resources().size();
     auto const piece_bytes = input_.piece_bytes();
+    auto const ranks = static_cast<std::uint64_t>(ranks_.size());
+    auto const owned_partitions = (std::uint64_t{partitions_} + ranks - 1) / ranks;  // the most a rank owns
     auto const rank_memory = [&](std::uint64_t limit, std::size_t window) {
         return RankMemory::of(limit > fixed_bytes ? (limit - fixed_bytes) / local_ranks : 0, piece_bytes,
-                              input_.reader_bytes(), output_format_, input_.schema(), window);
+                              input_.reader_bytes(), output_format_, input_.schema(), window,
+                              owned_partitions);
     };
     auto const bound = [&](std::uint64_t limit, std::size_t window) {
         return fixed_bytes + local_ranks * rank_memory(limit, window).total();
@@ -158,7 +165,8 @@ DistributedPartitionJob::DistributedPartitionJob(PartitionArguments arguments, O
                                       << format_bytes(least * mebibyte)
                                       << "; raise --memory-limit to at least that"
                                       << (input_.format() == io::FileFormat::csv ? ", or lower --block-size" : "")
-                                      << (local_ranks == 1 ? "" : ", or lower --ranks"),
+                                      << (local_ranks == 1 ? "" : ", or lower --ranks")
+                                      << (rank_memory(limit_, 1).partitions < piece_bytes ? "" : ", or lower --partitions"),
                       InvalidArgument);
     }
     if (options.find("window")) {

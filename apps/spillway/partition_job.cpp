@@ -9,6 +9,7 @@
 #include <spillway/memory/system_memory.hpp>
 #include <spillway/table/hash_partition.hpp>
 
+#include "job_limits.hpp"
 #include "partition_check.hpp"
 #include "partition_files.hpp"
 #include "seq_join_tracer.hpp"
@@ -30,9 +31,9 @@ PartitionJob::PartitionJob(PartitionArguments arguments, Options const& options)
     : input_(CsvInput::open(std::move(arguments.inputs), arguments.keys, options, arguments.schema)),
       output_(std::move(arguments.output)),
       key_names_(std::move(arguments.keys)),
-      partitions_(static_cast<std::uint32_t>(options.get_int("partitions", 64, 1, std::int64_t{1} << 24))),
+      partitions_(static_cast<std::uint32_t>(options.get_int("partitions", 64, 1, max_partitions))),
       pool_(exec::ThreadPool::Config::from_options(options)) {
-    SPILLWAY_EXPECTS(options.get_int("ranks", 1, 1, 4096) == 1 && options.get_string("comm", "local") == "local",
+    SPILLWAY_EXPECTS(options.get_int("ranks", 1, 1, max_ranks) == 1 && options.get_string("comm", "local") == "local",
                      "PartitionJob runs on one local rank; DistributedPartitionJob on several", InvalidArgument);
     auto const limit = memory::MemoryConfig::from_options(options).host_limit.resolve(memory::host_memory_capacity());
     auto const window = options.find("window") ? std::optional<std::size_t>(options.get_int("window", 1, 1, 1 << 20))

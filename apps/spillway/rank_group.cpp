@@ -15,11 +15,13 @@
 #include <spillway/comm/mpi_communicator.hpp>
 #endif
 
+#include "job_limits.hpp"
+
 namespace spillway::cli {
 
 RankGroup::RankGroup(Options const& options, memory::MemoryConfig config, int default_ranks)
     : options_(options), uses_mpi_(options.get_choice("comm", {"local", "mpi"}, "local") == "mpi") {
-    auto const ranks = static_cast<comm::Rank>(options.get_int("ranks", default_ranks, 1, 4096));
+    auto const ranks = static_cast<comm::Rank>(options.get_int("ranks", default_ranks, 1, max_ranks));
     auto const local_ranks = in_process_ranks(options, default_ranks);
     size_ = ranks;
 #ifdef SPILLWAY_CLI_HAVE_MPI
@@ -41,7 +43,7 @@ RankGroup::RankGroup(Options const& options, memory::MemoryConfig config, int de
 }
 
 std::size_t RankGroup::in_process_ranks(Options const& options, int default_ranks) {
-    auto const ranks = static_cast<std::size_t>(options.get_int("ranks", default_ranks, 1, 4096));
+    auto const ranks = static_cast<std::size_t>(options.get_int("ranks", default_ranks, 1, max_ranks));
 #ifdef SPILLWAY_CLI_HAVE_MPI
     if (options.get_choice("comm", {"local", "mpi"}, "local") == "mpi") {
         return 1;

@@ -5,6 +5,7 @@
 #include <functional>
 #include <limits>
 #include <mutex>
+#include <sstream>
 #include <type_traits>
 #include <unordered_map>
 
@@ -21,6 +22,7 @@
 
 #include "chunk_numbers.hpp"
 #include "interruption.hpp"
+#include "job_limits.hpp"
 #include "rank_values.hpp"
 #include "received_batches.hpp"
 #include "seq_join_tracer.hpp"
@@ -93,7 +95,7 @@ ShuffleJob::ShuffleJob(Options const& options)
       ranks_(options, memory_config(options), 4),
       pool_(exec::ThreadPool::Config::from_options(options)),
       partitions_(static_cast<shuffle::PartitionId>(
-          options.get_int("partitions", partitions_per_rank * ranks_.size(), 1, std::int64_t{1} << 24))),
+          options.get_int("partitions", partitions_per_rank * ranks_.size(), 1, max_partitions))),
       window_(static_cast<std::size_t>(options.get_int(
           "window",
           static_cast<std::int64_t>(std::max<std::size_t>(
@@ -104,19 +106,30 @@ ShuffleJob::ShuffleJob(Options const& options)
     // table and its packed rows, outside anything spillable (what
     // `generating_item_bytes` measures); chunks vary, hence the margin. The
     // coalescer holds tables too, and packs them beside them: half the rest.
-    auto const needed =
-        (window_ + 1) * generating_item_bytes(generator_, partitions_, memory_config(options)) * 5 / 4;
+    // Its shuffler keeps the state of the partitions it owns besides.
+    auto const item = generating_item_bytes(generator_, partitions_, memory_config(options)) * 5 / 4;
+    auto const ranks = static_cast<std::uint64_t>(ranks_.size());
+    auto const partition_state =
+        (std::uint64_t{partitions_} + ranks - 1) / ranks * shuffle::Shuffler::bytes_per_partition();
+    auto const needed = (window_ + 1) * item + partition_state;
     auto const limit = ranks_.host_limit_per_rank();
     if (limit < needed) {
         constexpr std::uint64_t mebibyte = std::uint64_t{1} << 20;
+        bool const many_partitions = partition_state >= item;
+        std::ostringstream partitions;
+        if (many_partitions) {
+            partitions << " and the state of " << (std::uint64_t{partitions_} + ranks - 1) / ranks << " partitions, "
+                       << format_bytes(partition_state);
+        }
         auto const least = (needed * ranks_.resources().size() + mebibyte - 1) / mebibyte * mebibyte;
         SPILLWAY_FAIL("memory limit " << format_bytes(limit) << " per rank is too small for " << window_
                                       << (window_ == 1 ? " generated chunk" : " generated chunks")
-                                      << " in flight of " << format_bytes(needed / (window_ + 1))
-                                      << " each: give this process a --memory-limit of at least "
+                                      << " in flight of " << format_bytes(item) << " each" << partitions.str()
+                                      << ": give this process a --memory-limit of at least "
                                       << format_bytes(least) << " (shared by its " << ranks_.resources().size()
                                       << (ranks_.resources().size() == 1 ? " rank)" : " ranks)")
-                                      << (window_ == 1 ? "" : ", or lower --window"),
+                                      << (window_ == 1 ? "" : ", or lower --window")
+                                      << (many_partitions ? ", or lower --partitions" : ""),
                       InvalidArgument);
     }
     coalesce_bytes_ = std::min(std::uint64_t{partitions_} * table_shuffle::ChunkCoalescer::bytes_per_partition,

@@ -12,6 +12,7 @@
 #include <spillway/table/hash_partition.hpp>
 #include <spillway/table/table_checksum.hpp>
 
+#include "job_limits.hpp"
 #include "partition_check.hpp"
 #include "partition_files.hpp"
 #include "seq_join_tracer.hpp"
@@ -38,9 +39,9 @@ TablePartitionJob::TablePartitionJob(PartitionArguments arguments, Options const
       compression_(arguments.compression.empty() ? "zstd" : arguments.compression),
       output_(std::move(arguments.output)),
       key_names_(arguments.keys),
-      partitions_(static_cast<std::uint32_t>(options.get_int("partitions", 64, 1, std::int64_t{1} << 24))),
+      partitions_(static_cast<std::uint32_t>(options.get_int("partitions", 64, 1, max_partitions))),
       pool_(exec::ThreadPool::Config::from_options(options)) {
-    SPILLWAY_EXPECTS(options.get_int("ranks", 1, 1, 4096) == 1 && options.get_string("comm", "local") == "local",
+    SPILLWAY_EXPECTS(options.get_int("ranks", 1, 1, max_ranks) == 1 && options.get_string("comm", "local") == "local",
                      "TablePartitionJob runs on one local rank; DistributedPartitionJob on several",
                      InvalidArgument);
     auto const block_bytes = input_.piece_bytes();

@@ -9,6 +9,8 @@
 #include <spillway/shuffle/shuffle_config.hpp>
 #include <spillway/table/date32.hpp>
 
+#include "job_limits.hpp"
+
 namespace spillway::cli {
 namespace {
 
@@ -81,7 +83,7 @@ TpchJob::TpchJob(TpchArguments arguments, Options const& options)
     }
     config_.workers = std::max<std::size_t>(1, pool_.concurrency() / ranks_.resources().size());
     config_.partitions =
-        static_cast<shuffle::PartitionId>(options.get_int("partitions", 32, 1, std::int64_t{1} << 24));
+        static_cast<shuffle::PartitionId>(options.get_int("partitions", 32, 1, max_partitions));
     config_.shuffle = shuffle::ShuffleConfig::from_options(options);
 }
 

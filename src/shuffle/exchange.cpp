@@ -177,14 +177,16 @@ Exchange::Exchange(
 
 memory::MemoryReservation Exchange::reserve_partition_bookkeeping() const {
     auto const bytes = local_partitions_.size() * partition_bookkeeping_bytes;
-    try {
-        return resource_.reserve_and_spill(memory::MemoryType::HOST, bytes, memory::AllowOverbooking::no);
-    } catch (OutOfMemory const& error) {
-        SPILLWAY_FAIL(operation_ << " cannot keep its " << local_partitions_.size() << " partitions: their state takes "
-                                 << format_bytes(bytes) << " of HOST memory; " << error.what()
-                                 << " (or use fewer partitions)",
-                      OutOfMemory);
+    if (bytes == 0) {
+        return {};
     }
+    auto const limit = resource_.memory_limit(memory::MemoryType::HOST);
+    SPILLWAY_EXPECTS(bytes <= limit,
+                     operation_ << " cannot keep its " << local_partitions_.size() << " partitions: their state takes "
+                                << format_bytes(bytes) << " of HOST memory, more than the limit of "
+                                << format_bytes(limit) << " (memory_limit_host); raise it or use fewer partitions",
+                     OutOfMemory);
+    return resource_.reserve(memory::MemoryType::HOST, bytes, memory::AllowOverbooking::yes);
 }
 
 Exchange::~Exchange() {
@@ -424,6 +426,12 @@ std::optional<PackedData> Exchange::extract_chunk(PartitionId partition) {
         }
         if (state.taken < state.chunks.size()) {
             chunk = std::move(state.chunks[state.taken++]);
+            if (2 * state.taken > state.chunks.size()) {
+                // Those taken go once they are half: each chunk moves at
+                // most once more, and the memory of the taken ones is freed.
+                state.drop_taken();
+                state.chunks.shrink_to_fit();
+            }
         }
         if (state.taken == state.chunks.size()) {
             std::vector<ChunkRef>().swap(state.chunks);

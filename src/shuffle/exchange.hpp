@@ -72,6 +72,8 @@ class Exchange {
     /// `local_partitions` (sorted, distinct), and its progress thread.
     /// Requires: `op_id <= max_op_id`; the resource is the communicator's.
     /// @throws InvalidArgument if another live exchange holds the tag.
+    /// @throws OutOfMemory if the local partitions' state is more than the
+    ///         HOST limit (`reserve_partition_bookkeeping`).
     Exchange(
         comm::Communicator& communicator, OpId op_id, Collective collective,
         std::vector<PartitionId> local_partitions, ShuffleConfig const& config
@@ -175,9 +177,12 @@ class Exchange {
         }
     };
 
+  public:
     /// What is kept for each local partition besides its chunks: its state,
     /// and its node in `ready_` (a red-black tree node and the value).
     static constexpr std::size_t partition_bookkeeping_bytes = sizeof(Partition) + 48;
+
+  private:
 
     /// A chunk message probed but not yet received (receive-side backpressure).
     struct Deferred {
@@ -215,8 +220,10 @@ class Exchange {
     PackedData detach_metadata(memory::Buffer& buffer, ChunkRef& chunk);
     /// Ends an insert; the last one after `insert_finished` ends the input.
     void end_insert();
-    /// The HOST reservation of `partition_bookkeeping_`.
-    /// @throws OutOfMemory naming the partitions if it does not fit.
+    /// The HOST reservation of `partition_bookkeeping_`: overbooked if need
+    /// be (what else is held may yet spill), nothing for no partitions.
+    /// @throws OutOfMemory naming the partitions if it is more than the
+    ///         HOST limit.
     [[nodiscard]] memory::MemoryReservation reserve_partition_bookkeeping() const;
     /// Reads back the chunks `chunks` of the local partition `index`; on
     /// failure puts them back into the partition and rethrows.

@@ -39,6 +39,8 @@ Shuffler::Shuffler(
 
 Shuffler::~Shuffler() = default;
 
+std::size_t Shuffler::bytes_per_partition() noexcept { return detail::Exchange::partition_bookkeeping_bytes; }
+
 void Shuffler::end_early_quietly() noexcept { exchange_->end_early_quietly(); }
 
 void Shuffler::insert(std::unordered_map<PartitionId, PackedData> chunks) {

@@ -534,6 +534,17 @@ TEST(CliShuffle, ALimitTooSmallFailsAtOnceNamingTheLeastThatWorks) {
     EXPECT_EQ(enough.exit_code, 0) << "the limit named (" << least << " MiB) works: " << enough.err;
 }
 
+TEST(CliShuffle, PartitionsWhoseStateDoesNotFitTheLimitAreAUsageErrorNamingThem) {
+    // A million partitions keep about 96 MiB of state on their rank: counted,
+    // and named, not left to grow outside the limit.
+    std::vector<std::string> const shuffle{"shuffle", "--scale", "0.001", "--partitions", "1048576", "--ranks", "1",
+                                           "--memory-limit", "64MiB", "--quiet"};
+    auto const result = run_spillway(shuffle);
+    EXPECT_EQ(result.exit_code, 2) << result.err;
+    EXPECT_THAT(result.err, HasSubstr("and the state of 1048576 partitions, 96.00 MiB"));
+    EXPECT_THAT(result.err, HasSubstr("or lower --partitions"));
+}
+
 TEST(CliShuffle, AnUnwritableSpillDirectoryIsAUsageError) {
     spillway::test::TemporaryDirectory directory;
     auto const file = directory.path() / "file";

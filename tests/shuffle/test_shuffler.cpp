@@ -848,10 +848,19 @@ TEST(Shuffler, PartitionsWhoseStateDoesNotFitTheLimitAreRefusedAtOnceNamingThem)
     std::array<memory::BufferResource*, 1> const resources{&resource};
     auto group = comm::LocalCommunicator::make_group(resources);
     EXPECT_THROW_WITH(Shuffler(*group[0], 1, PartitionId{1} << 20, resource), OutOfMemory,
-                      "shuffle op 1 on rank 0 cannot keep its 1048576 partitions: their state takes");
+                      "shuffle op 1 on rank 0 cannot keep its 1048576 partitions: their state takes 96.00 MiB of HOST "
+                      "memory, more than the limit of 1.00 MiB");
     EXPECT_EQ(resource.memory_reserved(memory::MemoryType::HOST), 0U);
-    Shuffler const fits(*group[0], 2, 1000, resource);
-    EXPECT_GT(resource.memory_reserved(memory::MemoryType::HOST), 1000U * 48);
+    {
+        Shuffler fits(*group[0], 2, 1000, resource);
+        EXPECT_EQ(resource.memory_reserved(memory::MemoryType::HOST), 1000 * Shuffler::bytes_per_partition());
+        fits.end_early_quietly();
+    }
+    // Over the limit already (what is held may yet spill), a shuffler is still made: it overbooks.
+    auto const held = resource.reserve(memory::MemoryType::HOST, 2048 * kibibyte, memory::AllowOverbooking::yes);
+    Shuffler overbooked(*group[0], 3, 1000, resource);
+    EXPECT_EQ(resource.memory_reserved(memory::MemoryType::HOST), held.size() + 1000 * Shuffler::bytes_per_partition());
+    overbooked.end_early_quietly();
 }
 
 TEST(Shuffler, ExtractionPrefetchesTheNextSpilledChunksWhileHostHoldsMoreOfLaterPartitions) {

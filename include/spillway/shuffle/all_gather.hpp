@@ -55,6 +55,8 @@ class AllGather {
     /// `op_id <= max_op_id` and no other `AllGather` of this communicator
     /// object has it.
     /// @throws InvalidArgument if a requirement is not met.
+    /// @throws OutOfMemory if the HOST limit is below the state it keeps
+    ///         (`Shuffler::bytes_per_partition`).
     AllGather(
         comm::Communicator& communicator,
         OpId op_id,

@@ -4,6 +4,7 @@
 /// waiting chunks can be spilled to disk.
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -106,11 +107,18 @@ class Exchange;
 /// Lifetime: the communicator and the resource outlive the shuffler.
 class Shuffler {
   public:
+    /// The HOST bytes a shuffler reserves, when it is made, for the state of
+    /// each partition it owns (besides their chunks), overbooking if need be:
+    /// what a job's memory plan counts for its partitions.
+    [[nodiscard]] static std::size_t bytes_per_partition() noexcept;
+
     /// Starts this rank's part of shuffle `op_id`.
     /// Requires: `buffer_resource` is `communicator.buffer_resource()` (received
     /// chunks are buffers of it); `total_partitions > 0`; `op_id <= max_op_id`
     /// and no other `Shuffler` of this communicator object has it.
     /// @throws InvalidArgument if a requirement is not met.
+    /// @throws OutOfMemory naming them if its partitions' state
+    ///         (`bytes_per_partition` each) is more than the HOST limit.
     Shuffler(
         comm::Communicator& communicator,
         OpId op_id,
@@ -123,8 +131,9 @@ class Shuffler {
     /// If `finished()`: waits until every chunk and finish message of this
     /// rank has been posted (not received: other ranks may still be
     /// receiving), then stops; an error while posting them is logged, and
-    /// the ranks waiting for them fail. Otherwise abandons the shuffle: logs a warning,
-    /// tells the ranks still waiting for this rank's chunks (their shufflers
+    /// the ranks waiting for them fail. Otherwise abandons the shuffle: logs a
+    /// warning (unless `end_early_quietly` was called), tells the ranks still
+    /// waiting for this rank's chunks (their shufflers
     /// fail with `InvalidArgument` naming this rank), and receives and drops
     /// what other ranks still send it until each has sent its last message
     /// (so the op id is clean for reuse). Either way it returns once every
