@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import operator
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from spillway._errors import InvalidArgument
@@ -16,17 +17,30 @@ def path_of(name: str, value: Any) -> str:
     raise InvalidArgument(f"{name} must be a path (a str or os.PathLike), not {value!r}")
 
 
+def _name(item: Any, numbers: bool) -> str | None:
+    """``item`` as a column name: a string, or with ``numbers`` an integer (numpy's too); None otherwise."""
+    if isinstance(item, str):
+        return item
+    if numbers and not isinstance(item, bool):
+        try:
+            return str(operator.index(item))
+        except TypeError:
+            return None
+    return None
+
+
 def names_of(name: str, value: Any, *, numbers: bool = False) -> list[str]:
-    """``value``, one column name (or number from 0, with ``numbers``) or a non-empty sequence of them, as strings."""
-    kinds = (str, int) if numbers else (str,)
+    """``value``, one column name (or number from 0, with ``numbers``) or a non-empty iterable of them (a list,
+    a tuple, a pandas Index, ...), as strings."""
     what = "a column name or number" if numbers else "a column name"
-    items = [value] if isinstance(value, kinds) else value
-    if not isinstance(items, Sequence) or isinstance(items, (str, bytes)) or not items:
+    single = _name(value, numbers)
+    if single is not None:
+        return [single]
+    items = list(value) if isinstance(value, Iterable) and not isinstance(value, (str, bytes)) else []
+    names = [_name(item, numbers) for item in items]
+    if not names or any(item is None for item in names):
         raise InvalidArgument(f"{name} must be {what} or a non-empty list of them, not {value!r}")
-    for item in items:
-        if isinstance(item, bool) or not isinstance(item, kinds):
-            raise InvalidArgument(f"{name} must be {what} or a non-empty list of them, not {value!r}")
-    return [str(item) for item in items]
+    return [item for item in names if item is not None]
 
 
 def mapping_of(name: str, value: Any) -> Mapping[Any, Any]:

@@ -116,8 +116,8 @@ def partition(
         if value is not None:
             arguments += [f"--{name}", flag_value(name.replace("-", "_"), value)]
     if schema := mapping_of("schema", schema):
-        types = [f"{without_comma('the schema column', str(column))}:{flag_value('schema', type_)}"
-                 for column, type_ in schema.items()]
+        # A type by its name: "int64", or anything that prints as one (pyarrow's types do).
+        types = [f"{without_comma('the schema column', str(column))}:{type_}" for column, type_ in schema.items()]
         arguments += ["--schema", ",".join(types)]
     summary = Summary.from_json(_core.run_command(arguments, callback_of(progress)))
     if summary.verified is False:

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import duckdb
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
@@ -96,7 +97,7 @@ def test_csv_options_under_the_flags_names(tmp_path: Path):
     source = tmp_path / "in.csv"
     source.write_text("id;name\n1;a\n2;b\n3;c\n")
     summary = spillway.partition(source, "id", tmp_path / "out", partitions=2, delimiter=";",
-                                 schema={"id": "int64"})
+                                 schema={"id": pa.int64()})  # or "int64": a type by what it prints as
     assert summary.rows == 3
     lines = [line for f in sorted((tmp_path / "out").iterdir()) for line in f.read_text().splitlines()[1:]]
     assert sorted(lines) == ["1;a", "2;b", "3;c"]
@@ -140,7 +141,11 @@ def test_arguments_of_the_wrong_kind_are_invalid_arguments_naming_them(lineitem_
 
 
 def test_a_key_may_be_a_column_number(lineitem_parquet: Path, tmp_path: Path):
-    by_number = spillway.partition(lineitem_parquet, 0, tmp_path / "number", partitions=4)
+    class Number:  # an integer of another type, as numpy's are
+        def __index__(self) -> int:
+            return 0
+
+    by_number = spillway.partition(lineitem_parquet, [Number()], tmp_path / "number", partitions=4)
     by_name = spillway.partition(lineitem_parquet, "l_orderkey", tmp_path / "name", partitions=4)
     assert by_number.settings["keys"] == ["0"]
     order = [("l_orderkey", "ascending"), ("l_linenumber", "ascending")]

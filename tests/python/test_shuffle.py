@@ -240,6 +240,10 @@ def test_arguments_of_the_wrong_kind_are_invalid_arguments_naming_them(tmp_path)
     for key in (5, None, [], ["k", 5]):
         with pytest.raises(spillway.InvalidArgument, match="key must be a column name"):
             spillway.shuffle(table, key)
+    # Any iterable of names will do.
+    for key in (("k",), pl.Series(["k"]), (name for name in ["k"])):
+        with spillway.shuffle(table, key, partitions=2) as result:
+            assert sum(part.num_rows for _, part in result) == 10
     with pytest.raises(spillway.InvalidArgument, match="options must be a mapping"):
         spillway.shuffle(table, "k", options="spill_codec=lz4")
     with pytest.raises(spillway.InvalidArgument, match="spill_directory must be a path"):
