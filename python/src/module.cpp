@@ -48,18 +48,32 @@ Options options_of(std::map<std::string, std::string> const& given) {
     return options;
 }
 
+/// Whether `message`, a failed stream's, says that its Python producer was
+/// stopped by KeyboardInterrupt: pyarrow hands a producer's exception on
+/// only as text, whose last line is the exception (its traceback before it,
+/// or "Python exception: " in older versions).
+bool interrupted_producer(std::string_view message) {
+    while (message.ends_with('\n')) {
+        message.remove_suffix(1);
+    }
+    auto last = message.substr(message.rfind('\n') + 1);  // the whole message if it has one line
+    if (auto const at = last.find("Python exception: "); at != std::string_view::npos) {
+        last.remove_prefix(at + std::string_view("Python exception: ").size());
+    }
+    return last == "KeyboardInterrupt" || last.starts_with("KeyboardInterrupt:");
+}
+
 /// Inserts the rows of `reader`, a stream Python data made, into `shuffle`,
-/// without the GIL. A Ctrl-C that stopped the stream's Python producer
-/// (pyarrow hands the producer's exception on only as text, ending with its
-/// type) is raised as KeyboardInterrupt, as Ctrl-C is by the calls that
-/// read no Python data, not as the IoError of a failed producer.
+/// without the GIL. A Ctrl-C that stopped the stream's Python producer is
+/// raised as KeyboardInterrupt, as Ctrl-C is by the calls that read no
+/// Python data, not as the IoError of a failed producer.
 template <typename Shuffle>
 void insert_python_data(Shuffle& shuffle, io::TableFileReader& reader) {
     try {
         nb::gil_scoped_release const released;
         shuffle.insert(reader);
     } catch (IoError const& error) {
-        if (std::string_view(error.what()).ends_with("\nKeyboardInterrupt\n")) {
+        if (interrupted_producer(error.what())) {
             PyErr_SetNone(PyExc_KeyboardInterrupt);
             throw nb::python_error();
         }
