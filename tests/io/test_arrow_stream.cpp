@@ -7,7 +7,9 @@
 
 #include <common/error_matchers.hpp>
 
+#include <array>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -65,6 +67,36 @@ TEST(ArrowStream, RefusesANullOrReleasedStreamAndATypeItCannotRead) {
     auto stream = export_stream(schema, {});
     EXPECT_THROW_WITH(static_cast<void>(open_arrow_stream(&stream, "flags")), InvalidArgument,
                       "'flags': column 'flag' has the type bool");
+}
+
+TEST(ArrowStream, ASliceOfADictionaryColumnWithNullsReadsItsOwnRows) {
+    // The second read of a large batch is a slice at a nonzero offset: its
+    // dictionary indices and validity bits must be read from there.
+    auto const rows = static_cast<std::int64_t>(rows_per_read + 1000);
+    arrow::Int32Builder indices;
+    for (std::int64_t row = 0; row < rows; ++row) {
+        EXPECT_TRUE((row % 7 == 3 ? indices.AppendNull() : indices.Append(static_cast<std::int32_t>(row % 3))).ok());
+    }
+    arrow::StringBuilder words;
+    EXPECT_TRUE(words.AppendValues({"red", "green", "blue"}).ok());
+    auto const type = arrow::dictionary(arrow::int32(), arrow::utf8());
+    auto const tags = arrow::DictionaryArray::FromArrays(type, indices.Finish().ValueOrDie(), words.Finish().ValueOrDie())
+                          .ValueOrDie();
+    auto const schema = arrow::schema({arrow::field("tag", type)});
+    auto stream = export_stream(schema, {arrow::RecordBatch::Make(schema, rows, {tags})});
+    auto const reader = open_arrow_stream(&stream, "tags");
+    std::int64_t row = 0;
+    while (auto const table = reader->read()) {
+        auto const& tag = table->column(0);
+        for (std::size_t index = 0; index < table->num_rows(); ++index, ++row) {
+            if (row % 7 == 3) {
+                ASSERT_TRUE(tag.is_null(index)) << row;
+            } else {
+                ASSERT_EQ(tag.string(index), (std::array<std::string_view, 3>{"red", "green", "blue"}[row % 3])) << row;
+            }
+        }
+    }
+    EXPECT_EQ(row, rows);
 }
 
 TEST(ArrowStream, AProducersErrorIsAnIoErrorWithItsMessageWhateverItsCode) {
