@@ -26,8 +26,6 @@ def _options(memory_limit: Size | None, spill_directory: Any, options: Mapping[s
     return result
 
 
-
-
 CoreT = TypeVar("CoreT")
 
 
@@ -220,7 +218,6 @@ class MpiCommunicator(_Closable["_core.MpiRank"]):
             raise InvalidArgument("close the communicator's Shufflers before the communicator")
         self._core.close()
         self._core = None
-
 
 
 class Shuffler(_Closable["_core.TableShuffler"]):

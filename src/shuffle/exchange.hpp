@@ -183,7 +183,6 @@ class Exchange {
     static constexpr std::size_t partition_bookkeeping_bytes = sizeof(Partition) + 48;
 
   private:
-
     /// A chunk message probed but not yet received (receive-side backpressure).
     struct Deferred {
         comm::Incoming incoming;

@@ -151,7 +151,6 @@ class Options {
     static std::string describe(std::string_view name, OptionSource source);
 
   private:
-
     /// Whether a name was looked up; copies copy the mark.
     class ReadMark {
       public:
@@ -175,7 +174,7 @@ class Options {
         ReadMark read;
     };
 
-    std::map<std::string, Entry, std::less<>> values_;
+    std::map<std::string, Entry, std::less<>> values_;  ///< by name
 };
 
 }  // namespace spillway
