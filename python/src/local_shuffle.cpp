@@ -7,6 +7,7 @@
 #include <spillway/memory/memory_config.hpp>
 #include <spillway/memory/system_memory.hpp>
 #include <spillway/shuffle/partition_owner.hpp>
+#include <spillway/table/table_builder.hpp>
 
 #include "job_limits.hpp"
 
@@ -73,7 +74,7 @@ std::optional<table::Table> LocalShuffle::extract(std::uint32_t partition) {
     }
     for (auto const& shuffler : shufflers_) {
         if (auto const schema = shuffler->schema()) {
-            return empty_table(*schema);
+            return table::TableBuilder(*schema).finish();
         }
     }
     return std::nullopt;

@@ -4,6 +4,7 @@
 
 #include <spillway/core/error.hpp>
 #include <spillway/table/hash_partition.hpp>
+#include <spillway/table/table_builder.hpp>
 #include <spillway/table_shuffle/packed_partitions.hpp>
 
 namespace spillway::python {
@@ -111,7 +112,7 @@ std::optional<table::Table> TableShuffler::extract(shuffle::PartitionId partitio
         return table_shuffle::unpack(chunks);
     }
     if (auto const known = schema()) {
-        return empty_table(*known);
+        return table::TableBuilder(*known).finish();
     }
     return std::nullopt;
 }
@@ -119,14 +120,6 @@ std::optional<table::Table> TableShuffler::extract(shuffle::PartitionId partitio
 std::optional<table::Schema> TableShuffler::schema() const {
     MutexLock lock(mutex_);
     return schema_;
-}
-
-table::Table empty_table(table::Schema const& schema) {
-    std::vector<table::Column> columns;
-    for (std::size_t index = 0; index < schema.size(); ++index) {
-        columns.emplace_back(schema.field(index).type);
-    }
-    return table::Table(schema, std::move(columns));
 }
 
 }  // namespace spillway::python

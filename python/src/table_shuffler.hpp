@@ -115,7 +115,4 @@ class TableShuffler {
     std::vector<memory::MemoryReservation> held_charges_ SPILLWAY_GUARDED_BY(coalescer_mutex_);
 };
 
-/// A table of no rows with `schema`.
-[[nodiscard]] table::Table empty_table(table::Schema const& schema);
-
 }  // namespace spillway::python
