@@ -109,8 +109,8 @@ ShuffleJob::ShuffleJob(Options const& options)
     // Its shuffler keeps the state of the partitions it owns besides.
     auto const item = generating_item_bytes(generator_, partitions_, memory_config(options)) * 5 / 4;
     auto const ranks = static_cast<std::uint64_t>(ranks_.size());
-    auto const partition_state =
-        (std::uint64_t{partitions_} + ranks - 1) / ranks * shuffle::Shuffler::bytes_per_partition();
+    auto const owned_partitions = (std::uint64_t{partitions_} + ranks - 1) / ranks;  // the most a rank owns
+    auto const partition_state = owned_partitions * shuffle::Shuffler::bytes_per_partition();
     auto const needed = (window_ + 1) * item + partition_state;
     auto const limit = ranks_.host_limit_per_rank();
     if (limit < needed) {
@@ -118,7 +118,7 @@ ShuffleJob::ShuffleJob(Options const& options)
         bool const many_partitions = partition_state >= item;
         std::ostringstream partitions;
         if (many_partitions) {
-            partitions << " and the state of " << (std::uint64_t{partitions_} + ranks - 1) / ranks << " partitions, "
+            partitions << " and the state of " << owned_partitions << " partitions, "
                        << format_bytes(partition_state);
         }
         auto const least = (needed * ranks_.resources().size() + mebibyte - 1) / mebibyte * mebibyte;
