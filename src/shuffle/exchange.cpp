@@ -433,9 +433,7 @@ std::optional<PackedData> Exchange::extract_chunk(PartitionId partition) {
                 state.chunks.shrink_to_fit();
             }
         }
-        if (state.taken == state.chunks.size()) {
-            std::vector<ChunkRef>().swap(state.chunks);
-            state.taken = 0;
+        if (state.chunks.empty()) {  // the last was taken, and those taken dropped
             mark_extracted_locked(index);
             wake = true;
         } else {
