@@ -177,13 +177,6 @@ class ParquetFileReader final : public TableFileReader {
         check(reader_->GetSchema(&schema), "cannot read the schema of '" + path_ + "'");
         schema_ = to_spillway(*schema, path_);
         auto const metadata = reader_->parquet_reader()->metadata();
-        rows_ = static_cast<std::uint64_t>(metadata->num_rows());
-        if (groups) {
-            rows_ = 0;
-            for (auto const group : *groups) {
-                rows_ += static_cast<std::uint64_t>(metadata->RowGroup(static_cast<int>(group))->num_rows());
-            }
-        }
         auto const order = groups ? *groups : all_groups(metadata->num_row_groups());
         largest_ = largest_read_in_footer(*metadata, order);
         for (int column = 0; column < metadata->num_columns(); ++column) {
@@ -194,6 +187,7 @@ class ParquetFileReader final : public TableFileReader {
             group_end += static_cast<std::uint64_t>(metadata->RowGroup(static_cast<int>(group))->num_rows());
             group_ends_.push_back(group_end);
         }
+        rows_ = group_end;
         batches_ = guarded(what, [&] {
             if (!groups) {
                 return value_of(reader_->GetRecordBatchReader(), what);
