@@ -72,6 +72,14 @@ CLI::Validator no_empty_items() {
         "");
 }
 
+/// Refuses an empty path, which an unset shell variable leaves
+/// (`--data "$DIR"`), rather than take it as not given.
+CLI::Validator named_path() {
+    return CLI::Validator(
+        [](std::string& value) -> std::string { return value.empty() ? "the path is empty; name a directory" : ""; },
+        "");
+}
+
 /// Adds `--threads`.
 void add_threads_flag(CLI::App& command, OptionFlags& flags) {
     flags.add(command, "--threads", "threads", "N", "worker threads; 0 = one per hardware thread (default 0)",
@@ -129,7 +137,7 @@ void add_generator_flags(CLI::App& command, OptionFlags& flags, std::string cons
     flags.add(command, "--scale", "scale", "FACTOR",
               "TPC-H scale factor: 1 is 6 million line items, about 820 MB in memory and 740 MB as CSV (default "
                   + scale_default + ")",
-              number_value(0, table::TpchGenerator::max_scale));
+              positive_number_value(table::TpchGenerator::max_scale));
     flags.add(command, "--seed", "seed", "N", "seed of the generated data (default 0)",
               integer_value(0, INT64_MAX));
 }
@@ -178,8 +186,9 @@ CommandLine::CommandLine() : app_(description, "spillway") {
                          "one table, written to the file -o: part, supplier, partsupp, customer, orders, lineitem, "
                          "nation or region (default lineitem)")
             ->type_name("NAME")
-            ->check(CLI::IsMember({"part", "supplier", "partsupp", "customer", "orders", "lineitem", "nation",
-                                   "region"}));
+            ->transform(CLI::IsMember(
+                {"part", "supplier", "partsupp", "customer", "orders", "lineitem", "nation", "region"}, CLI::ignore_case
+            ));
     generate_command_
         ->add_option("--tables", generate_.tables,
                      "tables (comma-separated), or all, each written as DIR/<table>.tbl into the directory -o, "
@@ -211,7 +220,8 @@ CommandLine::CommandLine() : app_(description, "spillway") {
         ->add_option("--data", tpch_.data,
                      "read the tables from DIR/<table>.parquet (spillway generate --tables all --output-format "
                      "parquet -o DIR) instead of generating them; --scale and --seed are then ignored")
-        ->type_name("DIR");
+        ->type_name("DIR")
+        ->check(named_path());
     add_rank_flags(*tpch_command_, flags_, "tpch", 1);
     flags_.add(*tpch_command_, "--partitions", "partitions", "P",
                "partitions of each hash shuffle, across the ranks (default 32); a join holds one build partition "
@@ -282,7 +292,7 @@ CommandLine::CommandLine() : app_(description, "spillway") {
                      "compression of Parquet and Arrow output: none, zstd, lz4, and for Parquet snappy or gzip "
                      "(default zstd)")
         ->type_name("CODEC")
-        ->check(CLI::IsMember({"none", "zstd", "lz4", "snappy", "gzip"}));
+        ->transform(CLI::IsMember({"none", "zstd", "lz4", "snappy", "gzip"}, CLI::ignore_case));
     flags_.add(*partition_command_, "--infer-rows", "csv_infer_rows", "N",
                "rows of the first file read to infer column types (default 1000)",
                integer_value(1, std::numeric_limits<std::int32_t>::max()));
@@ -297,7 +307,7 @@ void CommandLine::add_output_flags(CLI::App& command) {
     command.add_flag("--json", output_.json,
                      "print the summary as one JSON object on stdout; \"verified\": true only if verification passed; "
                      "a failed run prints one too, with \"exit_code\" and \"error\"");
-    command.add_flag("--quiet,-q", output_.quiet, "print no progress (and no summary unless --json)");
+    command.add_flag("--quiet,-q", output_.quiet, "print no progress, and no summary unless --json (tpch still prints its answer)");
     command.add_option("--trace", output_.trace,
                        "write Chrome trace-event JSON (spills, sends, receives, work items) to FILE; open it in "
                        "ui.perfetto.dev")

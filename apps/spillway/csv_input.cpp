@@ -4,6 +4,7 @@
 #include <numeric>
 
 #include <spillway/core/error.hpp>
+#include <spillway/io/file_format.hpp>
 #include <spillway/table/data_type.hpp>
 
 #include "input_files.hpp"
@@ -77,7 +78,7 @@ CsvInput CsvInput::open(std::vector<std::filesystem::path> files, std::vector<st
                          InvalidArgument);
         input.bytes += size;
     }
-    auto const defaults = files.front().extension() == ".tbl" ? io::CsvOptions::tbl() : io::CsvOptions();
+    auto const defaults = io::is_tbl(files.front()) ? io::CsvOptions::tbl() : io::CsvOptions();
     input.options = io::CsvOptions::from_options(options, defaults);
     {
         io::CsvReader first(files.front(), input.options);

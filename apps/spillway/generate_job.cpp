@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <iterator>
-#include <limits>
+#include <cstdint>
 
 #include <spillway/core/error.hpp>
 #include <spillway/exec/seq_join.hpp>
@@ -41,7 +41,7 @@ io::WriteOptions write_options() {
 }
 
 table::TpchGenerator make_generator(Options const& options) {
-    auto const scale = options.get_double("scale", 1.0, 0.0, std::numeric_limits<double>::max());
+    auto const scale = options.get_double("scale", 1.0, 0.0, table::TpchGenerator::max_scale);
     auto const seed = options.get_int("seed", 0, 0, INT64_MAX);
     return table::TpchGenerator(scale, static_cast<std::uint64_t>(seed));
 }
@@ -53,7 +53,7 @@ GenerateJob::GenerateJob(GenerateArguments arguments, Options const& options)
       generator_(make_generator(options)),
       format_(format_of(arguments_)),
       csv_(io::CsvOptions::from_options(
-          options, !arguments_.tables.empty() || arguments_.output.extension() == ".tbl" ? io::CsvOptions::tbl()
+          options, !arguments_.tables.empty() || io::is_tbl(arguments_.output) ? io::CsvOptions::tbl()
                                                                                          : io::CsvOptions()
       )),
       pool_(exec::ThreadPool::Config::from_options(options)),
@@ -81,6 +81,11 @@ GenerateJob::GenerateJob(GenerateArguments arguments, Options const& options)
         }
     };
     if (arguments_.tables.empty()) {
+        SPILLWAY_EXPECTS(!io::names_compressed_file(arguments_.output),
+                         "'" << arguments_.output.string() << "' names a compressed file, but spillway writes "
+                             << io::to_string(format_) << " uncompressed (Parquet and Arrow compress inside the "
+                             << "file); name the file without '" << arguments_.output.extension().string() << "'",
+                         InvalidArgument);
         file_.emplace(arguments_.output);
         add_output(tables.front(), file_->staging());
         return;

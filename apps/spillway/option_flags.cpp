@@ -45,9 +45,11 @@ ValueCheck integer_value(std::int64_t min, std::int64_t max) {
     };
 }
 
-ValueCheck number_value(double min, double max) {
-    return [min, max](std::string const& value) {
-        static_cast<void>(Options().set("value", value).get_double("value", 0, min, max));
+ValueCheck positive_number_value(double max) {
+    return [max](std::string const& value) {
+        auto const number = Options().set("value", value).get_double("value", 0, -max, max);
+        SPILLWAY_EXPECTS(number > 0, "invalid value '" << value << "': expected a number above 0 and at most " << max,
+                         InvalidArgument);
     };
 }
 

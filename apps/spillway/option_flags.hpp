@@ -23,8 +23,8 @@ using ValueCheck = std::function<void(std::string const& value)>;
 [[nodiscard]] ValueCheck size_or_percent_value();
 /// An integer in [`min`, `max`].
 [[nodiscard]] ValueCheck integer_value(std::int64_t min, std::int64_t max);
-/// A real number in [`min`, `max`].
-[[nodiscard]] ValueCheck number_value(double min, double max);
+/// A real number in (0, `max`].
+[[nodiscard]] ValueCheck positive_number_value(double max);
 /// One of `choices`.
 [[nodiscard]] ValueCheck choice_value(std::vector<std::string> choices);
 /// A duration above zero that `parse_duration` accepts: `90s`, `2min`.

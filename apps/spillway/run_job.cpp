@@ -85,8 +85,8 @@ ExitCode run_job(std::function<std::unique_ptr<Job>()> const& make_job, std::str
     auto const code = verified ? ExitCode::success : ExitCode::verification_failed;
     if (reporting && output.json) {
         out << summary.to_json(code, summary.verification_error()) << "\n";
-    } else if (reporting && !output.quiet) {
-        out << summary.to_text();
+    } else if (reporting) {
+        out << (output.quiet ? summary.answer_text() : summary.to_text());
     }
     if (reporting && !verified) {
         err << prefix << "verification failed:";

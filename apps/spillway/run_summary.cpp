@@ -73,7 +73,7 @@ std::string RunSummary::verification_error() const {
     return error;
 }
 
-std::string RunSummary::to_text() const {
+std::string RunSummary::answer_text() const {
     std::ostringstream out;
     if (answer) {
         char const* separator = "";
@@ -91,7 +91,12 @@ std::string RunSummary::to_text() const {
             out << "\n";
         }
     }
-    out << "spillway " << command;
+    return out.str();
+}
+
+std::string RunSummary::to_text() const {
+    std::ostringstream out;
+    out << answer_text() << "spillway " << command;
     if (verified) {
         out << ": " << (*verified ? "verified" : "VERIFICATION FAILED");
     }

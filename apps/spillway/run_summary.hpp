@@ -77,9 +77,12 @@ struct RunSummary {
     /// is false.
     [[nodiscard]] std::string verification_error() const;
 
-    /// A block of lines for people, ending with a newline: the answer
-    /// first, if there is one, as a header of column names and one line per
-    /// row, values separated by ` | `.
+    /// The answer, if there is one, as a header line of column names and one
+    /// line per row, values separated by ` | `; empty otherwise.
+    [[nodiscard]] std::string answer_text() const;
+
+    /// A block of lines for people, ending with a newline: `answer_text`,
+    /// then the summary.
     [[nodiscard]] std::string to_text() const;
 
     /// One JSON object, on one line: `command`, `verified` (true, false or

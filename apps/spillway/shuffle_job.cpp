@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <functional>
-#include <limits>
+#include <cstdint>
 #include <mutex>
 #include <sstream>
 #include <type_traits>
@@ -90,7 +90,7 @@ std::uint64_t generating_item_bytes(table::TpchGenerator const& generator, shuff
 }  // namespace
 
 ShuffleJob::ShuffleJob(Options const& options)
-    : generator_(options.get_double("scale", default_scale, 0, std::numeric_limits<double>::max()),
+    : generator_(options.get_double("scale", default_scale, 0, table::TpchGenerator::max_scale),
                  static_cast<std::uint64_t>(options.get_int("seed", 0, 0, INT64_MAX))),
       ranks_(options, memory_config(options), 4),
       pool_(exec::ThreadPool::Config::from_options(options)),
@@ -174,6 +174,7 @@ RunSummary ShuffleJob::run(Progress& progress) {
     summary.settings["window"] = window_;
     summary.settings["partitions"] = partitions_;
     summary.settings["scale"] = generator_.scale();
+    summary.settings["seed"] = generator_.seed();
     summary.settings["codec"] = std::string(memory::to_string(ranks_.resources().front()->config().spill_codec));
     ShuffleCheck received;
     table::TableChecksum input;

@@ -13,6 +13,17 @@
 namespace spillway::cli {
 namespace {
 
+/// Whether `digits` is the pid of a process that no longer runs, or of this
+/// one: what a partial output's name ends with.
+bool is_dead_pid(std::string_view digits) {
+    pid_t pid = 0;
+    auto const [end, parse_error] = std::from_chars(digits.data(), digits.data() + digits.size(), pid);
+    if (parse_error != std::errc{} || end != digits.data() + digits.size() || pid <= 0) {
+        return false;
+    }
+    return pid == ::getpid() || (::kill(pid, 0) != 0 && errno == ESRCH);
+}
+
 /// Whether `entry` is the staging directory of a process that no longer
 /// runs. A pid that runs is taken to be its owner; this process's own pid
 /// cannot be, as this process has not made its staging directory yet.
@@ -23,13 +34,7 @@ bool is_stale_staging(std::filesystem::directory_entry const& entry) {
     if (!name.starts_with(prefix) || !entry.is_directory(error)) {
         return false;
     }
-    pid_t pid = 0;
-    auto const digits = std::string_view(name).substr(prefix.size());
-    auto const [end, parse_error] = std::from_chars(digits.data(), digits.data() + digits.size(), pid);
-    if (parse_error != std::errc{} || end != digits.data() + digits.size() || pid <= 0) {
-        return false;
-    }
-    return pid == ::getpid() || (::kill(pid, 0) != 0 && errno == ESRCH);
+    return is_dead_pid(std::string_view(name).substr(prefix.size()));
 }
 
 /// Removes the stale staging directories in `directory`.
@@ -136,21 +141,62 @@ void StagedOutput::commit() {
 
 namespace {
 
-/// `<directory>/.<name>.spillway-partial-<pid>` for `<directory>/<name>`.
-std::filesystem::path partial_file(std::filesystem::path const& target) {
-    std::string name(1, '.');
-    name.append(target.filename().string());
-    name.append(StagedOutput::staging_prefix);
-    name.append(std::to_string(::getpid()));
-    return target.parent_path() / name;
+/// The start of the name of `target`'s partial file: `.<name>.spillway-partial-`.
+std::string partial_file_prefix(std::filesystem::path const& target) {
+    std::string prefix(1, '.');
+    prefix.append(target.filename().string());
+    prefix.append(StagedOutput::staging_prefix);
+    return prefix;
 }
 
-/// `target`, checked as a file to write: not a directory, in one that exists.
-/// @throws InvalidArgument naming what is wrong otherwise.
+/// Removes the partial files of `target` that processes which no longer run
+/// left beside it (killed with SIGKILL, say).
+void remove_stale_partial_files(std::filesystem::path const& target) {
+    auto const directory = target.parent_path().empty() ? std::filesystem::path(".") : target.parent_path();
+    auto const prefix = partial_file_prefix(target);
+    std::error_code error;
+    for (auto const& entry : std::filesystem::directory_iterator(directory, error)) {
+        auto const name = entry.path().filename().string();
+        if (!name.starts_with(prefix) || !entry.is_regular_file(error) || !is_dead_pid(name.substr(prefix.size()))) {
+            continue;
+        }
+        std::filesystem::remove(entry.path(), error);
+        if (error) {
+            SPILLWAY_LOG(warn, "cannot remove '" << entry.path().string() << "', left by a dead process: "
+                                                 << error.message());
+        } else {
+            SPILLWAY_LOG(info, "removed '" << entry.path().string() << "', left by a dead process");
+        }
+    }
+}
+
+/// `target`, checked as a file to write, and with a symbolic link followed
+/// to the file it names (which is then replaced, and the link kept).
+/// @throws InvalidArgument naming what is wrong otherwise: no name, standard
+///         output (`-`), a directory, no directory to write it in, or
+///         something there already that is not a regular file (a device, a
+///         pipe), which a rename would replace rather than write to.
 std::filesystem::path file_to_write(std::filesystem::path target) {
     SPILLWAY_EXPECTS(!target.empty(), "no file to write was named", InvalidArgument);
-    SPILLWAY_EXPECTS(!target.filename().empty() && !std::filesystem::is_directory(target),
+    SPILLWAY_EXPECTS(target != "-", "'-' names no file: the output goes to a file, not to standard output",
+                     InvalidArgument);
+    SPILLWAY_EXPECTS(target.has_filename(), "'" << target.string() << "' names a directory: name the file to write",
+                     InvalidArgument);
+    std::error_code error;
+    if (std::filesystem::is_symlink(target, error)) {
+        auto followed = std::filesystem::weakly_canonical(target, error);
+        SPILLWAY_EXPECTS(!error, "cannot follow the link '" << target.string() << "': " << error.message(),
+                         InvalidArgument);
+        target = std::move(followed);
+    }
+    auto const status = std::filesystem::status(target, error);
+    SPILLWAY_EXPECTS(status.type() != std::filesystem::file_type::directory,
                      "'" << target.string() << "' is a directory: name the file to write", InvalidArgument);
+    SPILLWAY_EXPECTS(!std::filesystem::exists(status) || status.type() == std::filesystem::file_type::regular,
+                     "'" << target.string()
+                         << "' is not a regular file (a device or a pipe, say): the output is written beside it "
+                            "and renamed into place, so name a regular file to write",
+                     InvalidArgument);
     auto const directory = target.parent_path().empty() ? std::filesystem::path(".") : target.parent_path();
     SPILLWAY_EXPECTS(std::filesystem::is_directory(directory),
                      "cannot write '" << target.string() << "': there is no directory '" << directory.string() << "'",
@@ -161,7 +207,11 @@ std::filesystem::path file_to_write(std::filesystem::path target) {
 }  // namespace
 
 StagedFile::StagedFile(std::filesystem::path target)
-    : target_(file_to_write(std::move(target))), staging_(partial_file(target_)), removal_(staging_) {}
+    : target_(file_to_write(std::move(target))),
+      staging_(target_.parent_path() / (partial_file_prefix(target_) + std::to_string(::getpid()))),
+      removal_(staging_) {
+    remove_stale_partial_files(target_);
+}
 
 StagedFile::~StagedFile() {
     if (!committed_) {

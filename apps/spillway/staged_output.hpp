@@ -81,15 +81,18 @@ class StagedOutput {
 /// beside the target, and `commit` renames it. Destroyed without `commit`,
 /// or on SIGINT or SIGTERM before it, the partial file is removed, so a
 /// failed run leaves no partial output; a file already at the target stays
-/// as it was until `commit` replaces it.
+/// as it was until `commit` replaces it. A target that is a symbolic link
+/// stands for the file it names. The partial files of the same target that
+/// processes which no longer run left (killed with SIGKILL, say) are removed.
 ///
 /// Thread safety: externally synchronized.
 class StagedFile {
   public:
     /// Names the partial file of `target` and registers it for removal on
-    /// interruption; makes nothing.
-    /// @throws InvalidArgument if `target` is empty, is a directory, or its
-    ///         directory does not exist.
+    /// interruption, and removes stale partial files; makes nothing.
+    /// @throws InvalidArgument if `target` is empty, `-`, a directory or
+    ///         something else that is not a regular file (a device, a pipe),
+    ///         or its directory does not exist.
     explicit StagedFile(std::filesystem::path target);
     /// Without a successful `commit`, removes the partial file; errors are
     /// ignored.

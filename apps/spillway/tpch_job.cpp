@@ -52,7 +52,7 @@ std::uint64_t total(memory::BufferResource const& resource, char const* name) {
 
 TpchJob::TpchJob(TpchArguments arguments, Options const& options)
     : arguments_(arguments),
-      generator_(options.get_double("scale", 1, 0, std::numeric_limits<double>::max()),
+      generator_(options.get_double("scale", 1, 0, table::TpchGenerator::max_scale),
                  static_cast<std::uint64_t>(options.get_int("seed", 0, 0, INT64_MAX))),
       ranks_(options, memory::MemoryConfig::from_options(options), 1),
       pool_(exec::ThreadPool::Config::from_options(options)) {
@@ -62,8 +62,8 @@ TpchJob::TpchJob(TpchArguments arguments, Options const& options)
             auto const file = arguments_.data / (std::string(table::to_string(table)) + ".parquet");
             SPILLWAY_EXPECTS(std::filesystem::is_regular_file(file),
                              "no file " << file.string() << " for table " << table::to_string(table)
-                                        << "; spillway generate --tables all --output-format parquet -o "
-                                        << arguments_.data.string() << " writes all eight",
+                                        << "; spillway generate --tables all --output-format parquet -o DIR "
+                                           "writes all eight into a new or empty directory DIR",
                              InvalidArgument);
             auto groups = std::make_unique<io::ParquetRowGroups>(file);
             auto const expected = table::TpchGenerator::schema(table);
@@ -95,7 +95,17 @@ RunSummary TpchJob::run(Progress& progress) {
     if (!files_.empty()) {
         source = {.num_chunks = [this](table::TpchTable table) { return files_.at(table)->size(); },
                   .chunk = [this](table::TpchTable table, std::size_t group, std::span<std::string const> columns) {
-                      return files_.at(table)->read(group, columns);
+                      auto chunk = files_.at(table)->read(group, columns);
+                      // The queries take every value as given, as TPC-H's columns are NOT NULL.
+                      for (std::size_t index = 0; index < chunk.num_columns(); ++index) {
+                          SPILLWAY_EXPECTS(chunk.column(index).null_count() == 0,
+                                           (arguments_.data / (std::string(table::to_string(table)) + ".parquet"))
+                                                   .string()
+                                               << " has nulls in " << chunk.schema().field(index).name
+                                               << " (row group " << group << "); TPC-H's columns are NOT NULL",
+                                           CorruptData);
+                      }
+                      return chunk;
                   }};
     }
     tpch::TableSource const counted{
@@ -124,8 +134,10 @@ RunSummary TpchJob::run(Progress& progress) {
     summary.settings["comm"] = ranks_.uses_mpi() ? "mpi" : "local";
     summary.settings["threads"] = pool_.concurrency();
     summary.settings["partitions"] = config_.partitions;
+    summary.settings["codec"] = std::string(memory::to_string(ranks_.resources().front()->config().spill_codec));
     if (files_.empty()) {
         summary.settings["scale"] = generator_.scale();
+        summary.settings["seed"] = generator_.seed();
     } else {
         summary.settings["data"] = arguments_.data.string();
     }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <initializer_list>
 #include <string>
 
 #include <spillway/core/error.hpp>
@@ -47,6 +48,14 @@ FileFormat format_of(std::filesystem::path const& path) {
         return FileFormat::arrow;
     }
     return FileFormat::csv;
+}
+
+bool is_tbl(std::filesystem::path const& path) { return lower(path.extension().string()) == ".tbl"; }
+
+bool names_compressed_file(std::filesystem::path const& path) {
+    auto const extension = lower(path.extension().string());
+    return std::ranges::any_of(std::initializer_list<std::string_view>{".gz", ".bz2", ".xz", ".zst", ".lz4", ".zip"},
+                               [&](std::string_view compressed) { return extension == compressed; });
 }
 
 std::string_view extension_of(FileFormat format) noexcept {

@@ -1,5 +1,7 @@
-// `spillway tpch` and `spillway generate --tables` end to end: real
+// `spillway tpch` and `spillway generate` end to end: real
 // processes, real files. (tests/tpch checks the answers against DuckDB.)
+#include <sys/stat.h>
+
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -49,6 +51,11 @@ TEST(CliTpch, PrintsTheAnswerAsColumnsAndRowsOfJsonValuesAndASummary) {
     EXPECT_THAT(text.out, HasSubstr("l_returnflag | l_linestatus | sum_qty"));
     EXPECT_THAT(text.out, HasSubstr("\nA | F | "));
     EXPECT_THAT(text.out, HasSubstr("spillway tpch\n"));
+
+    auto const quiet = run_spillway({"tpch", "--query", "1", "--scale", "0.01", "--quiet"});
+    ASSERT_EQ(quiet.exit_code, 0) << quiet.err;
+    EXPECT_THAT(quiet.out, testing::StartsWith("l_returnflag | l_linestatus | sum_qty")) << "the answer stays";
+    EXPECT_THAT(quiet.out, testing::Not(HasSubstr("spillway tpch"))) << "the summary goes";
 }
 
 TEST(CliTpch, AnAnswerWithoutRowsStillNamesItsColumns) {
@@ -68,6 +75,10 @@ TEST(CliTpch, AQueryThatIsNotImplementedOrAMissingDataFileIsAUsageError) {
         failure_of(run_spillway({"tpch", "--query", "1", "--data", empty.path().string(), "--json", "--quiet"}), 2);
     EXPECT_THAT(missing.at("error").get<std::string>(), HasSubstr("part.parquet"));
     EXPECT_THAT(missing.at("error").get<std::string>(), HasSubstr("--output-format parquet"));
+    // An unset shell variable (`--data "$DIR"`) is not taken as no --data.
+    auto const unset = run_spillway({"tpch", "--query", "1", "--data", ""});
+    EXPECT_EQ(unset.exit_code, 2);
+    EXPECT_THAT(unset.err, HasSubstr("--data: the path is empty"));
     auto const no_query = run_spillway({"tpch", "--scale", "0.01"});
     EXPECT_EQ(no_query.exit_code, 2);
     EXPECT_THAT(no_query.err, HasSubstr("--query"));
@@ -148,4 +159,56 @@ TEST(CliTpch, DataFilesWithoutAColumnOfTheTableOrWithAnotherTypeAreAUsageErrorNa
     EXPECT_THAT(typed.at("error").get<std::string>(),
                 HasSubstr("nation.parquet has n_nationkey of type string; TPC-H nation needs n_nationkey of type "
                           "int64"));
+}
+
+TEST(CliTpch, DataFilesWithNullsFailTheQueryNamingTheFileAndColumn) {
+    spillway::test::TemporaryDirectory directory;
+    auto const data = directory.path() / "data";
+    auto const generated = run_spillway({"generate", "--tables", "all", "--scale", "0.001", "--output-format",
+                                         "parquet", "-o", data.string(), "--quiet"});
+    ASSERT_EQ(generated.exit_code, 0) << generated.err;
+    auto const nation = data / "nation.parquet";
+    auto const written = spillway::test::run_process(
+        {SPILLWAY_PYTHON, "-c",
+         "import pyarrow as pa, pyarrow.parquet as pq, sys; "
+         "t = pq.read_table(sys.argv[1]); "
+         "names = pa.array([None] + t.column('n_name').to_pylist()[1:], pa.string()); "
+         "pq.write_table(t.set_column(1, 'n_name', names), sys.argv[1])",
+         nation.string()},
+        {});
+    ASSERT_EQ(written.exit_code, 0) << written.err;
+    auto const failed = failure_of(run_spillway({"tpch", "--query", "7", "--data", data.string(), "--json", "--quiet"}), 1);
+    EXPECT_THAT(failed.at("error").get<std::string>(),
+                HasSubstr("nation.parquet has nulls in n_name (row group 0); TPC-H's columns are NOT NULL"));
+}
+
+TEST(CliGenerate, AnOutputThatIsNoRegularFileOrNamesACompressedFileIsAUsageErrorThatWritesNothing) {
+    spillway::test::TemporaryDirectory directory;
+    auto const pipe = directory.path() / "rows.tbl";
+    ASSERT_EQ(::mkfifo(pipe.c_str(), 0600), 0);
+    auto const to_pipe = run_spillway({"generate", "--table", "region", "--scale", "0.001", "-o", pipe.string()});
+    EXPECT_EQ(to_pipe.exit_code, 2);
+    EXPECT_THAT(to_pipe.err, HasSubstr("is not a regular file"));
+    EXPECT_TRUE(std::filesystem::is_fifo(pipe)) << "left as it was";
+    auto const to_stdout = run_spillway({"generate", "--table", "region", "--scale", "0.001", "-o", "-"});
+    EXPECT_EQ(to_stdout.exit_code, 2);
+    EXPECT_THAT(to_stdout.err, HasSubstr("not to standard output"));
+    auto const gzip = directory.path() / "rows.csv.gz";
+    auto const compressed = run_spillway({"generate", "--table", "region", "--scale", "0.001", "-o", gzip.string()});
+    EXPECT_EQ(compressed.exit_code, 2);
+    EXPECT_THAT(compressed.err, HasSubstr("names a compressed file"));
+    EXPECT_EQ(std::distance(std::filesystem::directory_iterator(directory.path()), {}), 1) << "only the pipe";
+}
+
+TEST(CliGenerate, NamesOfTablesAndTblFilesAreMatchedInAnyCase) {
+    spillway::test::TemporaryDirectory directory;
+    auto const file = directory.path() / "REGION.TBL";
+    auto const result =
+        run_spillway({"generate", "--table", "REGION", "--scale", "0.001", "-o", file.string(), "--quiet"});
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    std::ifstream rows(file);
+    std::string first;
+    std::getline(rows, first);
+    EXPECT_THAT(first, testing::StartsWith("0|AFRICA|")) << "TPC-H's format: no header, '|' after every field";
+    EXPECT_EQ(first.back(), '|');
 }

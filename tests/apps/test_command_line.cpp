@@ -66,7 +66,7 @@ TEST(CommandLine, ABadValueIsAUsageErrorNamingTheFlag) {
         parse(command_line, {"partition", "-i", "a.csv", "-k", "id", "-o", "out", "--memory-limit", "1XB"});
     EXPECT_THAT(size.err, HasSubstr("--memory-limit: invalid size '1XB'"));
     auto const scale = parse(command_line, {"generate", "-o", "out.csv", "--scale", "-1"});
-    EXPECT_THAT(scale.err, HasSubstr("--scale: invalid value '-1': expected a number from 0 to 2666"));
+    EXPECT_THAT(scale.err, HasSubstr("--scale: invalid value '-1': expected a number above 0 and at most 2666"));
 }
 
 TEST(CommandLine, HelpEndsTheProgramSuccessfully) {

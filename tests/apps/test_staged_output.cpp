@@ -1,3 +1,4 @@
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -152,4 +153,54 @@ TEST(StagedFile, ATargetThatIsADirectoryOrInNoDirectoryIsAUsageError) {
     EXPECT_THROW_WITH(StagedFile(directory.path() / "none" / "rows.csv"), InvalidArgument,
                       "there is no directory '" + (directory.path() / "none").string() + "'");
     EXPECT_EQ(std::distance(std::filesystem::directory_iterator(directory.path()), {}), 0) << "nothing made";
+}
+
+TEST(StagedFile, ATargetThatIsNoRegularFileIsAUsageErrorAndStaysAsItWas) {
+    spillway::test::TemporaryDirectory directory;
+    auto const pipe = directory.path() / "rows.pipe";
+    ASSERT_EQ(::mkfifo(pipe.c_str(), 0600), 0);
+    EXPECT_THROW_WITH(StagedFile(pipe), InvalidArgument, "is not a regular file");
+    EXPECT_TRUE(std::filesystem::is_fifo(pipe));
+    EXPECT_THROW_WITH(StagedFile("/dev/null"), InvalidArgument, "is not a regular file");
+    EXPECT_THROW_WITH(StagedFile("-"), InvalidArgument, "not to standard output");
+    EXPECT_THROW_WITH(StagedFile(directory.path() / "none/"), InvalidArgument, "names a directory");
+    EXPECT_EQ(count_entries(directory.path()), 1) << "nothing made";
+}
+
+TEST(StagedFile, ATargetThatIsALinkReplacesTheFileItNamesAndKeepsTheLink) {
+    spillway::test::TemporaryDirectory directory;
+    auto const file = directory.path() / "rows.csv";
+    auto const link = directory.path() / "link.csv";
+    std::ofstream(file) << "old";
+    std::filesystem::create_symlink(file, link);
+    {
+        StagedFile staged(link);
+        std::ofstream(staged.staging()) << "new";
+        staged.commit();
+    }
+    EXPECT_TRUE(std::filesystem::is_symlink(link));
+    std::ifstream read(file);
+    std::string text;
+    std::getline(read, text);
+    EXPECT_EQ(text, "new");
+}
+
+TEST(StagedFile, APartialFileOfADeadProcessIsRemovedOneOfALiveProcessIsNot) {
+    spillway::test::TemporaryDirectory directory;
+    auto const target = directory.path() / "rows.csv";
+    auto const partial_of = [&](pid_t pid) {
+        auto const partial = directory.path() / (".rows.csv.spillway-partial-" + std::to_string(pid));
+        std::ofstream(partial) << "half written";
+        return partial;
+    };
+    auto const stale = partial_of(dead_pid());
+    auto const live = partial_of(::getppid());
+    auto const other = directory.path() / (".other.csv.spillway-partial-" + std::to_string(dead_pid()));
+    std::ofstream(other) << "another target's";
+    {
+        StagedFile file(target);
+        EXPECT_FALSE(std::filesystem::exists(stale)) << "its process is gone";
+        EXPECT_TRUE(std::filesystem::exists(live)) << "its process may still be writing";
+        EXPECT_TRUE(std::filesystem::exists(other)) << "not this target's";
+    }
 }

@@ -28,6 +28,15 @@ enum class FileFormat : unsigned char { csv, parquet, arrow };
 /// `.arrow`, `.feather` and `.ipc` Arrow IPC, anything else CSV.
 [[nodiscard]] FileFormat format_of(std::filesystem::path const& path);
 
+/// Whether a file's name ends in `.tbl`, in any case: TPC-H's dialect of
+/// CSV (`CsvOptions::tbl`).
+[[nodiscard]] bool is_tbl(std::filesystem::path const& path);
+
+/// Whether a file's name ends in the extension of a compressed stream
+/// (`.gz`, `.bz2`, `.xz`, `.zst`, `.lz4`, `.zip`, in any case), which
+/// spillway neither reads nor writes as such.
+[[nodiscard]] bool names_compressed_file(std::filesystem::path const& path);
+
 /// The file name extension spillway gives files of `format`: `.csv`,
 /// `.parquet` or `.arrow`.
 [[nodiscard]] std::string_view extension_of(FileFormat format) noexcept;

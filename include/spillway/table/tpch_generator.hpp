@@ -81,6 +81,8 @@ class TpchGenerator {
     [[nodiscard]] static Schema schema(TpchTable table);
     /// The scale factor.
     [[nodiscard]] double scale() const noexcept { return scale_; }
+    /// The seed the rows are drawn from.
+    [[nodiscard]] std::uint64_t seed() const noexcept { return seed_; }
     /// The number of orders: 1,500,000 times the scale, at least 1.
     [[nodiscard]] std::uint64_t num_orders() const noexcept { return num_orders_; }
     /// The number of chunks; chunk k holds orders [k * orders_per_chunk, ...).
