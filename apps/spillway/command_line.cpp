@@ -32,7 +32,8 @@ Exit codes:
      found on the way, a failed rank
   2  usage error, found before any work starts: bad flag or value, missing
      input, key that is not a column, unwritable directory, memory limit too
-     small to make progress (the message names the minimum), and malformed
+     small for shuffle's or partition's plan (the message names the minimum;
+     tpch's query fails with 1 instead, naming what it needed), and malformed
      input found in what the job reads to check it (a CSV file's first rows,
      a Parquet or Arrow file's first part)
   3  the job ran but its output failed verification
@@ -73,10 +74,11 @@ CLI::Validator no_empty_items() {
 }
 
 /// Refuses an empty path, which an unset shell variable leaves
-/// (`--data "$DIR"`), rather than take it as not given.
-CLI::Validator named_path() {
+/// (`--data "$DIR"`), rather than take it as not given; `what` is what the
+/// path should name.
+CLI::Validator named_path(std::string const& what) {
     return CLI::Validator(
-        [](std::string& value) -> std::string { return value.empty() ? "the path is empty; name a directory" : ""; },
+        [what](std::string& value) -> std::string { return value.empty() ? "the path is empty; name " + what : ""; },
         "");
 }
 
@@ -221,7 +223,7 @@ CommandLine::CommandLine() : app_(description, "spillway") {
                      "read the tables from DIR/<table>.parquet (spillway generate --tables all --output-format "
                      "parquet -o DIR) instead of generating them; --scale and --seed are then ignored")
         ->type_name("DIR")
-        ->check(named_path());
+        ->check(named_path("a directory"));
     add_rank_flags(*tpch_command_, flags_, "tpch", 1);
     flags_.add(*tpch_command_, "--partitions", "partitions", "P",
                "partitions of each hash shuffle, across the ranks (default 32); a join holds one build partition "
@@ -307,11 +309,14 @@ void CommandLine::add_output_flags(CLI::App& command) {
     command.add_flag("--json", output_.json,
                      "print the summary as one JSON object on stdout; \"verified\": true only if verification passed; "
                      "a failed run prints one too, with \"exit_code\" and \"error\"");
-    command.add_flag("--quiet,-q", output_.quiet, "print no progress, and no summary unless --json (tpch still prints its answer)");
+    command.add_flag("--quiet,-q", output_.quiet,
+                     "print no progress, and no summary unless --json (tpch still prints its answer)");
     command.add_option("--trace", output_.trace,
-                       "write Chrome trace-event JSON (spills, sends, receives, work items) to FILE; open it in "
-                       "ui.perfetto.dev")
-        ->type_name("FILE");
+                       "write Chrome trace-event JSON (spills, sends, receives, work items) to FILE, also when the "
+                       "run fails; open it in ui.perfetto.dev. Under MPI each process writes FILE with -rank<N> "
+                       "before its extension")
+        ->type_name("FILE")
+        ->check(named_path("a file"));
 }
 
 std::optional<ExitCode> CommandLine::parse(std::vector<std::string> const& arguments, std::ostream& out,

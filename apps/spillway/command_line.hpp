@@ -28,7 +28,7 @@ namespace spillway::cli {
 /// The flags that shape what is printed rather than the job.
 struct OutputFlags {
     bool json = false;            ///< `--json`: the summary as one JSON object on stdout
-    bool quiet = false;           ///< `--quiet`: no progress, and no summary unless `--json`
+    bool quiet = false;           ///< `--quiet`: no progress, and no summary unless `--json` (an answer still)
     std::filesystem::path trace;  ///< `--trace FILE`: Chrome trace-event JSON written here
 };
 

@@ -140,6 +140,10 @@ InterruptionHandler::~InterruptionHandler() {
     ::pthread_sigmask(SIG_SETMASK, &previous_mask_, nullptr);
 }
 
+void wait_out_interruption() {
+    MutexLock const lock(registry.mutex);  // held for good by a thread handling a signal
+}
+
 RemoveOnInterruption::RemoveOnInterruption(std::filesystem::path path, Extent extent) {
     MutexLock lock(registry.mutex);
     id_ = registry.next_id++;

@@ -51,6 +51,12 @@ class InterruptionHandler {
     std::thread waiter_;
 };
 
+/// Returns at once, unless a signal is being handled: then it blocks until
+/// the handling ends the process. A job's failure is reported after it, as
+/// the failure may be only the handler removing the job's files under it,
+/// and the signal's own report is the one to print.
+void wait_out_interruption();
+
 /// A path that `InterruptionHandler` removes if a signal ends the process
 /// while this object lives. Register a path before creating it, so that no
 /// moment is left uncovered; a path that does not exist is skipped.

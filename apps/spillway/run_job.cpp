@@ -8,6 +8,7 @@
 
 #include <spillway/core/error.hpp>
 
+#include "interruption.hpp"
 #include "trace_file.hpp"
 
 namespace spillway::cli {
@@ -69,8 +70,14 @@ ExitCode run_job(std::function<std::unique_ptr<Job>()> const& make_job, std::str
         summary = job->run(progress);
         trace->write();
     } catch (std::exception const& error) {
+        wait_out_interruption();
         auto const message = message_of(error);
         err << prefix << message << "\n";
+        try {
+            trace->write();  // what led to the failure
+        } catch (std::exception const& trace_error) {
+            err << prefix << message_of(trace_error) << "\n";
+        }
         auto const code = fail(ExitCode::failure, message);
         if (dynamic_cast<PeerTimeout const*>(&error) != nullptr) {
             // Its sends to the silent rank never complete: end the job here.
@@ -87,6 +94,12 @@ ExitCode run_job(std::function<std::unique_ptr<Job>()> const& make_job, std::str
         out << summary.to_json(code, summary.verification_error()) << "\n";
     } else if (reporting) {
         out << (output.quiet ? summary.answer_text() : summary.to_text());
+    }
+    if (reporting && !out.flush()) {
+        // A full disk, or a closed pipe: what the caller keeps is incomplete.
+        err << prefix << "cannot write the " << (summary.answer ? "answer and summary" : "summary")
+            << " to standard output\n";
+        return ExitCode::failure;
     }
     if (reporting && !verified) {
         err << prefix << "verification failed:";

@@ -18,7 +18,8 @@ TraceFile::TraceFile(std::filesystem::path path) : path_(std::move(path)) {
     if (created_) {
         removal_.emplace(path_);
     }
-    std::ofstream probe(path_, std::ios::binary | std::ios::trunc);
+    // Opened to append, so that a file already there stays as it is until `write`.
+    std::ofstream probe(path_, std::ios::binary | std::ios::app);
     SPILLWAY_EXPECTS(probe.good(), "cannot create the trace file '" << path_.string() << "': " << std::strerror(errno)
                                    << "; give --trace a writable path", IoError);
     trace::start();

@@ -17,20 +17,22 @@ namespace spillway::cli {
 /// recorder is process-wide).
 class TraceFile {
   public:
-    /// Creates `path` (so that an unwritable path fails before the job
-    /// starts) and starts recording; with an empty path, does nothing.
+    /// Creates `path` if it is missing, leaving a file already there as it
+    /// is (so that an unwritable path fails before the job starts), and
+    /// starts recording; with an empty path, does nothing.
     /// @throws IoError naming `path` if it cannot be created.
     explicit TraceFile(std::filesystem::path path);
     /// Stops recording, and removes the file if the constructor created it
-    /// and `write` did not write it, so that a job that failed leaves no
-    /// empty trace behind; SIGINT and SIGTERM remove it too, until `write`
+    /// and `write` did not write it, so that a job that could not start
+    /// leaves no empty trace behind; SIGINT and SIGTERM remove it too, until `write`
     /// (`RemoveOnInterruption`). A path that existed (a file being
     /// overwritten, /dev/null) is never removed.
     ~TraceFile();
     TraceFile(TraceFile const&) = delete;
     TraceFile& operator=(TraceFile const&) = delete;
 
-    /// Stops recording and writes the events to the file.
+    /// Stops recording and writes the events to the file, replacing what it
+    /// held: after a job that ran, whether it succeeded or failed.
     /// @throws IoError naming the path if it cannot be written.
     void write();
 

@@ -301,7 +301,8 @@ std::shared_ptr<SpillFile> DiskTier::claim_file(std::uint64_t bytes) {
     }
     // relaxed: only uniqueness matters, no data is published through it
     auto const number = next_file_.fetch_add(1, std::memory_order_relaxed);
-    file->file_ = SpillFilePool::new_file(directory() / ("buffer-" + std::to_string(number)));
+    file->file_ =
+        SpillFilePool::new_file(directory() / (std::string(SpillDirectory::spill_file_prefix) + std::to_string(number)));
     statistics_.add_count("memory.disk.files_created");
     return file;
 }

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <string>
@@ -29,12 +30,47 @@ bool still_at(int fd, std::filesystem::path const& path) {
            && opened.st_ino == current.st_ino;
 }
 
+/// Whether `text` is one or more decimal digits.
+bool all_digits(std::string_view text) {
+    return !text.empty() && std::ranges::all_of(text, [](char c) { return c >= '0' && c <= '9'; });
+}
+
+/// Whether `directory` is a spill directory that lost its owner file to a
+/// removal that did not finish (its process was killed meanwhile): named
+/// as `SpillDirectory` names them (`spillway-<pid>-<number>`), and holding
+/// spill files (`buffer-<number>`) and nothing else, so neither the owner
+/// file nor the one it is made as. A directory being made is empty until
+/// its owner file is made; anything else is not spillway's to remove.
+bool is_partly_removed(std::filesystem::path const& directory) {
+    auto const name = directory.filename().string();
+    auto const numbers = std::string_view(name).substr(directory_prefix.size());
+    auto const dash = numbers.find('-');
+    if (dash == std::string_view::npos || !all_digits(numbers.substr(0, dash)) || !all_digits(numbers.substr(dash + 1))) {
+        return false;
+    }
+    std::error_code error;
+    std::size_t spill_files = 0;
+    for (std::filesystem::directory_iterator entry(directory, error), end; !error && entry != end;
+         entry.increment(error)) {
+        auto const file = entry->path().filename().string();
+        if (!file.starts_with(SpillDirectory::spill_file_prefix)
+            || !all_digits(std::string_view(file).substr(SpillDirectory::spill_file_prefix.size()))
+            || !entry->is_regular_file(error)) {
+            return false;
+        }
+        ++spill_files;
+    }
+    return !error && spill_files > 0;
+}
+
 /// Removes `directory` if its owner file exists and its lock can be taken,
-/// holding the lock while it removes; returns whether it removed it.
+/// holding the lock while it removes, or if it is partly removed; returns
+/// whether it removed it.
 bool remove_if_stale(std::filesystem::path const& directory) {
     auto const owner = directory / SpillDirectory::owner_file;
     FileDescriptor const lock(::open(owner.c_str(), O_RDONLY | O_CLOEXEC));
-    if (lock.get() < 0 || flock(lock.get(), LOCK_EX | LOCK_NB) != 0 || !still_at(lock.get(), owner)) {
+    bool const unlocked = lock.get() >= 0 && flock(lock.get(), LOCK_EX | LOCK_NB) == 0 && still_at(lock.get(), owner);
+    if (!unlocked && (lock.get() >= 0 || !is_partly_removed(directory))) {
         return false;  // being made, alive, removed meanwhile, or a file system without locks
     }
     std::error_code error;

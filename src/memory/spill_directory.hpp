@@ -3,6 +3,7 @@
 /// The per-process directory that holds a buffer resource's spill files.
 
 #include <filesystem>
+#include <string_view>
 
 #include <spillway/core/statistics.hpp>
 
@@ -18,10 +19,13 @@ namespace spillway::memory::detail {
 /// not the pid, decides, so a live directory of a process in another PID
 /// namespace or on another host sharing the root (where the file system
 /// supports `flock`) is kept, and a dead one whose pid was reused is removed.
-/// A directory without an owner file is left alone: the owner file appears
-/// already locked (made under another name, locked, then renamed), so a
-/// directory without one is being made. The remover holds the lock while it
-/// removes, so several processes starting at once remove each directory once.
+/// A directory without an owner file is left alone while it is empty or
+/// holds the file the owner file is made as: the owner file appears already
+/// locked (made under another name, locked, then renamed), so such a
+/// directory is being made. One named as this class names them that holds
+/// spill files and nothing else is what a removal cut short left (a process
+/// killed while it cleaned up), and is removed. The remover holds the lock while it removes, so several
+/// processes starting at once remove each directory once.
 /// The directory is removed, with everything in it, when the object is
 /// destroyed.
 ///
@@ -30,6 +34,8 @@ class SpillDirectory {
   public:
     /// The name of the file holding the owner's pid and its lock.
     static constexpr char const* owner_file = "owner";
+    /// The start of the name of a spill file in the directory; a number follows.
+    static constexpr std::string_view spill_file_prefix = "buffer-";
 
     /// Creates `root` if needed, cleans it of dead processes' directories
     /// (counted in `memory.disk.stale_directories_removed`), and makes a new

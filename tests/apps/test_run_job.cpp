@@ -1,3 +1,4 @@
+#include <fstream>
 #include <sstream>
 #include <tuple>
 
@@ -7,6 +8,8 @@
 #include <gtest/gtest.h>
 
 #include <spillway/core/error.hpp>
+
+#include <common/temporary_directory.hpp>
 
 #include "run_job.hpp"
 
@@ -113,4 +116,32 @@ TEST(RunJob, WithoutJsonAFailurePrintsNothingOnStdout) {
     auto const failure = run([] { return std::make_unique<FixedJob>(true, true); }, OutputFlags{false, false, {}});
     EXPECT_EQ(failure.code, ExitCode::failure);
     EXPECT_EQ(failure.out, "");
+}
+
+TEST(RunJob, ASummaryThatCannotBeWrittenIsAFailure) {
+    std::ostream unwritable(nullptr);  // as stdout on a full disk: every write fails
+    std::ostringstream err;
+    Processes const alone(Options(), nullptr, nullptr);
+    auto const code = run_job([] { return std::make_unique<FixedJob>(true); }, "fixed", OutputFlags{true, false, {}},
+                              alone, unwritable, err);
+    EXPECT_EQ(code, ExitCode::failure);
+    EXPECT_THAT(err.str(), HasSubstr("cannot write the summary to standard output"));
+}
+
+TEST(RunJob, AFailedRunWritesItsTraceAndAUsageErrorLeavesTheFileAsItWas) {
+    test::TemporaryDirectory directory;
+    auto const trace = directory.path() / "trace.json";
+    std::ofstream(trace) << "kept";
+    auto const usage = run([]() -> std::unique_ptr<Job> { SPILLWAY_FAIL("no such key", InvalidArgument); },
+                           OutputFlags{true, false, trace});
+    EXPECT_EQ(usage.code, ExitCode::usage);
+    std::string text;
+    std::getline(std::ifstream(trace), text);
+    EXPECT_EQ(text, "kept");
+
+    auto const failure = run([] { return std::make_unique<FixedJob>(true, true); }, OutputFlags{true, false, trace});
+    EXPECT_EQ(failure.code, ExitCode::failure);
+    std::ifstream written(trace);
+    auto const events = nlohmann::json::parse(written);
+    EXPECT_TRUE(events.contains("traceEvents")) << events.dump().substr(0, 200);
 }

@@ -750,7 +750,7 @@ TEST(DiskTier, EachResourceHasItsOwnDirectoryWithAnOwnerFileRemovedAtTheEnd) {
     EXPECT_TRUE(std::filesystem::is_empty(root.path()));
 }
 
-TEST(DiskTier, DirectoriesWhoseOwnerFileIsUnlockedAreRemovedAtStartUpAndOthersAreKept) {
+TEST(DiskTier, DirectoriesWhoseOwnerFileIsUnlockedOrGoneAreRemovedAtStartUpAndOthersAreKept) {
     TemporaryDirectory root;
     // The lock decides, not the pid: this directory names a live process (a
     // reused pid, or one seen from another PID namespace) but nobody holds it.
@@ -758,8 +758,23 @@ TEST(DiskTier, DirectoriesWhoseOwnerFileIsUnlockedAreRemovedAtStartUpAndOthersAr
     auto const stale_of_dead_pid = root.path() / "spillway-dead";
     auto const live = root.path() / "spillway-live";
     auto const unowned = root.path() / "spillway-unowned";
+    auto const being_made = root.path() / "spillway-being-made";
+    // Its owner file went first in a removal that its process, killed, cut short.
+    auto const partly_removed = root.path() / "spillway-4194305-0";
+    // Not spill directories: a name that is not one, and files that are not spill files.
+    auto const users_files = root.path() / "spillway-notes";
+    auto const other_files = root.path() / "spillway-4194305-1";
     auto const unrelated = root.path() / "someone-else";
     make_owned_directory(stale, std::to_string(getpid()));
+    make_owned_directory(partly_removed, std::to_string(dead_pid()));
+    std::filesystem::remove(partly_removed / "owner");
+    std::filesystem::create_directories(being_made);
+    std::ofstream(being_made / "owner.new") << dead_pid() << "\n";
+    for (auto const& other : {users_files, other_files}) {
+        make_owned_directory(other, std::to_string(dead_pid()));
+        std::filesystem::remove(other / "owner");
+        std::ofstream(other / "notes.txt") << "not spilled data";
+    }
     make_owned_directory(stale_of_dead_pid, std::to_string(dead_pid()));
     make_owned_directory(live, std::to_string(dead_pid()));
     std::filesystem::create_directories(unowned);
@@ -774,9 +789,13 @@ TEST(DiskTier, DirectoriesWhoseOwnerFileIsUnlockedAreRemovedAtStartUpAndOthersAr
     EXPECT_FALSE(std::filesystem::exists(stale));
     EXPECT_FALSE(std::filesystem::exists(stale_of_dead_pid));
     EXPECT_TRUE(std::filesystem::exists(live / "buffer-0"));
-    EXPECT_TRUE(std::filesystem::exists(unowned));
+    EXPECT_TRUE(std::filesystem::exists(unowned)) << "empty: being made";
+    EXPECT_TRUE(std::filesystem::exists(being_made / "owner.new"));
+    EXPECT_FALSE(std::filesystem::exists(partly_removed));
+    EXPECT_TRUE(std::filesystem::exists(users_files / "notes.txt"));
+    EXPECT_TRUE(std::filesystem::exists(other_files / "notes.txt"));
     EXPECT_TRUE(std::filesystem::exists(unrelated));
-    EXPECT_EQ(resource.statistics().get("memory.disk.stale_directories_removed")->total, 2.0);
+    EXPECT_EQ(resource.statistics().get("memory.disk.stale_directories_removed")->total, 3.0);
     ::close(held);
 }
 
