@@ -5,6 +5,7 @@
 #include <functional>
 #include <cstdint>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <type_traits>
 #include <unordered_map>
@@ -70,22 +71,103 @@ std::uint64_t check_batch_bytes(std::uint64_t host_limit) {
     return std::min<std::uint64_t>(host_limit / 64, std::uint64_t{1} << 20);
 }
 
-/// The HOST bytes one generating work item holds at its peak, measured on
-/// chunk 0 in a resource of `config` without a limit: the generated table
-/// and its pieces, packed by partition.
-std::uint64_t generating_item_bytes(table::TpchGenerator const& generator, shuffle::PartitionId partitions,
-                                    memory::MemoryConfig config) {
+/// What one generating work item holds at its peak, measured on chunk 0 in
+/// a resource of `config` without a limit: the generated table and its
+/// pieces, packed by partition (`peak`), and the table alone (`table`, of
+/// `rows` rows).
+struct ItemBytes {
+    std::uint64_t peak = 0;
+    std::uint64_t table = 0;
+    std::uint64_t rows = 0;
+};
+
+ItemBytes generating_item_bytes(table::TpchGenerator const& generator, shuffle::PartitionId partitions,
+                                memory::MemoryConfig config) {
     config.host_limit = SizeSpec::percent(100);
     config.spill_interval = std::chrono::nanoseconds::zero();
     memory::BufferResource scratch(config);
     RemoveOnInterruption const scratch_spill_directory(scratch.spill_directory());
+    ItemBytes bytes;
     {
         memory::ScopedHostResource const charged(&scratch);
         auto const table = generator.lineitem(0);
+        bytes.table = table.byte_size();
+        bytes.rows = table.num_rows();
         static_cast<void>(table_shuffle::hash_partition_and_pack(table, key_columns, partitions, scratch));
     }
-    return scratch.peak_memory_used(memory::MemoryType::HOST);
+    bytes.peak = scratch.peak_memory_used(memory::MemoryType::HOST);
+    return bytes;
 }
+
+/// The memory of a rank's coalescing, beside its work items: with a budget
+/// of C bytes the coalescer holds up to C of tables and packs them (about
+/// 2C, and an item's pieces more), and every chunk the rank receives keeps
+/// `Shuffler::bytes_per_chunk` reserved until the exchange ends, spilled or
+/// not. Each rank flushes about once per C + B bytes of its chunks (B a
+/// chunk's table); without a budget, once per chunk. Each flush sends a
+/// chunk to every partition with rows, so a rank receives, from every flush
+/// of every rank, a chunk for each partition it owns or each row flushed,
+/// whichever is fewer: with many partitions, this bookkeeping is what a
+/// small budget costs.
+struct CoalescingCost {
+    std::uint64_t ranks = 1;
+    std::uint64_t chunks_per_rank = 1;  ///< the most any rank generates
+    std::uint64_t owned_partitions = 1;  ///< the most any rank owns
+    ItemBytes item;                      ///< with the margin of chunks that vary
+
+    /// The chunks a rank receives with a budget of `budget` bytes.
+    [[nodiscard]] std::uint64_t received_chunks(std::uint64_t budget) const {
+        auto const bytes_per_rank = chunks_per_rank * item.table;
+        auto const flushes = std::min(
+            chunks_per_rank,
+            budget == 0 ? chunks_per_rank : (bytes_per_rank + budget + item.table - 1) / (budget + item.table)
+        );
+        auto const rows_per_flush = (chunks_per_rank * item.rows + flushes - 1) / flushes;
+        return ranks * flushes * std::min(owned_partitions, rows_per_flush);
+    }
+
+    /// The bytes a rank needs for a budget of `budget` bytes.
+    [[nodiscard]] std::uint64_t bytes(std::uint64_t budget) const {
+        auto const flushing = budget == 0 ? 0 : 2 * budget + item.peak;
+        return flushing + received_chunks(budget) * shuffle::Shuffler::bytes_per_chunk();
+    }
+
+    /// The budget, at most `most`, for which `bytes` is least: among
+    /// halvings of `most` down to an eighth of a chunk's table, and none.
+    [[nodiscard]] std::uint64_t cheapest_budget(std::uint64_t most) const {
+        std::uint64_t best = 0;
+        for (auto budget = most; budget > 0 && budget >= item.table / 8; budget /= 2) {
+            if (bytes(budget) < bytes(best)) {
+                best = budget;
+            }
+        }
+        return best;
+    }
+
+    /// The largest budget, at most `most`, whose `bytes` fit in `room`; none
+    /// (0) if no budget does and no coalescing fits; nullopt if neither fits.
+    [[nodiscard]] std::optional<std::uint64_t> budget_within(std::uint64_t room, std::uint64_t most) const {
+        auto const cheapest = cheapest_budget(most);
+        if (bytes(cheapest) > room) {
+            return std::nullopt;
+        }
+        if (cheapest == 0) {
+            return 0;
+        }
+        // `bytes` grows past the cheapest budget: the largest that fits.
+        auto low = cheapest;
+        auto high = most;
+        while (low < high) {
+            auto const middle = low + (high - low + 1) / 2;
+            if (bytes(middle) <= room) {
+                low = middle;
+            } else {
+                high = middle - 1;
+            }
+        }
+        return low;
+    }
+};
 
 }  // namespace
 
@@ -104,27 +186,40 @@ ShuffleJob::ShuffleJob(Options const& options)
       shuffle_config_(shuffle::ShuffleConfig::from_options(options)) {
     // A rank holds the tables of its chunks in flight, and as it packs, a
     // table and its packed rows, outside anything spillable (what
-    // `generating_item_bytes` measures); chunks vary, hence the margin. The
-    // coalescer holds tables too, and packs them beside them: half the rest.
-    // Its shuffler keeps the state of the partitions it owns besides.
-    auto const item = generating_item_bytes(generator_, partitions_, memory_config(options)) * 5 / 4;
+    // `generating_item_bytes` measures); chunks vary, hence the margin. Its
+    // shuffler keeps the state of the partitions it owns besides, and the
+    // coalescer what `CoalescingCost` counts, given the room left.
+    auto item = generating_item_bytes(generator_, partitions_, memory_config(options));
+    item.peak = item.peak * 5 / 4;
+    item.table = item.table * 5 / 4;
+    item.rows = item.rows * 5 / 4;
     auto const ranks = static_cast<std::uint64_t>(ranks_.size());
-    auto const owned_partitions = (std::uint64_t{partitions_} + ranks - 1) / ranks;  // the most a rank owns
-    auto const partition_state = owned_partitions * shuffle::Shuffler::bytes_per_partition();
-    auto const needed = (window_ + 1) * item + partition_state;
+    CoalescingCost const coalescing{
+        .ranks = ranks,
+        .chunks_per_rank = (generator_.num_chunks() + ranks - 1) / ranks,
+        .owned_partitions = (std::uint64_t{partitions_} + ranks - 1) / ranks,
+        .item = item,
+    };
+    auto const partition_state = coalescing.owned_partitions * shuffle::Shuffler::bytes_per_partition();
+    auto const needed = (window_ + 1) * item.peak + partition_state;
+    auto const most_budget = std::uint64_t{partitions_} * table_shuffle::ChunkCoalescer::bytes_per_partition;
     auto const limit = ranks_.host_limit_per_rank();
-    if (limit < needed) {
+    auto const budget = limit < needed ? std::nullopt : coalescing.budget_within(limit - needed, most_budget);
+    if (!budget) {
         constexpr std::uint64_t mebibyte = std::uint64_t{1} << 20;
-        bool const many_partitions = partition_state >= item;
+        auto const coalescing_bytes = coalescing.bytes(coalescing.cheapest_budget(most_budget));
+        bool const many_partitions = partition_state + coalescing_bytes >= item.peak;
         std::ostringstream partitions;
         if (many_partitions) {
-            partitions << " and the state of " << owned_partitions << " partitions, "
-                       << format_bytes(partition_state);
+            partitions << " and the state of " << coalescing.owned_partitions
+                       << " partitions and of the chunks they receive, "
+                       << format_bytes(partition_state + coalescing_bytes);
         }
-        auto const least = (needed * ranks_.resources().size() + mebibyte - 1) / mebibyte * mebibyte;
+        auto const least =
+            ((needed + coalescing_bytes) * ranks_.resources().size() + mebibyte - 1) / mebibyte * mebibyte;
         SPILLWAY_FAIL("memory limit " << format_bytes(limit) << " per rank is too small for " << window_
                                       << (window_ == 1 ? " generated chunk" : " generated chunks")
-                                      << " in flight of " << format_bytes(item) << " each" << partitions.str()
+                                      << " in flight of " << format_bytes(item.peak) << " each" << partitions.str()
                                       << ": give this process a --memory-limit of at least "
                                       << format_bytes(least) << " (shared by its " << ranks_.resources().size()
                                       << (ranks_.resources().size() == 1 ? " rank)" : " ranks)")
@@ -132,8 +227,7 @@ ShuffleJob::ShuffleJob(Options const& options)
                                       << (many_partitions ? ", or lower --partitions" : ""),
                       InvalidArgument);
     }
-    coalesce_bytes_ = std::min(std::uint64_t{partitions_} * table_shuffle::ChunkCoalescer::bytes_per_partition,
-                               (limit - needed) / 2);
+    coalesce_bytes_ = *budget;
 }
 
 RunSummary ShuffleJob::run(Progress& progress) {

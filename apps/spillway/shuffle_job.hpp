@@ -30,8 +30,10 @@ namespace spillway::cli {
 /// to a `table_shuffle::ChunkCoalescer`, which packs each partition's rows of
 /// several chunks into one buffer reserved (spilling if need be) from the
 /// rank's buffer resource, holding at most 16 KiB of chunks per partition and
-/// half the room that the limit leaves beside the window's work items (many
-/// partitions would cut each chunk into pieces of a few KiB), and inserts
+/// what the limit leaves beside the window's work items, the packing of what
+/// it holds, and the bookkeeping of the chunks each rank receives (many
+/// partitions would cut each chunk into pieces of a few KiB, and each piece
+/// received keeps `shuffle::Shuffler::bytes_per_chunk` in memory), and inserts
 /// what it packs into a `shuffle::Shuffler`. Then it
 /// extracts its partitions chunk by chunk as they complete, and a second
 /// `seq_join` unpacks each chunk and checks it (`ShuffleCheck`). Finally an

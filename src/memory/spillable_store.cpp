@@ -21,18 +21,18 @@ std::string checked_name(std::string name) {
 
 }  // namespace
 
+std::size_t SpillableStore::bookkeeping_bytes_for(std::size_t owner_bytes_per_key) noexcept {
+    return BufferResource::allocated_capacity(tree_node_header + sizeof(Entries::value_type))
+         + BufferResource::allocated_capacity(tree_node_header + sizeof(std::pair<std::size_t, Key>))
+         + owner_bytes_per_key;
+}
+
 SpillableStore::SpillableStore(BufferResource& resource, std::string name, int spill_priority,
                                std::size_t batch_bytes, std::optional<std::size_t> owner_bytes_per_key)
     : resource_(resource),
       name_(checked_name(std::move(name))),
       batch_bytes_(batch_bytes),
-      bytes_per_key_(
-          owner_bytes_per_key
-              ? BufferResource::allocated_capacity(tree_node_header + sizeof(Entries::value_type))
-                    + BufferResource::allocated_capacity(tree_node_header + sizeof(std::pair<std::size_t, Key>))
-                    + *owner_bytes_per_key
-              : 0
-      ),
+      bytes_per_key_(owner_bytes_per_key ? bookkeeping_bytes_for(*owner_bytes_per_key) : 0),
       bookkeeping_(resource),
       spill_function_id_(resource.spill_manager().add_spill_function(
           [this](std::size_t amount) { return spill(amount); }, spill_priority, SpillConcurrency::shared,

@@ -181,6 +181,11 @@ class Exchange {
     /// What is kept for each local partition besides its chunks: its state,
     /// and its node in `ready_` (a red-black tree node and the value).
     static constexpr std::size_t partition_bookkeeping_bytes = sizeof(Partition) + 48;
+    /// The HOST bytes counted per chunk held, received or yet to send, in
+    /// any tier: its key's bookkeeping in the store that holds it.
+    [[nodiscard]] static std::size_t chunk_bookkeeping_bytes() noexcept {
+        return memory::SpillableStore::bookkeeping_bytes_for(std::max(sizeof(OutgoingChunk), sizeof(ChunkRef)));
+    }
 
   private:
     /// A chunk message probed but not yet received (receive-side backpressure).

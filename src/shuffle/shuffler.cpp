@@ -41,6 +41,8 @@ Shuffler::~Shuffler() = default;
 
 std::size_t Shuffler::bytes_per_partition() noexcept { return detail::Exchange::partition_bookkeeping_bytes; }
 
+std::size_t Shuffler::bytes_per_chunk() noexcept { return detail::Exchange::chunk_bookkeeping_bytes(); }
+
 void Shuffler::end_early_quietly() noexcept { exchange_->end_early_quietly(); }
 
 void Shuffler::insert(std::unordered_map<PartitionId, PackedData> chunks) {

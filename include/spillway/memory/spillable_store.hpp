@@ -195,6 +195,10 @@ class SpillableStore {
     /// when the store was made without it.
     [[nodiscard]] std::size_t bookkeeping_bytes_per_key() const noexcept { return bytes_per_key_; }
 
+    /// `bookkeeping_bytes_per_key` of a store made with `owner_bytes_per_key`,
+    /// for plans made before the store.
+    [[nodiscard]] static std::size_t bookkeeping_bytes_for(std::size_t owner_bytes_per_key) noexcept;
+
   private:
     /// A held buffer. Invariant: `buffer` is empty exactly while a call moves
     /// it between tiers outside the lock; `tier` and `size` describe it

@@ -112,6 +112,11 @@ class Shuffler {
     /// what a job's memory plan counts for its partitions.
     [[nodiscard]] static std::size_t bytes_per_partition() noexcept;
 
+    /// The HOST bytes a shuffler keeps reserved for each chunk it holds,
+    /// received or yet to send, whether the chunk's buffer is in memory or
+    /// spilled: a shuffle of very many small chunks needs this much per chunk.
+    [[nodiscard]] static std::size_t bytes_per_chunk() noexcept;
+
     /// Starts this rank's part of shuffle `op_id`.
     /// Requires: `buffer_resource` is `communicator.buffer_resource()` (received
     /// chunks are buffers of it); `total_partitions > 0`; `op_id <= max_op_id`
