@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
+#include <optional>
 #include <sstream>
 #include <string_view>
 
@@ -29,8 +31,17 @@ ValueCheck size_value() {
 
 ValueCheck positive_duration_value() {
     return [](std::string const& value) {
-        SPILLWAY_EXPECTS(parse_duration(value, "the value") > std::chrono::nanoseconds::zero(),
-                         "it must be above zero", InvalidArgument);
+        std::optional<std::chrono::nanoseconds> duration;
+        try {
+            duration = parse_duration(value, "the value");
+        } catch (InvalidArgument const&) {
+            // said below: its message offers 0 and off, which are no durations here
+        }
+        SPILLWAY_EXPECTS(duration && *duration > std::chrono::nanoseconds::zero(),
+                         "invalid duration '" << value
+                                              << "': expected a number above zero with a unit (ns, us, ms, s, "
+                                                 "min, h), such as 90s",
+                         InvalidArgument);
     };
 }
 
@@ -112,7 +123,10 @@ std::string OptionFlags::name_flags(std::string message) const {
         if (bound.option.find('_') == std::string::npos) {
             continue;  // a plain word (threads, window): the flag says it the same way
         }
-        auto const flag = "--" + bound.flag->get_single_name();
+        auto const variable = Options::environment_variable(bound.option);
+        auto const flag = bound.flag->count() == 0 && std::getenv(variable.c_str()) != nullptr
+                            ? variable
+                            : "--" + bound.flag->get_single_name();
         for (auto at = message.find(bound.option); at != std::string::npos; at = message.find(bound.option, at)) {
             auto const end = at + bound.option.size();
             if ((at != 0 && (is_word(message[at - 1]) || message[at - 1] == '-'))

@@ -58,9 +58,12 @@ class OptionFlags {
 
     /// `message` with every option that has a flag named by its flag instead
     /// (`csv_chunk_bytes` becomes `--block-size`), as whole words: what the
-    /// library says in its terms, said in the tool's. Only options whose names
-    /// hold an underscore are replaced; the others (`threads`, `window`) are
-    /// plain words, and their flags have the same names.
+    /// library says in its terms, said in the tool's. An option whose flag
+    /// was not given but whose environment variable is set is named by the
+    /// variable (`SPILLWAY_CSV_CHUNK_BYTES`), where its value came from. Only
+    /// options whose names hold an underscore are replaced; the others
+    /// (`threads`, `window`) are plain words, and their flags have the same
+    /// names.
     [[nodiscard]] std::string name_flags(std::string message) const;
 
   private:

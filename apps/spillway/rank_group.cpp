@@ -36,6 +36,10 @@ RankGroup::RankGroup(Options const& options, memory::MemoryConfig config, int de
 #endif
     auto const limit = config.host_limit.resolve(memory::host_memory_capacity());
     config.host_limit = SizeSpec::bytes(limit / local_ranks);
+    if (local_ranks > 1) {
+        config.host_limit_origin = config.host_limit_origin + " of " + format_bytes(limit) + ", shared by "
+                                 + std::to_string(local_ranks) + " ranks";
+    }
     for (std::size_t rank = 0; rank < local_ranks; ++rank) {
         resources_.push_back(std::make_unique<memory::BufferResource>(config));
         spill_removals_.emplace_back(resources_.back()->spill_directory());

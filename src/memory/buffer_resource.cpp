@@ -238,7 +238,8 @@ MemoryReservation BufferResource::reserve(
         reservation.size() == size,
         "cannot reserve " << format_bytes(size) << " of " << type << ": " << describe_usage(type)
                           << "; raise " << MemoryConfig::limit_option(type)
-                          << (type == MemoryType::HOST ? " or use reserve_and_spill to spill first" : ""),
+                          << (type == MemoryType::HOST ? " or use reserve_and_spill to spill first"
+                                                       : ", or set spill_directory on a larger file system"),
         OutOfMemory
     );
     return reservation;
@@ -319,7 +320,7 @@ void BufferResource::check_within_host_limit(std::size_t size) const {
     SPILLWAY_EXPECTS(
         size <= limit,
         "cannot reserve " << format_bytes(size) << " of HOST: that is more than the limit of "
-                          << format_bytes(limit) << " (memory_limit_host); raise memory_limit_host",
+                          << format_bytes(limit) << " (" << config_.host_limit_origin << "); raise memory_limit_host",
         OutOfMemory
     );
 }
@@ -331,7 +332,7 @@ void BufferResource::fail_waiting(std::size_t size) const {
         "cannot reserve " << format_bytes(size) << " of HOST: nothing was freed or spilled for "
                           << std::chrono::duration<double>(config_.reserve_timeout).count()
                           << " s while it waited; the limit is " << format_bytes(host.limit)
-                          << " (memory_limit_host), " << format_bytes(host.used)
+                          << " (" << config_.host_limit_origin << "), " << format_bytes(host.used)
                           << " are in use by buffers and containers, " << format_bytes(host.reserved)
                           << " reserved and " << format_bytes(host_waiting_)
                           << " more waited for; raise memory_limit_host, keep more of the data in spillable "
@@ -349,8 +350,17 @@ std::string BufferResource::describe_usage(MemoryType type) const {
     MutexLock lock(accounting_mutex_);
     Tier const& state = tier(type);
     std::ostringstream text;
-    text << "the limit is " << format_bytes(state.limit) << " (" << MemoryConfig::limit_option(type)
-         << "), " << format_bytes(state.used) << " are in use and " << format_bytes(state.reserved)
+    text << "the limit is " << format_bytes(state.limit) << " (";
+    if (type == MemoryType::HOST) {
+        text << config_.host_limit_origin;
+    } else if (config_.disk_limit.is_percent()) {
+        // What frees room then is a larger file system, not a larger quota.
+        text << MemoryConfig::limit_option(type) << " " << config_.disk_limit.to_string() << " of the "
+             << format_bytes(state.capacity) << " file system holding spill_directory";
+    } else {
+        text << MemoryConfig::limit_option(type);
+    }
+    text << "), " << format_bytes(state.used) << " are in use and " << format_bytes(state.reserved)
          << " reserved";
     return text.str();
 }

@@ -93,8 +93,14 @@ ShuffleConfig const& checked(ShuffleConfig const& config) {
     return config;
 }
 
-double seconds(std::chrono::steady_clock::duration duration) {
-    return std::chrono::duration<double>(duration).count();
+/// `duration` for a message: in seconds to a tenth from one second up, in
+/// milliseconds below (a timeout of 10 ms is not "0.0 s").
+std::string format_duration(std::chrono::steady_clock::duration duration) {
+    auto const seconds = std::chrono::duration<double>(duration).count();
+    std::ostringstream text;
+    text << std::fixed << std::setprecision(seconds >= 1 ? 1 : 0) << (seconds >= 1 ? seconds : seconds * 1000)
+         << (seconds >= 1 ? " s" : " ms");
+    return text.str();
 }
 
 std::string describe(Collective collective, OpId op_id) {
@@ -184,7 +190,8 @@ memory::MemoryReservation Exchange::reserve_partition_bookkeeping() const {
     SPILLWAY_EXPECTS(bytes <= limit,
                      operation_ << " cannot keep its " << local_partitions_.size() << " partitions: their state takes "
                                 << format_bytes(bytes) << " of HOST memory, more than the limit of "
-                                << format_bytes(limit) << " (memory_limit_host); raise it or use fewer partitions",
+                                << format_bytes(limit) << " (" << resource_.config().host_limit_origin
+                                << "); raise memory_limit_host or use fewer partitions",
                      OutOfMemory);
     return resource_.reserve(memory::MemoryType::HOST, bytes, memory::AllowOverbooking::yes);
 }
@@ -827,9 +834,9 @@ bool Exchange::stop_waiting_for_silent_peers(bool failed) {
             continue;
         }
         std::ostringstream message;
-        message << operation_ << ": rank " << source << " sent nothing for " << std::fixed
-                << std::setprecision(1) << seconds(silent) << " s (collective_timeout is "
-                << seconds(config_.collective_timeout) << " s): it has stopped, hangs or cannot be reached";
+        message << operation_ << ": rank " << source << " sent nothing for " << format_duration(silent)
+                << " (collective_timeout is " << format_duration(config_.collective_timeout)
+                << "): it has stopped, hangs or cannot be reached";
         if (!failed) {
             fail(std::make_exception_ptr(PeerTimeout(message.str())));
             return true;

@@ -56,6 +56,20 @@ TEST(CommandLine, MessagesNameTheFlagsOfOptionsAsWholeWords) {
               "16 files on 2 threads with a window of 4") << "plain words stay words";
 }
 
+TEST(CommandLine, MessagesNameTheEnvironmentVariableOfAnOptionSetThereAndNotByItsFlag) {
+    ::setenv("SPILLWAY_SPILL_DIRECTORY", "a-file/spill", 1);
+    CommandLine command_line;
+    auto const parsed = parse(command_line, {"shuffle", "--memory-limit", "64MiB"});
+    ASSERT_FALSE(parsed.code.has_value()) << "a job to run: " << parsed.err;
+    EXPECT_EQ(command_line.name_flags("cannot create spill_directory 'a-file/spill'; raise memory_limit_host"),
+              "cannot create SPILLWAY_SPILL_DIRECTORY 'a-file/spill'; raise --memory-limit");
+    auto const given = parse(command_line, {"shuffle", "--spill-dir", "b"});
+    ASSERT_FALSE(given.code.has_value()) << given.err;
+    EXPECT_EQ(command_line.name_flags("cannot create spill_directory 'b'"), "cannot create --spill-dir 'b'")
+        << "the flag wins";
+    ::unsetenv("SPILLWAY_SPILL_DIRECTORY");
+}
+
 TEST(CommandLine, ABadValueIsAUsageErrorNamingTheFlag) {
     CommandLine command_line;
     auto const parsed = parse(command_line, {"partition", "-i", "a.csv", "-k", "id", "-o", "out", "--threads", "-3"});
@@ -65,6 +79,9 @@ TEST(CommandLine, ABadValueIsAUsageErrorNamingTheFlag) {
     auto const size =
         parse(command_line, {"partition", "-i", "a.csv", "-k", "id", "-o", "out", "--memory-limit", "1XB"});
     EXPECT_THAT(size.err, HasSubstr("--memory-limit: invalid size '1XB'"));
+    auto const timeout = parse(command_line, {"shuffle", "--collective-timeout", "0"});
+    EXPECT_THAT(timeout.err, HasSubstr("--collective-timeout: invalid duration '0': expected a number above zero"));
+    EXPECT_THAT(timeout.err, testing::Not(HasSubstr("0/off"))) << "0 and off are no timeouts here";
     auto const scale = parse(command_line, {"generate", "-o", "out.csv", "--scale", "-1"});
     EXPECT_THAT(scale.err, HasSubstr("--scale: invalid value '-1': expected a number above 0 and at most 2666"));
 }

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <string>
 
 #include <spillway/core/options.hpp>
 #include <spillway/memory/codec.hpp>
@@ -23,6 +24,10 @@ struct MemoryConfig {
     /// `host_memory_capacity()`, the smaller of physical memory and the
     /// cgroup limit.
     SizeSpec host_limit = SizeSpec::percent(80);
+    /// Where the HOST limit comes from, as messages say it: the option by
+    /// default; a program that splits one limit between several resources
+    /// says so (`memory_limit_host of 2.00 MiB, shared by 4 ranks`).
+    std::string host_limit_origin = "memory_limit_host";
 
     /// The DISK limit, which is the spill quota (option `max_spill_bytes`); a
     /// percentage is of the total size of the file system holding
