@@ -167,6 +167,9 @@ std::string RunSummary::to_json(ExitCode code, std::string const& error) const {
     }
     json["settings"] = settings;
     json["rows"] = answer ? answer->rows : nlohmann::ordered_json(rows);
+    if (answer) {
+        json["rows_read"] = rows;
+    }
     if (skipped_rows) {
         json["skipped_rows"] = *skipped_rows;
     }

@@ -93,8 +93,8 @@ struct RunSummary {
     /// (if set), `peak_memory`
     /// (`{tier: {limit, ranks}}`), `peak_resident_bytes` and `verification`
     /// (an array of lines). With an answer, `columns` (its column names)
-    /// follows `exit_code`/`error`, and `rows` is its rows (an array of
-    /// arrays) instead of the count of input rows.
+    /// follows `exit_code`/`error`, `rows` is its rows (an array of arrays)
+    /// instead of the count of input rows, and `rows_read` that count.
     [[nodiscard]] std::string to_json(ExitCode code, std::string const& error = {}) const;
 };
 

@@ -44,6 +44,7 @@ TEST(CliTpch, PrintsTheAnswerAsColumnsAndRowsOfJsonValuesAndASummary) {
         EXPECT_EQ(row.at(3), 0);
     }
     EXPECT_GT(summary.at("bytes").get<std::uint64_t>(), 0U) << "the bytes of the tables read";
+    EXPECT_GT(summary.at("rows_read").get<std::uint64_t>(), 60000U) << "their rows: lineitem's alone are 60,000";
     EXPECT_EQ(summary.at("settings").at("query"), 3);
 
     auto const text = run_spillway({"tpch", "--query", "1", "--scale", "0.01"});
