@@ -99,21 +99,37 @@ ItemBytes generating_item_bytes(table::TpchGenerator const& generator, shuffle::
     return bytes;
 }
 
-/// The memory of a rank's coalescing, beside its work items: with a budget
-/// of C bytes the coalescer holds up to C of tables and packs them (about
-/// 2C, and an item's pieces more), and every chunk the rank receives keeps
-/// `Shuffler::bytes_per_chunk` reserved until the exchange ends, spilled or
-/// not. Each rank flushes about once per C + B bytes of its chunks (B a
-/// chunk's table); without a budget, once per chunk. Each flush sends a
+/// What a rank holds as it generates, coalesces and packs chunks, outside
+/// anything spillable, for a coalescing budget of C bytes. Without a budget,
+/// each work item in flight, and the one being handed on, holds a table and
+/// its packed pieces (`item.peak`: chunks vary, hence its margin). With one,
+/// a work item holds only its table (B), and the coalescer up to C + B of
+/// tables, which it packs into as many bytes of chunks plus the overhead of
+/// every partition's piece (what packing chunk 0 took beyond twice its
+/// table) and what the packing keeps per table and partition, and each
+/// chunk's record until the shuffler has it. Besides, every
+/// chunk the rank receives keeps `Shuffler::bytes_per_chunk` reserved until
+/// the exchange ends, spilled or not. Each rank flushes about once per C + B
+/// bytes of its chunks; without a budget, once per chunk. Each flush sends a
 /// chunk to every partition with rows, so a rank receives, from every flush
 /// of every rank, a chunk for each partition it owns or each row flushed,
 /// whichever is fewer: with many partitions, this bookkeeping is what a
 /// small budget costs.
 struct CoalescingCost {
     std::uint64_t ranks = 1;
-    std::uint64_t chunks_per_rank = 1;  ///< the most any rank generates
+    std::uint64_t window = 1;            ///< work items in flight
+    std::uint64_t chunks_per_rank = 1;   ///< the most any rank generates
     std::uint64_t owned_partitions = 1;  ///< the most any rank owns
+    std::uint64_t partitions = 1;        ///< of the shuffle
     ItemBytes item;                      ///< with the margin of chunks that vary
+
+    /// What packing held tables by partition keeps per table and partition
+    /// (`table::PackedGather`: its counts of rows, characters and nulls, and
+    /// where each partition's rows start).
+    static constexpr std::uint64_t gather_bytes_per_partition = 64;
+    /// What a flush's chunk holds besides its buffer until it is sent: its
+    /// metadata, and its record in the chunks handed to the shuffler.
+    static constexpr std::uint64_t chunk_record_bytes = 256;
 
     /// The chunks a rank receives with a budget of `budget` bytes.
     [[nodiscard]] std::uint64_t received_chunks(std::uint64_t budget) const {
@@ -122,21 +138,42 @@ struct CoalescingCost {
             chunks_per_rank,
             budget == 0 ? chunks_per_rank : (bytes_per_rank + budget + item.table - 1) / (budget + item.table)
         );
+        if (flushes == 0) {
+            return 0;
+        }
         auto const rows_per_flush = (chunks_per_rank * item.rows + flushes - 1) / flushes;
         return ranks * flushes * std::min(owned_partitions, rows_per_flush);
     }
 
-    /// The bytes a rank needs for a budget of `budget` bytes.
-    [[nodiscard]] std::uint64_t bytes(std::uint64_t budget) const {
-        auto const flushing = budget == 0 ? 0 : 2 * budget + item.peak;
-        return flushing + received_chunks(budget) * shuffle::Shuffler::bytes_per_chunk();
+    /// The bookkeeping of those chunks.
+    [[nodiscard]] std::uint64_t received_bytes(std::uint64_t budget) const {
+        return received_chunks(budget) * shuffle::Shuffler::bytes_per_chunk();
     }
 
-    /// The budget, at most `most`, for which `bytes` is least: among
-    /// halvings of `most` down to an eighth of a chunk's table, and none.
+    /// The bytes a rank needs for a budget of `budget` bytes.
+    [[nodiscard]] std::uint64_t bytes(std::uint64_t budget) const {
+        if (budget == 0) {
+            return (window + 1) * item.peak + received_bytes(0);
+        }
+        auto const piece_overhead = item.peak > 2 * item.table ? item.peak - 2 * item.table : 0;
+        auto const tables_held = budget / std::max<std::uint64_t>(item.table, 1) + 1;
+        auto const gather_state = tables_held * partitions * gather_bytes_per_partition;
+        auto const flushed_chunks = std::min(partitions, tables_held * item.rows);
+        auto const flushed_records = flushed_chunks * (chunk_record_bytes + shuffle::Shuffler::bytes_per_chunk());
+        return window * item.table + 2 * (budget + item.table) + piece_overhead + gather_state + flushed_records
+             + received_bytes(budget);
+    }
+
+    /// The smallest budget worth trying: an eighth of a chunk's table, or
+    /// `most` if that is less.
+    [[nodiscard]] std::uint64_t smallest_budget(std::uint64_t most) const { return std::min(most, item.table / 8); }
+
+    /// The budget, at most `most`, for which `bytes` is least: among `most`
+    /// and its halvings down to `smallest_budget`, and none.
+    /// What the least limit that works is named with.
     [[nodiscard]] std::uint64_t cheapest_budget(std::uint64_t most) const {
         std::uint64_t best = 0;
-        for (auto budget = most; budget > 0 && budget >= item.table / 8; budget /= 2) {
+        for (auto budget = most; budget > 0 && budget >= smallest_budget(most); budget /= 2) {
             if (bytes(budget) < bytes(best)) {
                 best = budget;
             }
@@ -144,28 +181,29 @@ struct CoalescingCost {
         return best;
     }
 
-    /// The largest budget, at most `most`, whose `bytes` fit in `room`; none
-    /// (0) if no budget does and no coalescing fits; nullopt if neither fits.
+    /// A budget, at most `most`, whose `bytes` fit in `room`, as large as
+    /// one is found: the largest of `most` and its halvings down to
+    /// `smallest_budget` that fits, raised towards the one above it while it
+    /// fits; none (0) if none of them fits but no coalescing does; nullopt
+    /// if nothing fits.
     [[nodiscard]] std::optional<std::uint64_t> budget_within(std::uint64_t room, std::uint64_t most) const {
-        auto const cheapest = cheapest_budget(most);
-        if (bytes(cheapest) > room) {
-            return std::nullopt;
-        }
-        if (cheapest == 0) {
-            return 0;
-        }
-        // `bytes` grows past the cheapest budget: the largest that fits.
-        auto low = cheapest;
-        auto high = most;
-        while (low < high) {
-            auto const middle = low + (high - low + 1) / 2;
-            if (bytes(middle) <= room) {
-                low = middle;
-            } else {
-                high = middle - 1;
+        for (auto budget = most; budget > 0 && budget >= smallest_budget(most); budget /= 2) {
+            if (bytes(budget) > room) {
+                continue;
             }
+            auto low = budget;
+            auto high = std::min(most, 2 * budget);
+            while (low < high) {
+                auto const middle = low + (high - low + 1) / 2;
+                if (bytes(middle) <= room) {
+                    low = middle;
+                } else {
+                    high = middle - 1;
+                }
+            }
+            return low;
         }
-        return low;
+        return bytes(0) <= room ? std::optional<std::uint64_t>(0) : std::nullopt;
     }
 };
 
@@ -184,11 +222,8 @@ ShuffleJob::ShuffleJob(Options const& options)
               1, chunks_per_thread * pool_.concurrency() / ranks_.resources().size())),
           1, 1 << 20))),
       shuffle_config_(shuffle::ShuffleConfig::from_options(options)) {
-    // A rank holds the tables of its chunks in flight, and as it packs, a
-    // table and its packed rows, outside anything spillable (what
-    // `generating_item_bytes` measures); chunks vary, hence the margin. Its
-    // shuffler keeps the state of the partitions it owns besides, and the
-    // coalescer what `CoalescingCost` counts, given the room left.
+    // A rank holds what `CoalescingCost` counts for the budget it is given,
+    // and its shuffler the state of the partitions it owns.
     auto item = generating_item_bytes(generator_, partitions_, memory_config(options));
     item.peak = item.peak * 5 / 4;
     item.table = item.table * 5 / 4;
@@ -196,27 +231,29 @@ ShuffleJob::ShuffleJob(Options const& options)
     auto const ranks = static_cast<std::uint64_t>(ranks_.size());
     CoalescingCost const coalescing{
         .ranks = ranks,
+        .window = window_,
         .chunks_per_rank = (generator_.num_chunks() + ranks - 1) / ranks,
         .owned_partitions = (std::uint64_t{partitions_} + ranks - 1) / ranks,
+        .partitions = partitions_,
         .item = item,
     };
     auto const partition_state = coalescing.owned_partitions * shuffle::Shuffler::bytes_per_partition();
-    auto const needed = (window_ + 1) * item.peak + partition_state;
     auto const most_budget = std::uint64_t{partitions_} * table_shuffle::ChunkCoalescer::bytes_per_partition;
     auto const limit = ranks_.host_limit_per_rank();
-    auto const budget = limit < needed ? std::nullopt : coalescing.budget_within(limit - needed, most_budget);
+    auto const budget =
+        limit < partition_state ? std::nullopt : coalescing.budget_within(limit - partition_state, most_budget);
     if (!budget) {
         constexpr std::uint64_t mebibyte = std::uint64_t{1} << 20;
-        auto const coalescing_bytes = coalescing.bytes(coalescing.cheapest_budget(most_budget));
-        bool const many_partitions = partition_state + coalescing_bytes >= item.peak;
+        auto const cheapest = coalescing.cheapest_budget(most_budget);
+        auto const state = partition_state + coalescing.received_bytes(cheapest);
+        bool const many_partitions = state >= item.peak;
         std::ostringstream partitions;
         if (many_partitions) {
             partitions << " and the state of " << coalescing.owned_partitions
-                       << " partitions and of the chunks they receive, "
-                       << format_bytes(partition_state + coalescing_bytes);
+                       << " partitions and of the chunks they receive, " << format_bytes(state);
         }
-        auto const least =
-            ((needed + coalescing_bytes) * ranks_.resources().size() + mebibyte - 1) / mebibyte * mebibyte;
+        auto const least = ((partition_state + coalescing.bytes(cheapest)) * ranks_.resources().size() + mebibyte - 1)
+                         / mebibyte * mebibyte;
         SPILLWAY_FAIL("memory limit " << format_bytes(limit) << " per rank is too small for " << window_
                                       << (window_ == 1 ? " generated chunk" : " generated chunks")
                                       << " in flight of " << format_bytes(item.peak) << " each" << partitions.str()
@@ -270,6 +307,7 @@ RunSummary ShuffleJob::run(Progress& progress) {
     summary.settings["scale"] = generator_.scale();
     summary.settings["seed"] = generator_.seed();
     summary.settings["codec"] = std::string(memory::to_string(ranks_.resources().front()->config().spill_codec));
+    summary.settings["coalesce_bytes"] = coalesce_bytes_;
     ShuffleCheck received;
     table::TableChecksum input;
     TierPeak host{"HOST", ranks_.host_limit_per_rank(), {}};

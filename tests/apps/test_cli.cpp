@@ -542,6 +542,15 @@ TEST(CliShuffle, ALimitTooSmallFailsAtOnceNamingTheLeastThatWorks) {
     }
 }
 
+TEST(CliShuffle, WithRoomEnoughEveryPartitionGetsItsWholeCoalescingBudget) {
+    for (auto const& [partitions, budget] : {std::pair{"16", 16 * 16384}, std::pair{"1000", 1000 * 16384}}) {
+        auto const result = run_spillway({"shuffle", "--scale", "0.05", "--partitions", partitions, "--memory-limit",
+                                          "2GiB", "--json", "--quiet"});
+        ASSERT_EQ(result.exit_code, 0) << result.err;
+        EXPECT_EQ(result.summary().at("settings").at("coalesce_bytes"), budget) << partitions << " partitions";
+    }
+}
+
 TEST(CliShuffle, PartitionsWhoseStateDoesNotFitTheLimitAreAUsageErrorNamingThem) {
     // A million partitions keep about 96 MiB of state on their rank: counted,
     // and named, not left to grow outside the limit.
@@ -549,7 +558,9 @@ TEST(CliShuffle, PartitionsWhoseStateDoesNotFitTheLimitAreAUsageErrorNamingThem)
                                            "--memory-limit", "64MiB", "--quiet"};
     auto const result = run_spillway(shuffle);
     EXPECT_EQ(result.exit_code, 2) << result.err;
-    EXPECT_THAT(result.err, HasSubstr("and the state of 1048576 partitions and of the chunks they receive, 9"));
+    EXPECT_THAT(result.err, testing::ContainsRegex("and the state of 1048576 partitions and of the chunks they "
+                                                   "receive, 9[6-9]\\.[0-9][0-9] MiB"))
+        << "96 MiB of partitions, and the chunks of 6,000 rows";
     EXPECT_THAT(result.err, HasSubstr("or lower --partitions"));
 }
 
