@@ -1,12 +1,14 @@
 #include "memory/spill_directory.hpp"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <charconv>
 #include <cerrno>
 #include <string>
 
@@ -36,17 +38,25 @@ bool all_digits(std::string_view text) {
 }
 
 /// Whether `directory` is a spill directory that lost its owner file to a
-/// removal that did not finish (its process was killed meanwhile): named
-/// as `SpillDirectory` names them (`spillway-<pid>-<number>`), and holding
-/// spill files (`buffer-<number>`) and nothing else, so neither the owner
-/// file nor the one it is made as. A directory being made is empty until
-/// its owner file is made; anything else is not spillway's to remove.
+/// removal that did not finish (its process was killed meanwhile, or one
+/// written before removals left the owner file for last): named as
+/// `SpillDirectory` names them (`spillway-<pid>-<number>`), of a pid that
+/// no process has here, and holding spill files (`buffer-<number>`) and
+/// nothing else, so neither the owner file nor the one it is made as. A
+/// directory being made is empty until its owner file is made; anything
+/// else is not spillway's to remove.
 bool is_partly_removed(std::filesystem::path const& directory) {
     auto const name = directory.filename().string();
     auto const numbers = std::string_view(name).substr(directory_prefix.size());
     auto const dash = numbers.find('-');
     if (dash == std::string_view::npos || !all_digits(numbers.substr(0, dash)) || !all_digits(numbers.substr(dash + 1))) {
         return false;
+    }
+    pid_t pid = 0;
+    auto const digits = numbers.substr(0, dash);
+    auto const parsed = std::from_chars(digits.data(), digits.data() + digits.size(), pid);
+    if (parsed.ec != std::errc{} || pid <= 0 || pid == ::getpid() || ::kill(pid, 0) == 0 || errno != ESRCH) {
+        return false;  // its process may still run, here or (with this pid) in another namespace
     }
     std::error_code error;
     std::size_t spill_files = 0;
@@ -164,7 +174,16 @@ SpillDirectory::SpillDirectory(std::filesystem::path const& root, Statistics& st
 }
 
 SpillDirectory::~SpillDirectory() {
+    // The spill files first and the owner file last, so that a process killed
+    // meanwhile leaves a directory that others still see is stale.
     std::error_code error;
+    for (std::filesystem::directory_iterator entry(path_, error), end; !error && entry != end;
+         entry.increment(error)) {
+        if (entry->path().filename() != owner_file) {
+            std::error_code ignored;
+            std::filesystem::remove_all(entry->path(), ignored);
+        }
+    }
     std::filesystem::remove_all(path_, error);
     if (error) {
         SPILLWAY_LOG(warn, "cannot remove spill directory '" << path_.string() << "': " << error.message());

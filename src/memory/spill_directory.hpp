@@ -19,15 +19,20 @@ namespace spillway::memory::detail {
 /// not the pid, decides, so a live directory of a process in another PID
 /// namespace or on another host sharing the root (where the file system
 /// supports `flock`) is kept, and a dead one whose pid was reused is removed.
+/// The remover holds the lock while it removes, so several processes
+/// starting at once remove each directory once.
+///
 /// A directory without an owner file is left alone while it is empty or
 /// holds the file the owner file is made as: the owner file appears already
 /// locked (made under another name, locked, then renamed), so such a
-/// directory is being made. One named as this class names them that holds
-/// spill files and nothing else is what a removal cut short left (a process
-/// killed while it cleaned up), and is removed. The remover holds the lock while it removes, so several
-/// processes starting at once remove each directory once.
+/// directory is being made. One named as this class names them, of a pid
+/// that no process here has, that holds spill files and nothing else, is
+/// what a removal cut short left (a process killed while it removed its
+/// directory by other means than this class, which removes the owner file
+/// last), and is removed, without a lock to take.
+///
 /// The directory is removed, with everything in it, when the object is
-/// destroyed.
+/// destroyed: the spill files first, then the owner file.
 ///
 /// Thread safety: const member functions may be called concurrently.
 class SpillDirectory {

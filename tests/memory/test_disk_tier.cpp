@@ -758,23 +758,24 @@ TEST(DiskTier, DirectoriesWhoseOwnerFileIsUnlockedOrGoneAreRemovedAtStartUpAndOt
     auto const stale_of_dead_pid = root.path() / "spillway-dead";
     auto const live = root.path() / "spillway-live";
     auto const unowned = root.path() / "spillway-unowned";
-    auto const being_made = root.path() / "spillway-being-made";
-    // Its owner file went first in a removal that its process, killed, cut short.
-    auto const partly_removed = root.path() / "spillway-4194305-0";
-    // Not spill directories: a name that is not one, and files that are not spill files.
-    auto const users_files = root.path() / "spillway-notes";
-    auto const other_files = root.path() / "spillway-4194305-1";
+    // Without an owner file, removed only if named as a spill directory of a
+    // pid that no process has, and holding spill files and nothing else: its
+    // owner file went first in a removal that its process, killed, cut short.
+    auto const dead = std::to_string(dead_pid());
+    auto const partly_removed = root.path() / ("spillway-" + dead + "-0");
+    auto const badly_named = root.path() / "spillway-notes";
+    auto const other_files = root.path() / ("spillway-" + dead + "-1");
+    auto const being_made = root.path() / ("spillway-" + dead + "-2");
+    auto const of_live_pid = root.path() / ("spillway-" + std::to_string(getppid()) + "-3");
     auto const unrelated = root.path() / "someone-else";
     make_owned_directory(stale, std::to_string(getpid()));
-    make_owned_directory(partly_removed, std::to_string(dead_pid()));
-    std::filesystem::remove(partly_removed / "owner");
-    std::filesystem::create_directories(being_made);
-    std::ofstream(being_made / "owner.new") << dead_pid() << "\n";
-    for (auto const& other : {users_files, other_files}) {
-        make_owned_directory(other, std::to_string(dead_pid()));
-        std::filesystem::remove(other / "owner");
-        std::ofstream(other / "notes.txt") << "not spilled data";
+    for (auto const& unowned_spill : {partly_removed, badly_named, other_files, of_live_pid}) {
+        make_owned_directory(unowned_spill, dead);
+        std::filesystem::remove(unowned_spill / "owner");
     }
+    std::ofstream(other_files / "notes.txt") << "not spilled data";
+    std::filesystem::create_directories(being_made);
+    std::ofstream(being_made / "owner.new") << dead << "\n";
     make_owned_directory(stale_of_dead_pid, std::to_string(dead_pid()));
     make_owned_directory(live, std::to_string(dead_pid()));
     std::filesystem::create_directories(unowned);
@@ -790,10 +791,11 @@ TEST(DiskTier, DirectoriesWhoseOwnerFileIsUnlockedOrGoneAreRemovedAtStartUpAndOt
     EXPECT_FALSE(std::filesystem::exists(stale_of_dead_pid));
     EXPECT_TRUE(std::filesystem::exists(live / "buffer-0"));
     EXPECT_TRUE(std::filesystem::exists(unowned)) << "empty: being made";
-    EXPECT_TRUE(std::filesystem::exists(being_made / "owner.new"));
     EXPECT_FALSE(std::filesystem::exists(partly_removed));
-    EXPECT_TRUE(std::filesystem::exists(users_files / "notes.txt"));
-    EXPECT_TRUE(std::filesystem::exists(other_files / "notes.txt"));
+    EXPECT_TRUE(std::filesystem::exists(badly_named / "buffer-0"));
+    EXPECT_TRUE(std::filesystem::exists(other_files / "buffer-0"));
+    EXPECT_TRUE(std::filesystem::exists(being_made / "owner.new"));
+    EXPECT_TRUE(std::filesystem::exists(of_live_pid / "buffer-0"));
     EXPECT_TRUE(std::filesystem::exists(unrelated));
     EXPECT_EQ(resource.statistics().get("memory.disk.stale_directories_removed")->total, 3.0);
     ::close(held);
