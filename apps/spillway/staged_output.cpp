@@ -1,13 +1,18 @@
 #include "staged_output.hpp"
 
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <charconv>
+#include <cstring>
 #include <string_view>
 
 #include <spillway/core/error.hpp>
+#include <spillway/core/file_descriptor.hpp>
 #include <spillway/core/logging.hpp>
 
 namespace spillway::cli {
@@ -149,16 +154,31 @@ std::string partial_file_prefix(std::filesystem::path const& target) {
     return prefix;
 }
 
-/// Removes the partial files of `target` that processes which no longer run
-/// left beside it (killed with SIGKILL, say).
+/// Whether `fd` is still the file at `path`: a remover unlinks a partial
+/// file before its lock is dropped, so a lock taken on an unlinked one
+/// proves nothing.
+bool still_at(int fd, std::filesystem::path const& path) {
+    struct stat opened {};
+    struct stat current {};
+    return ::fstat(fd, &opened) == 0 && ::stat(path.c_str(), &current) == 0 && opened.st_dev == current.st_dev
+           && opened.st_ino == current.st_ino;
+}
+
+/// Removes the partial files of `target` that no process writes any more
+/// (one killed with SIGKILL left it): those whose lock can be taken. The
+/// lock, not the pid in the name, decides, as pids repeat across hosts
+/// sharing a file system and across containers.
 void remove_stale_partial_files(std::filesystem::path const& target) {
     auto const directory = target.parent_path().empty() ? std::filesystem::path(".") : target.parent_path();
     auto const prefix = partial_file_prefix(target);
     std::error_code error;
     for (auto const& entry : std::filesystem::directory_iterator(directory, error)) {
-        auto const name = entry.path().filename().string();
-        if (!name.starts_with(prefix) || !entry.is_regular_file(error) || !is_dead_pid(name.substr(prefix.size()))) {
+        if (!entry.path().filename().string().starts_with(prefix) || !entry.is_regular_file(error)) {
             continue;
+        }
+        FileDescriptor const lock(::open(entry.path().c_str(), O_RDONLY | O_CLOEXEC));
+        if (!lock || ::flock(lock.get(), LOCK_EX | LOCK_NB) != 0 || !still_at(lock.get(), entry.path())) {
+            continue;  // being written, or removed meanwhile
         }
         std::filesystem::remove(entry.path(), error);
         if (error) {
@@ -168,6 +188,23 @@ void remove_stale_partial_files(std::filesystem::path const& target) {
             SPILLWAY_LOG(info, "removed '" << entry.path().string() << "', left by a dead process");
         }
     }
+}
+
+/// `path` with its symbolic links followed to the path they end at, which
+/// need not exist.
+/// @throws InvalidArgument if the links loop.
+std::filesystem::path followed(std::filesystem::path path) {
+    constexpr int most_links = 40;  // as the kernel's ELOOP
+    std::error_code error;
+    for (int links = 0; std::filesystem::is_symlink(path, error); ++links) {
+        SPILLWAY_EXPECTS(links < most_links, "cannot follow the link '" << path.string() << "': too many links",
+                         InvalidArgument);
+        auto const next = std::filesystem::read_symlink(path, error);
+        SPILLWAY_EXPECTS(!error, "cannot follow the link '" << path.string() << "': " << error.message(),
+                         InvalidArgument);
+        path = next.is_absolute() ? next : path.parent_path() / next;
+    }
+    return path;
 }
 
 /// `target`, checked as a file to write, and with a symbolic link followed
@@ -182,13 +219,8 @@ std::filesystem::path file_to_write(std::filesystem::path target) {
                      InvalidArgument);
     SPILLWAY_EXPECTS(target.has_filename(), "'" << target.string() << "' names a directory: name the file to write",
                      InvalidArgument);
+    target = followed(std::move(target));
     std::error_code error;
-    if (std::filesystem::is_symlink(target, error)) {
-        auto followed = std::filesystem::weakly_canonical(target, error);
-        SPILLWAY_EXPECTS(!error, "cannot follow the link '" << target.string() << "': " << error.message(),
-                         InvalidArgument);
-        target = std::move(followed);
-    }
     auto const status = std::filesystem::status(target, error);
     SPILLWAY_EXPECTS(status.type() != std::filesystem::file_type::directory,
                      "'" << target.string() << "' is a directory: name the file to write", InvalidArgument);
@@ -211,6 +243,12 @@ StagedFile::StagedFile(std::filesystem::path target)
       staging_(target_.parent_path() / (partial_file_prefix(target_) + std::to_string(::getpid()))),
       removal_(staging_) {
     remove_stale_partial_files(target_);
+    lock_ = FileDescriptor(::open(staging_.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
+    SPILLWAY_EXPECTS(lock_, "cannot create '" << staging_.string() << "' to write '" << target_.string()
+                                              << "' in: " << std::strerror(errno) << "; name a writable place",
+                     InvalidArgument);
+    // Held until the file is committed or removed: what tells other runs it is being written.
+    static_cast<void>(::flock(lock_.get(), LOCK_EX | LOCK_NB));
 }
 
 StagedFile::~StagedFile() {

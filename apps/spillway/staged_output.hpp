@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include <spillway/core/file_descriptor.hpp>
+
 #include "interruption.hpp"
 
 namespace spillway::cli {
@@ -82,17 +84,20 @@ class StagedOutput {
 /// or on SIGINT or SIGTERM before it, the partial file is removed, so a
 /// failed run leaves no partial output; a file already at the target stays
 /// as it was until `commit` replaces it. A target that is a symbolic link
-/// stands for the file it names. The partial files of the same target that
-/// processes which no longer run left (killed with SIGKILL, say) are removed.
+/// stands for the file it ends at. The partial file is made at once and
+/// holds an `flock` while this object has it; the partial files of the same
+/// target whose lock can be taken, which processes that no longer run left
+/// (killed with SIGKILL, say), are removed.
 ///
 /// Thread safety: externally synchronized.
 class StagedFile {
   public:
-    /// Names the partial file of `target` and registers it for removal on
-    /// interruption, and removes stale partial files; makes nothing.
+    /// Removes stale partial files of `target`, and makes and locks its
+    /// own, registered for removal on interruption.
     /// @throws InvalidArgument if `target` is empty, `-`, a directory or
     ///         something else that is not a regular file (a device, a pipe),
-    ///         or its directory does not exist.
+    ///         its links loop, its directory does not exist, or the partial
+    ///         file cannot be made there.
     explicit StagedFile(std::filesystem::path target);
     /// Without a successful `commit`, removes the partial file; errors are
     /// ignored.
@@ -113,6 +118,7 @@ class StagedFile {
     std::filesystem::path staging_;
     bool committed_ = false;
     RemoveOnInterruption removal_;  ///< of `staging_`, until `commit`
+    FileDescriptor lock_;           ///< the partial file, locked
 };
 
 }  // namespace spillway::cli

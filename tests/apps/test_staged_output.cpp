@@ -1,3 +1,5 @@
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -185,7 +187,7 @@ TEST(StagedFile, ATargetThatIsALinkReplacesTheFileItNamesAndKeepsTheLink) {
     EXPECT_EQ(text, "new");
 }
 
-TEST(StagedFile, APartialFileOfADeadProcessIsRemovedOneOfALiveProcessIsNot) {
+TEST(StagedFile, APartialFileThatNoProcessLocksIsRemovedALockedOneIsNot) {
     spillway::test::TemporaryDirectory directory;
     auto const target = directory.path() / "rows.csv";
     auto const partial_of = [&](pid_t pid) {
@@ -193,14 +195,38 @@ TEST(StagedFile, APartialFileOfADeadProcessIsRemovedOneOfALiveProcessIsNot) {
         std::ofstream(partial) << "half written";
         return partial;
     };
-    auto const stale = partial_of(dead_pid());
-    auto const live = partial_of(::getppid());
+    // The pid in a name decides nothing: pids repeat across hosts and containers.
+    auto const stale = partial_of(::getppid());
+    auto const written = partial_of(dead_pid());
+    int const writer = ::open(written.c_str(), O_RDONLY | O_CLOEXEC);
+    ASSERT_GE(writer, 0);
+    ASSERT_EQ(::flock(writer, LOCK_EX), 0) << "as the run writing it holds it";
     auto const other = directory.path() / (".other.csv.spillway-partial-" + std::to_string(dead_pid()));
     std::ofstream(other) << "another target's";
     {
         StagedFile file(target);
-        EXPECT_FALSE(std::filesystem::exists(stale)) << "its process is gone";
-        EXPECT_TRUE(std::filesystem::exists(live)) << "its process may still be writing";
+        EXPECT_FALSE(std::filesystem::exists(stale)) << "no process holds it";
+        EXPECT_TRUE(std::filesystem::exists(written)) << "its process is writing it";
         EXPECT_TRUE(std::filesystem::exists(other)) << "not this target's";
+
+        int const probe = ::open(file.staging().c_str(), O_RDONLY | O_CLOEXEC);
+        ASSERT_GE(probe, 0) << "made at once";
+        EXPECT_NE(::flock(probe, LOCK_EX | LOCK_NB), 0) << "and locked while it is written";
+        ::close(probe);
     }
+    ::close(writer);
+}
+
+TEST(StagedFile, ALinkToAFileThatDoesNotExistMakesThatFile) {
+    spillway::test::TemporaryDirectory directory;
+    auto const file = directory.path() / "rows.csv";
+    auto const link = directory.path() / "link.csv";
+    std::filesystem::create_symlink("rows.csv", link);  // relative, and dangling
+    {
+        StagedFile staged(link);
+        std::ofstream(staged.staging()) << "new";
+        staged.commit();
+    }
+    EXPECT_TRUE(std::filesystem::is_symlink(link));
+    EXPECT_TRUE(std::filesystem::is_regular_file(file));
 }
