@@ -144,6 +144,13 @@ void wait_out_interruption() {
     MutexLock const lock(registry.mutex);  // held for good by a thread handling a signal
 }
 
+void print_final_report(std::function<void()> const& print) {
+    MutexLock const lock(registry.mutex);
+    print();
+    registry.sigint_report.clear();
+    registry.sigterm_report.clear();
+}
+
 RemoveOnInterruption::RemoveOnInterruption(std::filesystem::path path, Extent extent) {
     MutexLock lock(registry.mutex);
     id_ = registry.next_id++;

@@ -55,7 +55,17 @@ class InterruptionHandler {
 /// the handling ends the process. A job's failure is reported after it, as
 /// the failure may be only the handler removing the job's files under it,
 /// and the signal's own report is the one to print.
+/// Must not be called from `RemoveOnInterruption::publish`'s work, which
+/// holds the same lock.
 void wait_out_interruption();
+
+/// Runs `print`, which prints what the run ended with, holding off a
+/// signal's handling; afterwards a signal prints no report of its own
+/// (`InterruptionHandler::report_on_stdout`), so a run prints one report,
+/// even if a signal comes while it tears down. If a signal is being
+/// handled, blocks until that ends the process, and `print` never runs: the
+/// signal's report is the one printed. Not from `publish`'s work either.
+void print_final_report(std::function<void()> const& print);
 
 /// A path that `InterruptionHandler` removes if a signal ends the process
 /// while this object lives. Register a path before creating it, so that no

@@ -98,10 +98,6 @@ int main(int argc, char** argv) {
     }
     auto const make_job = [&] { return command_line.make_job(options); };
     auto const for_users = [&](std::string message) { return command_line.name_flags(std::move(message)); };
-    auto const code =
-        run_job(make_job, command_line.command(), command_line.output(), *processes, std::cout, std::cerr, for_users);
-    // What the run ended with is printed: a signal from now on (while the
-    // ranks finish) adds no second report.
-    interruptions.report_on_stdout({}, {});
-    return to_int(code);
+    return to_int(run_job(make_job, command_line.command(), command_line.output(), *processes, std::cout, std::cerr,
+                          for_users));
 }

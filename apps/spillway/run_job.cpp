@@ -39,7 +39,7 @@ ExitCode run_job(std::function<std::unique_ptr<Job>()> const& make_job, std::str
     bool const reporting = processes.rank() == 0;
     auto const fail = [&](ExitCode code, std::string const& message) {
         if (reporting && output.json) {
-            out << failure_json(command, code, message) << "\n";
+            print_final_report([&] { out << failure_json(command, code, message) << "\n" << std::flush; });
         }
         return code;
     };
@@ -66,17 +66,21 @@ ExitCode run_job(std::function<std::unique_ptr<Job>()> const& make_job, std::str
 
     Progress progress(reporting ? Progress::choose(output.quiet, STDERR_FILENO) : Progress::Style::none, err);
     RunSummary summary;
+    bool ran = false;
     try {
         summary = job->run(progress);
+        ran = true;
         trace->write();
     } catch (std::exception const& error) {
         wait_out_interruption();
         auto const message = message_of(error);
         err << prefix << message << "\n";
-        try {
-            trace->write();  // what led to the failure
-        } catch (std::exception const& trace_error) {
-            err << prefix << message_of(trace_error) << "\n";
+        if (!ran) {
+            try {
+                trace->write();  // what led to the failure
+            } catch (std::exception const& trace_error) {
+                err << prefix << message_of(trace_error) << "\n";
+            }
         }
         auto const code = fail(ExitCode::failure, message);
         if (dynamic_cast<PeerTimeout const*>(&error) != nullptr) {
@@ -89,17 +93,23 @@ ExitCode run_job(std::function<std::unique_ptr<Job>()> const& make_job, std::str
     }
 
     bool const verified = summary.verified.value_or(true);
-    auto const code = verified ? ExitCode::success : ExitCode::verification_failed;
-    if (reporting && output.json) {
-        out << summary.to_json(code, summary.verification_error()) << "\n";
-    } else if (reporting) {
-        out << (output.quiet ? summary.answer_text() : summary.to_text());
+    auto code = verified ? ExitCode::success : ExitCode::verification_failed;
+    bool written = true;
+    if (reporting) {
+        print_final_report([&] {
+            if (output.json) {
+                out << summary.to_json(code, summary.verification_error()) << "\n";
+            } else {
+                out << (output.quiet ? summary.answer_text() : summary.to_text());
+            }
+            written = static_cast<bool>(out.flush());
+        });
     }
-    if (reporting && !out.flush()) {
-        // A full disk, or a closed pipe: what the caller keeps is incomplete.
+    if (!written) {
+        // A full disk, say: what the caller keeps is incomplete.
         err << prefix << "cannot write the " << (summary.answer ? "answer and summary" : "summary")
             << " to standard output\n";
-        return ExitCode::failure;
+        code = verified ? ExitCode::failure : code;
     }
     if (reporting && !verified) {
         err << prefix << "verification failed:";

@@ -17,11 +17,14 @@ namespace spillway::cli {
 /// Creates the `--trace` file, then makes a job with `make_job` (an error in
 /// either is `ExitCode::usage`, found before the job creates any output),
 /// runs it with progress on `err` (an error there is `ExitCode::failure`),
-/// and prints its summary on `out`: as text, as JSON with `--json`, or not at
-/// all with `--quiet`. The trace file is kept only if the job ran. Errors and
-/// a failed verification are printed on `err` whatever the flags. Returns
-/// `success` if the output was verified (or the job has nothing to verify),
-/// `verification_failed` if not, and `usage` or `failure` for an error.
+/// and prints its summary on `out`: as text, as JSON with `--json`, or with
+/// `--quiet` only a query's answer (`print_final_report`: one report, even
+/// if a signal comes). The trace file is written if the job ran, whether it
+/// succeeded or failed. Errors and a failed verification are printed on
+/// `err` whatever the flags. Returns `success` if the output was verified
+/// (or the job has nothing to verify), `verification_failed` if not, and
+/// `usage` or `failure` for an error; a summary that cannot be written to
+/// `out` makes a success a `failure`.
 ///
 /// With `--json`, every outcome is one JSON object on `out`: the summary
 /// (`RunSummary::to_json`) with the exit code, and with the failed

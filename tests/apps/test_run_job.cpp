@@ -118,14 +118,25 @@ TEST(RunJob, WithoutJsonAFailurePrintsNothingOnStdout) {
     EXPECT_EQ(failure.out, "");
 }
 
-TEST(RunJob, ASummaryThatCannotBeWrittenIsAFailure) {
-    std::ostream unwritable(nullptr);  // as stdout on a full disk: every write fails
-    std::ostringstream err;
+/// A stream buffer that takes every write and fails every flush, as a file
+/// on a full disk does.
+class FullDisk final : public std::stringbuf {
+  protected:
+    int sync() override { return -1; }
+};
+
+TEST(RunJob, ASummaryThatCannotBeWrittenIsAFailureButAFailedVerificationStaysOne) {
     Processes const alone(Options(), nullptr, nullptr);
-    auto const code = run_job([] { return std::make_unique<FixedJob>(true); }, "fixed", OutputFlags{true, false, {}},
-                              alone, unwritable, err);
-    EXPECT_EQ(code, ExitCode::failure);
-    EXPECT_THAT(err.str(), HasSubstr("cannot write the summary to standard output"));
+    for (auto const verified : {true, false}) {
+        FullDisk disk;
+        std::ostream unwritable(&disk);
+        std::ostringstream err;
+        auto const code = run_job([verified] { return std::make_unique<FixedJob>(verified); }, "fixed",
+                                  OutputFlags{true, false, {}}, alone, unwritable, err);
+        EXPECT_EQ(code, verified ? ExitCode::failure : ExitCode::verification_failed);
+        EXPECT_THAT(err.str(), HasSubstr("cannot write the summary to standard output"));
+        EXPECT_EQ(err.str().find("verification failed") != std::string::npos, !verified) << err.str();
+    }
 }
 
 TEST(RunJob, AFailedRunWritesItsTraceAndAUsageErrorLeavesTheFileAsItWas) {
