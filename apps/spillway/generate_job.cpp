@@ -1,14 +1,17 @@
 #include "generate_job.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
-#include <iterator>
 #include <cstdint>
+#include <iterator>
+#include <string_view>
 
 #include <spillway/core/error.hpp>
 #include <spillway/exec/seq_join.hpp>
 
 #include "chunk_numbers.hpp"
+#include "option_flags.hpp"
 #include "seq_join_tracer.hpp"
 
 namespace spillway::cli {
@@ -40,8 +43,14 @@ io::WriteOptions write_options() {
     return options;
 }
 
+/// Whether `name` is `all`, in any case: every table.
+bool is_all(std::string_view name) {
+    return std::ranges::equal(name, std::string_view("all"),
+                              [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) == b; });
+}
+
 table::TpchGenerator make_generator(Options const& options) {
-    auto const scale = options.get_double("scale", 1.0, 0.0, table::TpchGenerator::max_scale);
+    auto const scale = positive_number_option(options, "scale", 1.0, table::TpchGenerator::max_scale);
     auto const seed = options.get_int("seed", 0, 0, INT64_MAX);
     return table::TpchGenerator(scale, static_cast<std::uint64_t>(seed));
 }
@@ -62,7 +71,7 @@ GenerateJob::GenerateJob(GenerateArguments arguments, Options const& options)
     std::vector<table::TpchTable> tables;
     if (arguments_.tables.empty()) {
         tables.push_back(table::parse_tpch_table(arguments_.table));
-    } else if (arguments_.tables.size() == 1 && arguments_.tables.front() == "all") {
+    } else if (arguments_.tables.size() == 1 && is_all(arguments_.tables.front())) {
         tables.assign(std::begin(table::all_tpch_tables), std::end(table::all_tpch_tables));
     } else {
         for (auto const& name : arguments_.tables) {

@@ -58,8 +58,10 @@ class GenerateJob final : public Job {
     /// partial file beside it (`StagedFile`): the output appears only when
     /// the run succeeds.
     /// @throws InvalidArgument if a table is unknown or an option is
-    ///         malformed, or if the output directory is not empty; IoError
-    ///         naming the file if it cannot be created.
+    ///         malformed, if the output directory is not empty, or if the
+    ///         output file is refused (`StagedFile`: `-`, a device or a pipe)
+    ///         or names a compressed file (`io::names_compressed_file`);
+    ///         IoError naming the file if it cannot be created.
     GenerateJob(GenerateArguments arguments, Options const& options);
 
     [[nodiscard]] RunSummary run(Progress& progress) override;

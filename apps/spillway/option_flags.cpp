@@ -56,11 +56,27 @@ ValueCheck integer_value(std::int64_t min, std::int64_t max) {
     };
 }
 
+double positive_number_option(Options const& options, std::string_view name, double fallback, double max) {
+    auto const value = options.find(name);
+    if (!value) {
+        return fallback;
+    }
+    std::optional<double> number;
+    try {
+        number = options.get_double(name, fallback, 0, max);
+    } catch (InvalidArgument const&) {
+        // said below, with the range this option takes
+    }
+    SPILLWAY_EXPECTS(number && *number > 0,
+                     options.describe(name, value->source)
+                         << ": invalid value '" << value->text << "': expected a number above 0 and at most " << max,
+                     InvalidArgument);
+    return *number;
+}
+
 ValueCheck positive_number_value(double max) {
     return [max](std::string const& value) {
-        auto const number = Options().set("value", value).get_double("value", 0, -max, max);
-        SPILLWAY_EXPECTS(number > 0, "invalid value '" << value << "': expected a number above 0 and at most " << max,
-                         InvalidArgument);
+        static_cast<void>(positive_number_option(Options().set("value", value), "value", 0, max));
     };
 }
 

@@ -25,6 +25,12 @@ using ValueCheck = std::function<void(std::string const& value)>;
 [[nodiscard]] ValueCheck integer_value(std::int64_t min, std::int64_t max);
 /// A real number in (0, `max`].
 [[nodiscard]] ValueCheck positive_number_value(double max);
+/// The value of option `name` as `positive_number_value` checks it, or
+/// `fallback` if it is not set: for the jobs that read an option the flag's
+/// check cannot see (one set by its environment variable).
+/// @throws InvalidArgument naming the option and its source otherwise.
+[[nodiscard]] double positive_number_option(Options const& options, std::string_view name, double fallback,
+                                            double max);
 /// One of `choices`.
 [[nodiscard]] ValueCheck choice_value(std::vector<std::string> choices);
 /// A duration above zero that `parse_duration` accepts: `90s`, `2min`.

@@ -24,6 +24,7 @@
 #include "chunk_numbers.hpp"
 #include "interruption.hpp"
 #include "job_limits.hpp"
+#include "option_flags.hpp"
 #include "rank_values.hpp"
 #include "received_batches.hpp"
 #include "seq_join_tracer.hpp"
@@ -210,7 +211,7 @@ struct CoalescingCost {
 }  // namespace
 
 ShuffleJob::ShuffleJob(Options const& options)
-    : generator_(options.get_double("scale", default_scale, 0, table::TpchGenerator::max_scale),
+    : generator_(positive_number_option(options, "scale", default_scale, table::TpchGenerator::max_scale),
                  static_cast<std::uint64_t>(options.get_int("seed", 0, 0, INT64_MAX))),
       ranks_(options, memory_config(options), 4),
       pool_(exec::ThreadPool::Config::from_options(options)),

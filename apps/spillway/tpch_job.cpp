@@ -10,6 +10,7 @@
 #include <spillway/table/date32.hpp>
 
 #include "job_limits.hpp"
+#include "option_flags.hpp"
 
 namespace spillway::cli {
 namespace {
@@ -52,7 +53,7 @@ std::uint64_t total(memory::BufferResource const& resource, char const* name) {
 
 TpchJob::TpchJob(TpchArguments arguments, Options const& options)
     : arguments_(arguments),
-      generator_(options.get_double("scale", 1, 0, table::TpchGenerator::max_scale),
+      generator_(positive_number_option(options, "scale", 1, table::TpchGenerator::max_scale),
                  static_cast<std::uint64_t>(options.get_int("seed", 0, 0, INT64_MAX))),
       ranks_(options, memory::MemoryConfig::from_options(options), 1),
       pool_(exec::ThreadPool::Config::from_options(options)) {

@@ -237,9 +237,11 @@ MemoryReservation BufferResource::reserve(
     SPILLWAY_EXPECTS(
         reservation.size() == size,
         "cannot reserve " << format_bytes(size) << " of " << type << ": " << describe_usage(type)
-                          << "; raise " << MemoryConfig::limit_option(type)
-                          << (type == MemoryType::HOST ? " or use reserve_and_spill to spill first"
-                                                       : ", or set spill_directory on a larger file system"),
+                          << (type == MemoryType::HOST ? "; raise memory_limit_host or use reserve_and_spill to "
+                                                         "spill first"
+                              : config_.disk_limit.is_percent() && config_.disk_limit.resolve(100) >= 100
+                                  ? "; free room on that file system, or set spill_directory on a larger one"
+                                  : "; raise max_spill_bytes, or set spill_directory on a larger file system"),
         OutOfMemory
     );
     return reservation;

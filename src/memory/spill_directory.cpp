@@ -9,12 +9,14 @@
 #include <algorithm>
 #include <atomic>
 #include <charconv>
+#include <cstdlib>
 #include <cerrno>
 #include <string>
 
 #include <spillway/core/error.hpp>
 #include <spillway/core/file_descriptor.hpp>
 #include <spillway/core/logging.hpp>
+#include <spillway/memory/memory_config.hpp>
 
 #include "memory/spill_io.hpp"
 
@@ -144,8 +146,12 @@ SpillDirectory::SpillDirectory(std::filesystem::path const& root, Statistics& st
     std::filesystem::create_directories(root, error);
     SPILLWAY_EXPECTS(
         !error,
-        "cannot create spill_directory '" << root.string() << "': " << error.message()
-                                          << "; set spill_directory to a writable directory",
+        "cannot create spill_directory '"
+            << root.string() << "'"
+            << (root == MemoryConfig::default_spill_directory() && std::getenv("TMPDIR") != nullptr
+                    ? " (by default $TMPDIR)"
+                    : "")
+            << ": " << error.message() << "; set spill_directory to a writable directory",
         IoError
     );
     remove_stale_directories(root, statistics);

@@ -96,10 +96,13 @@ ShuffleConfig const& checked(ShuffleConfig const& config) {
 /// `duration` for a message: in seconds to a tenth from one second up, in
 /// milliseconds below (a timeout of 10 ms is not "0.0 s").
 std::string format_duration(std::chrono::steady_clock::duration duration) {
-    auto const seconds = std::chrono::duration<double>(duration).count();
+    auto const milliseconds = std::chrono::duration<double, std::milli>(duration).count();
     std::ostringstream text;
-    text << std::fixed << std::setprecision(seconds >= 1 ? 1 : 0) << (seconds >= 1 ? seconds : seconds * 1000)
-         << (seconds >= 1 ? " s" : " ms");
+    if (milliseconds < 999.5) {  // what rounds to 1000 ms is 1.0 s
+        text << std::fixed << std::setprecision(0) << milliseconds << " ms";
+    } else {
+        text << std::fixed << std::setprecision(1) << milliseconds / 1000 << " s";
+    }
     return text.str();
 }
 

@@ -4,6 +4,7 @@
 /// spillable while they wait on either side, the finish protocol, and the
 /// background thread that drives it all.
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstddef>

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -287,8 +288,11 @@ std::string_view to_string(TpchTable table) noexcept {
 }
 
 TpchTable parse_tpch_table(std::string_view name) {
+    auto const same_letters = [](char a, char b) {
+        return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
+    };
     for (auto const table : all_tpch_tables) {
-        if (to_string(table) == name) {
+        if (std::ranges::equal(to_string(table), name, same_letters)) {
             return table;
         }
     }

@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <common/scoped_environment.hpp>
+
 #include "command_line.hpp"
 
 using namespace spillway;
@@ -57,7 +59,7 @@ TEST(CommandLine, MessagesNameTheFlagsOfOptionsAsWholeWords) {
 }
 
 TEST(CommandLine, MessagesNameTheEnvironmentVariableOfAnOptionSetThereAndNotByItsFlag) {
-    ::setenv("SPILLWAY_SPILL_DIRECTORY", "a-file/spill", 1);
+    spillway::test::ScopedEnvironment const variable("SPILLWAY_SPILL_DIRECTORY", "a-file/spill");
     CommandLine command_line;
     auto const parsed = parse(command_line, {"shuffle", "--memory-limit", "64MiB"});
     ASSERT_FALSE(parsed.code.has_value()) << "a job to run: " << parsed.err;
@@ -67,7 +69,6 @@ TEST(CommandLine, MessagesNameTheEnvironmentVariableOfAnOptionSetThereAndNotByIt
     ASSERT_FALSE(given.code.has_value()) << given.err;
     EXPECT_EQ(command_line.name_flags("cannot create spill_directory 'b'"), "cannot create --spill-dir 'b'")
         << "the flag wins";
-    ::unsetenv("SPILLWAY_SPILL_DIRECTORY");
 }
 
 TEST(CommandLine, ABadValueIsAUsageErrorNamingTheFlag) {

@@ -2,6 +2,7 @@
 // faults and the spill directory's life cycle.
 #include <common/error_matchers.hpp>
 #include <common/fault_injecting_file_operations.hpp>
+#include <common/scoped_environment.hpp>
 #include <common/temporary_directory.hpp>
 
 #include <fcntl.h>
@@ -729,6 +730,14 @@ TEST(DiskTier, AnUnwritableSpillDirectoryIsAnIoErrorAtConstruction) {
     auto config = test_config(root);
     config.spill_directory = root.path() / "a-file" / "spill";
     EXPECT_THROW_WITH(BufferResource{config}, IoError, "set spill_directory to a writable directory");
+}
+
+TEST(DiskTier, ASpillRootFromTmpdirThatCannotBeMadeSaysSo) {
+    TemporaryDirectory root;
+    std::ofstream(root.path() / "a-file") << "x";
+    spillway::test::ScopedEnvironment const tmpdir("TMPDIR", (root.path() / "a-file").string());
+    MemoryConfig config;  // the default spill directory: $TMPDIR
+    EXPECT_THROW_WITH(BufferResource{config}, IoError, "(by default $TMPDIR)");
 }
 
 TEST(DiskTier, EachResourceHasItsOwnDirectoryWithAnOwnerFileRemovedAtTheEnd) {

@@ -22,7 +22,7 @@ inline constexpr TpchTable all_tpch_tables[] = {TpchTable::part,   TpchTable::su
 /// The lower-case name of `table`, as TPC-H spells it (`partsupp`, `lineitem`, ...).
 std::string_view to_string(TpchTable table) noexcept;
 
-/// The table named `name` (as `to_string` spells it).
+/// The table named `name` (as `to_string` spells it, in any case).
 /// @throws InvalidArgument naming the tables if `name` is none of them.
 TpchTable parse_tpch_table(std::string_view name);
 
