@@ -162,7 +162,7 @@ DistributedPartitionJob::DistributedPartitionJob(PartitionArguments arguments, O
                                       << (input_.reader_bytes() == 0 ? "" : " and file readers that hold ")
                                       << (input_.reader_bytes() == 0 ? "" : format_bytes(input_.reader_bytes()))
                                       << ": it needs at least "
-                                      << format_bytes(least * mebibyte)
+                                      << format_least_limit(least * mebibyte)
                                       << "; raise --memory-limit to at least that"
                                       << (input_.format() == io::FileFormat::csv ? ", or lower --block-size" : "")
                                       << (local_ranks == 1 ? "" : ", or lower --ranks")

@@ -60,8 +60,9 @@ class GenerateJob final : public Job {
     /// @throws InvalidArgument if a table is unknown or an option is
     ///         malformed, if the output directory is not empty, or if the
     ///         output file is refused (`StagedFile`: `-`, a device or a pipe)
-    ///         or names a compressed file (`io::names_compressed_file`);
-    ///         IoError naming the file if it cannot be created.
+    ///         or names a compressed file (`io::names_compressed_file`), or
+    ///         if its partial file cannot be made; IoError naming the file
+    ///         if its writer cannot open it.
     GenerateJob(GenerateArguments arguments, Options const& options);
 
     [[nodiscard]] RunSummary run(Progress& progress) override;

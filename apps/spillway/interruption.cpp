@@ -145,10 +145,12 @@ void wait_out_interruption() {
 }
 
 void print_final_report(std::function<void()> const& print) {
-    MutexLock const lock(registry.mutex);
+    {
+        MutexLock const lock(registry.mutex);  // held for good by a thread handling a signal
+        registry.sigint_report.clear();
+        registry.sigterm_report.clear();
+    }
     print();
-    registry.sigint_report.clear();
-    registry.sigterm_report.clear();
 }
 
 RemoveOnInterruption::RemoveOnInterruption(std::filesystem::path path, Extent extent) {

@@ -59,12 +59,15 @@ class InterruptionHandler {
 /// holds the same lock.
 void wait_out_interruption();
 
-/// Runs `print`, which prints what the run ended with, holding off a
-/// signal's handling; afterwards a signal prints no report of its own
-/// (`InterruptionHandler::report_on_stdout`), so a run prints one report,
-/// even if a signal comes while it tears down. If a signal is being
-/// handled, blocks until that ends the process, and `print` never runs: the
-/// signal's report is the one printed. Not from `publish`'s work either.
+/// Clears the report a signal would print (`InterruptionHandler::
+/// report_on_stdout`), then runs `print`, which prints what the run ended
+/// with: a run prints one report, even if a signal comes while it tears
+/// down. If a signal is being handled, blocks until that ends the process,
+/// and `print` never runs: the signal's report is the one printed. A signal
+/// that comes while `print` writes ends the process without a report and
+/// may cut `print`'s short: the lock is not held while it writes, so that a
+/// standard output that blocks never keeps a signal from removing the run's
+/// files. Not from `publish`'s work either.
 void print_final_report(std::function<void()> const& print);
 
 /// A path that `InterruptionHandler` removes if a signal ends the process

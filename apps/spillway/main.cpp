@@ -59,9 +59,11 @@ int main(int argc, char** argv) {
     auto const options = command_line.options();
     auto const usage_error = [&](std::string const& message) {
         std::cerr << "spillway: " << message << "\n";
-        if (command_line.output().json && launcher_rank() == 0) {
-            std::cout << failure_json(command_line.command(), ExitCode::usage, message) << "\n";
-        }
+        print_final_report([&] {
+            if (command_line.output().json && launcher_rank() == 0) {
+                std::cout << failure_json(command_line.command(), ExitCode::usage, message) << "\n";
+            }
+        });
         return to_int(ExitCode::usage);
     };
     // The library ignores a log level that names none, with a notice, when

@@ -5,6 +5,8 @@
 #include <spillway/core/error.hpp>
 #include <spillway/core/options.hpp>
 
+#include "job_limits.hpp"
+
 namespace spillway::cli {
 
 std::uint64_t PartitionPlan::bound() const noexcept {
@@ -82,7 +84,7 @@ PartitionPlan PartitionPlan::make(std::uint64_t limit, std::uint64_t block_bytes
         auto const least = with_window(high * mebibyte, block_bytes, threads, partitions, least_window, files);
         SPILLWAY_FAIL("memory limit " << format_bytes(limit) << " is too small to partition into " << partitions
                           << " files on " << threads << (threads == 1 ? " thread" : " threads") << " with blocks of "
-                          << format_bytes(block_bytes) << ": it needs at least " << format_bytes(least.limit) << " ("
+                          << format_bytes(block_bytes) << ": it needs at least " << format_least_limit(least.limit) << " ("
                           << format_bytes(fixed_bytes) << " for the program, "
                           << format_bytes(least.bound() - fixed_bytes
                                           - std::uint64_t{partitions}

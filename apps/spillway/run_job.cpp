@@ -38,9 +38,11 @@ ExitCode run_job(std::function<std::unique_ptr<Job>()> const& make_job, std::str
         processes.size() == 1 ? "spillway: " : "spillway: rank " + std::to_string(processes.rank()) + ": ";
     bool const reporting = processes.rank() == 0;
     auto const fail = [&](ExitCode code, std::string const& message) {
-        if (reporting && output.json) {
-            print_final_report([&] { out << failure_json(command, code, message) << "\n" << std::flush; });
-        }
+        print_final_report([&] {
+            if (reporting && output.json) {
+                out << failure_json(command, code, message) << "\n" << std::flush;
+            }
+        });
         return code;
     };
 
@@ -95,16 +97,17 @@ ExitCode run_job(std::function<std::unique_ptr<Job>()> const& make_job, std::str
     bool const verified = summary.verified.value_or(true);
     auto code = verified ? ExitCode::success : ExitCode::verification_failed;
     bool written = true;
-    if (reporting) {
-        print_final_report([&] {
-            if (output.json) {
-                out << summary.to_json(code, summary.verification_error()) << "\n";
-            } else {
-                out << (output.quiet ? summary.answer_text() : summary.to_text());
-            }
-            written = static_cast<bool>(out.flush());
-        });
-    }
+    print_final_report([&] {
+        if (!reporting) {
+            return;
+        }
+        if (output.json) {
+            out << summary.to_json(code, summary.verification_error()) << "\n";
+        } else {
+            out << (output.quiet ? summary.answer_text() : summary.to_text());
+        }
+        written = static_cast<bool>(out.flush());
+    });
     if (!written) {
         // A full disk, say: what the caller keeps is incomplete.
         err << prefix << "cannot write the " << (summary.answer ? "answer and summary" : "summary")

@@ -107,8 +107,9 @@ ItemBytes generating_item_bytes(table::TpchGenerator const& generator, shuffle::
 /// a work item holds only its table (B), and the coalescer up to C + B of
 /// tables, which it packs into as many bytes of chunks plus the overhead of
 /// every partition's piece (what packing chunk 0 took beyond twice its
-/// table) and what the packing keeps per table and partition, and each
-/// chunk's record until the shuffler has it. Besides, every
+/// table), what a flush keeps per table and partition
+/// (`gather_bytes_per_partition`), and each chunk's record until the
+/// shuffler has it. Besides, every
 /// chunk the rank receives keeps `Shuffler::bytes_per_chunk` reserved until
 /// the exchange ends, spilled or not. Each rank flushes about once per C + B
 /// bytes of its chunks; without a budget, once per chunk. Each flush sends a
@@ -124,9 +125,11 @@ struct CoalescingCost {
     std::uint64_t partitions = 1;        ///< of the shuffle
     ItemBytes item;                      ///< with the margin of chunks that vary
 
-    /// What packing held tables by partition keeps per table and partition
-    /// (`table::PackedGather`: its counts of rows, characters and nulls, and
-    /// where each partition's rows start).
+    /// What a flush keeps per table held and partition beyond its chunks, as
+    /// measured rather than derived: the packing's counts per table
+    /// (`table::PackedGather`, `table::detail::count_partitions`) come to
+    /// less, but scale 0.3 into 20,000 partitions at 600 MiB ran out of
+    /// memory with less counted.
     static constexpr std::uint64_t gather_bytes_per_partition = 64;
     /// What a flush's chunk holds besides its buffer until it is sent: its
     /// metadata, and its record in the chunks handed to the shuffler.
@@ -259,7 +262,7 @@ ShuffleJob::ShuffleJob(Options const& options)
                                       << (window_ == 1 ? " generated chunk" : " generated chunks")
                                       << " in flight of " << format_bytes(item.peak) << " each" << partitions.str()
                                       << ": give this process a --memory-limit of at least "
-                                      << format_bytes(least) << " (shared by its " << ranks_.resources().size()
+                                      << format_least_limit(least) << " (shared by its " << ranks_.resources().size()
                                       << (ranks_.resources().size() == 1 ? " rank)" : " ranks)")
                                       << (window_ == 1 ? "" : ", or lower --window")
                                       << (many_partitions ? ", or lower --partitions" : ""),

@@ -6,10 +6,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
 #include <string_view>
+#include <utility>
 
 #include <spillway/core/error.hpp>
 #include <spillway/core/file_descriptor.hpp>
@@ -164,6 +167,46 @@ bool still_at(int fd, std::filesystem::path const& path) {
            && opened.st_ino == current.st_ino;
 }
 
+/// Whether `suffix` ends a partial file's name as `StagedFile` makes them:
+/// `<pid>-<n>`, or `<pid>` as earlier versions did.
+bool is_partial_suffix(std::string_view suffix) {
+    auto const digits = [](std::string_view text) {
+        return !text.empty() && std::ranges::all_of(text, [](char c) { return c >= '0' && c <= '9'; });
+    };
+    auto const dash = suffix.find('-');
+    return dash == std::string_view::npos ? digits(suffix)
+                                          : digits(suffix.substr(0, dash)) && digits(suffix.substr(dash + 1));
+}
+
+/// Makes and locks a new partial file of `target`, under a name no other
+/// file has (`O_EXCL`), and checks that it is still there once locked: a run
+/// removing stale files may have taken the new file for one before the lock.
+/// Returns its path and its descriptor, which holds the lock.
+/// @throws InvalidArgument naming the file if it cannot be made.
+std::pair<std::filesystem::path, FileDescriptor> make_locked_partial_file(std::filesystem::path const& target) {
+    static std::atomic<unsigned> next_number{0};
+    auto const prefix = partial_file_prefix(target) + std::to_string(::getpid()) + "-";
+    constexpr int attempts = 100;
+    for (int attempt = 0; attempt < attempts; ++attempt) {
+        // relaxed: only uniqueness matters, and O_EXCL decides it
+        auto path = target.parent_path() / (prefix + std::to_string(next_number.fetch_add(1, std::memory_order_relaxed)));
+        FileDescriptor file(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666));
+        if (!file && errno == EEXIST) {
+            continue;  // another run with this pid (another host, another container) has this name
+        }
+        SPILLWAY_EXPECTS(file, "cannot create '" << path.string() << "', where '" << target.string()
+                                                 << "' is written before it is renamed into place: "
+                                                 << std::strerror(errno) << "; name a file in a writable directory",
+                         InvalidArgument);
+        if (::flock(file.get(), LOCK_EX | LOCK_NB) == 0 && still_at(file.get(), path)) {
+            return {std::move(path), std::move(file)};
+        }
+    }
+    SPILLWAY_FAIL("cannot make a partial file of '" << target.string() << "' that no other run takes: "
+                                                    << attempts << " tries",
+                  InvalidArgument);
+}
+
 /// Removes the partial files of `target` that no process writes any more
 /// (one killed with SIGKILL left it): those whose lock can be taken. The
 /// lock, not the pid in the name, decides, as pids repeat across hosts
@@ -173,7 +216,9 @@ void remove_stale_partial_files(std::filesystem::path const& target) {
     auto const prefix = partial_file_prefix(target);
     std::error_code error;
     for (auto const& entry : std::filesystem::directory_iterator(directory, error)) {
-        if (!entry.path().filename().string().starts_with(prefix) || !entry.is_regular_file(error)) {
+        auto const name = entry.path().filename().string();
+        if (!name.starts_with(prefix) || !is_partial_suffix(std::string_view(name).substr(prefix.size()))
+            || !entry.is_regular_file(error)) {
             continue;
         }
         FileDescriptor const lock(::open(entry.path().c_str(), O_RDONLY | O_CLOEXEC));
@@ -238,17 +283,14 @@ std::filesystem::path file_to_write(std::filesystem::path target) {
 
 }  // namespace
 
-StagedFile::StagedFile(std::filesystem::path target)
-    : target_(file_to_write(std::move(target))),
-      staging_(target_.parent_path() / (partial_file_prefix(target_) + std::to_string(::getpid()))),
-      removal_(staging_) {
+StagedFile::StagedFile(std::filesystem::path target) : target_(file_to_write(std::move(target))) {
     remove_stale_partial_files(target_);
-    lock_ = FileDescriptor(::open(staging_.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
-    SPILLWAY_EXPECTS(lock_, "cannot create '" << staging_.string() << "' to write '" << target_.string()
-                                              << "' in: " << std::strerror(errno) << "; name a writable place",
-                     InvalidArgument);
-    // Held until the file is committed or removed: what tells other runs it is being written.
-    static_cast<void>(::flock(lock_.get(), LOCK_EX | LOCK_NB));
+    auto [staging, lock] = make_locked_partial_file(target_);
+    staging_ = std::move(staging);
+    lock_ = std::move(lock);
+    // Registered once made, as its name is chosen then: a signal before
+    // leaves an empty file, which no lock holds, for the next run to remove.
+    removal_.emplace(staging_);
 }
 
 StagedFile::~StagedFile() {
@@ -260,7 +302,7 @@ StagedFile::~StagedFile() {
 
 void StagedFile::commit() {
     SPILLWAY_ASSERT(!committed_, "a staged file is committed once");
-    removal_.publish([&] {
+    removal_->publish([&] {
         std::error_code error;
         std::filesystem::rename(staging_, target_, error);
         SPILLWAY_EXPECTS(!error, "cannot move '" << staging_.string() << "' to '" << target_.string()

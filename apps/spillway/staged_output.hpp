@@ -5,6 +5,7 @@
 
 #include <deque>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -79,7 +80,7 @@ class StagedOutput {
 };
 
 /// A file that appears at its target only when the job that writes it
-/// succeeds: the job writes `<directory>/.<name>.spillway-partial-<pid>`
+/// succeeds: the job writes `<directory>/.<name>.spillway-partial-<pid>-<n>`
 /// beside the target, and `commit` renames it. Destroyed without `commit`,
 /// or on SIGINT or SIGTERM before it, the partial file is removed, so a
 /// failed run leaves no partial output; a file already at the target stays
@@ -117,8 +118,8 @@ class StagedFile {
     std::filesystem::path target_;
     std::filesystem::path staging_;
     bool committed_ = false;
-    RemoveOnInterruption removal_;  ///< of `staging_`, until `commit`
-    FileDescriptor lock_;           ///< the partial file, locked
+    std::optional<RemoveOnInterruption> removal_;  ///< of `staging_`, until `commit`
+    FileDescriptor lock_;                          ///< the partial file, locked
 };
 
 }  // namespace spillway::cli

@@ -240,7 +240,8 @@ MemoryReservation BufferResource::reserve(
                           << (type == MemoryType::HOST ? "; raise memory_limit_host or use reserve_and_spill to "
                                                          "spill first"
                               : config_.disk_limit.is_percent() && config_.disk_limit.resolve(100) >= 100
-                                  ? "; free room on that file system, or set spill_directory on a larger one"
+                                  ? "; the quota is the whole file system: set spill_directory on a larger one "
+                                    "(or, with a spill_codec, set max_spill_bytes in bytes above it)"
                                   : "; raise max_spill_bytes, or set spill_directory on a larger file system"),
         OutOfMemory
     );

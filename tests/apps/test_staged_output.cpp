@@ -203,16 +203,23 @@ TEST(StagedFile, APartialFileThatNoProcessLocksIsRemovedALockedOneIsNot) {
     ASSERT_EQ(::flock(writer, LOCK_EX), 0) << "as the run writing it holds it";
     auto const other = directory.path() / (".other.csv.spillway-partial-" + std::to_string(dead_pid()));
     std::ofstream(other) << "another target's";
+    auto const users = directory.path() / ".rows.csv.spillway-partial-old";
+    std::ofstream(users) << "named by hand";
     {
         StagedFile file(target);
         EXPECT_FALSE(std::filesystem::exists(stale)) << "no process holds it";
         EXPECT_TRUE(std::filesystem::exists(written)) << "its process is writing it";
         EXPECT_TRUE(std::filesystem::exists(other)) << "not this target's";
+        EXPECT_TRUE(std::filesystem::exists(users)) << "not named as partial files are";
 
         int const probe = ::open(file.staging().c_str(), O_RDONLY | O_CLOEXEC);
         ASSERT_GE(probe, 0) << "made at once";
         EXPECT_NE(::flock(probe, LOCK_EX | LOCK_NB), 0) << "and locked while it is written";
         ::close(probe);
+
+        StagedFile second(target);  // another run of the same pid: another host's, another container's
+        EXPECT_NE(second.staging(), file.staging());
+        EXPECT_TRUE(std::filesystem::exists(file.staging())) << "held, so not taken for stale";
     }
     ::close(writer);
 }
