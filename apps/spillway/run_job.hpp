@@ -29,7 +29,9 @@ namespace spillway::cli {
 /// With `--json`, every outcome is one JSON object on `out`: the summary
 /// (`RunSummary::to_json`) with the exit code, and with the failed
 /// verification as its `error`; or, for a usage error or a failure,
-/// `failure_json` of `command` and the error.
+/// `failure_json` of `command` and the error. (A signal that comes while
+/// that object is written ends the process and may cut it short:
+/// `print_final_report`.)
 ///
 /// With several `processes` (an MPI job), every process calls this: they
 /// agree that every one made its job before any runs it (so a usage error on

@@ -180,17 +180,22 @@ bool is_partial_suffix(std::string_view suffix) {
 
 /// Makes and locks a new partial file of `target`, under a name no other
 /// file has (`O_EXCL`), and checks that it is still there once locked: a run
-/// removing stale files may have taken the new file for one before the lock.
-/// Returns its path and its descriptor, which holds the lock.
+/// removing stale files may have taken the new file for one before the
+/// lock, and then removed it. Where the file system has no locks, the file
+/// goes on unlocked, with a warning (the next run cannot tell it from a
+/// stale one then, and leaves it). Returns its path and its descriptor,
+/// which holds the lock.
 /// @throws InvalidArgument naming the file if it cannot be made.
+/// @throws IoError if every name tried is taken.
 std::pair<std::filesystem::path, FileDescriptor> make_locked_partial_file(std::filesystem::path const& target) {
     static std::atomic<unsigned> next_number{0};
     auto const prefix = partial_file_prefix(target) + std::to_string(::getpid()) + "-";
     constexpr int attempts = 100;
     for (int attempt = 0; attempt < attempts; ++attempt) {
         // relaxed: only uniqueness matters, and O_EXCL decides it
-        auto path = target.parent_path() / (prefix + std::to_string(next_number.fetch_add(1, std::memory_order_relaxed)));
-        FileDescriptor file(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666));
+        auto path =
+            target.parent_path() / (prefix + std::to_string(next_number.fetch_add(1, std::memory_order_relaxed)));
+        FileDescriptor file(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
         if (!file && errno == EEXIST) {
             continue;  // another run with this pid (another host, another container) has this name
         }
@@ -198,13 +203,22 @@ std::pair<std::filesystem::path, FileDescriptor> make_locked_partial_file(std::f
                                                  << "' is written before it is renamed into place: "
                                                  << std::strerror(errno) << "; name a file in a writable directory",
                          InvalidArgument);
-        if (::flock(file.get(), LOCK_EX | LOCK_NB) == 0 && still_at(file.get(), path)) {
+        // A run removing stale files holds the lock only while it removes one.
+        int locked = 0;
+        while ((locked = ::flock(file.get(), LOCK_EX)) != 0 && errno == EINTR) {
+        }
+        if (locked != 0) {
+            SPILLWAY_LOG(warn, "cannot lock '" << path.string() << "' (" << std::strerror(errno)
+                                               << "): were this run killed, the next could not remove it");
+            return {std::move(path), std::move(file)};
+        }
+        if (still_at(file.get(), path)) {
             return {std::move(path), std::move(file)};
         }
     }
-    SPILLWAY_FAIL("cannot make a partial file of '" << target.string() << "' that no other run takes: "
-                                                    << attempts << " tries",
-                  InvalidArgument);
+    SPILLWAY_FAIL("cannot make a partial file of '" << target.string() << "': the " << attempts
+                                                    << " names tried were taken",
+                  IoError);
 }
 
 /// Removes the partial files of `target` that no process writes any more

@@ -87,8 +87,11 @@ class StagedOutput {
 /// as it was until `commit` replaces it. A target that is a symbolic link
 /// stands for the file it ends at. The partial file is made at once and
 /// holds an `flock` while this object has it; the partial files of the same
-/// target whose lock can be taken, which processes that no longer run left
-/// (killed with SIGKILL, say), are removed.
+/// target named so (`<pid>` or `<pid>-<n>`, and nothing else, after the
+/// prefix) whose lock can be taken, which processes that no longer run left
+/// (killed with SIGKILL, say), are removed. A signal in the moment between
+/// making the partial file and registering it for removal leaves it, empty
+/// and unlocked, for the next run to remove.
 ///
 /// Thread safety: externally synchronized.
 class StagedFile {
@@ -99,6 +102,7 @@ class StagedFile {
     ///         something else that is not a regular file (a device, a pipe),
     ///         its links loop, its directory does not exist, or the partial
     ///         file cannot be made there.
+    /// @throws IoError if every name tried for the partial file is taken.
     explicit StagedFile(std::filesystem::path target);
     /// Without a successful `commit`, removes the partial file; errors are
     /// ignored.

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -203,23 +204,55 @@ TEST(StagedFile, APartialFileThatNoProcessLocksIsRemovedALockedOneIsNot) {
     ASSERT_EQ(::flock(writer, LOCK_EX), 0) << "as the run writing it holds it";
     auto const other = directory.path() / (".other.csv.spillway-partial-" + std::to_string(dead_pid()));
     std::ofstream(other) << "another target's";
-    auto const users = directory.path() / ".rows.csv.spillway-partial-old";
-    std::ofstream(users) << "named by hand";
+    // What a run of this version killed with SIGKILL leaves; and names that
+    // are not a partial file's.
+    auto const stale_numbered = directory.path() / ".rows.csv.spillway-partial-7-3";
+    std::ofstream(stale_numbered) << "half written";
+    std::vector<std::filesystem::path> not_partial;
+    for (auto const* suffix : {"old", "1-x", "1-2-3", "-1", "1-"}) {
+        not_partial.push_back(directory.path() / (std::string(".rows.csv.spillway-partial-") + suffix));
+        std::ofstream(not_partial.back()) << "named by hand";
+    }
     {
         StagedFile file(target);
         EXPECT_FALSE(std::filesystem::exists(stale)) << "no process holds it";
+        EXPECT_FALSE(std::filesystem::exists(stale_numbered)) << "no process holds it";
         EXPECT_TRUE(std::filesystem::exists(written)) << "its process is writing it";
         EXPECT_TRUE(std::filesystem::exists(other)) << "not this target's";
-        EXPECT_TRUE(std::filesystem::exists(users)) << "not named as partial files are";
+        for (auto const& path : not_partial) {
+            EXPECT_TRUE(std::filesystem::exists(path)) << "not named as partial files are: " << path;
+        }
 
         int const probe = ::open(file.staging().c_str(), O_RDONLY | O_CLOEXEC);
         ASSERT_GE(probe, 0) << "made at once";
         EXPECT_NE(::flock(probe, LOCK_EX | LOCK_NB), 0) << "and locked while it is written";
         ::close(probe);
 
-        StagedFile second(target);  // another run of the same pid: another host's, another container's
-        EXPECT_NE(second.staging(), file.staging());
+        // Another run of the same pid (another host's, another container's)
+        // has the next two names, and writes them.
+        auto const name = file.staging().filename().string();
+        auto const number = std::stoul(name.substr(name.rfind('-') + 1));
+        auto const named = [&](unsigned long n) {
+            return directory.path() / (name.substr(0, name.rfind('-') + 1) + std::to_string(n));
+        };
+        std::vector<int> others;
+        for (auto const n : {number + 1, number + 2}) {
+            std::ofstream(named(n)) << "another run's";
+            others.push_back(::open(named(n).c_str(), O_RDONLY | O_CLOEXEC));
+            ASSERT_EQ(::flock(others.back(), LOCK_EX), 0);
+        }
+        StagedFile second(target);
+        EXPECT_EQ(second.staging(), named(number + 3)) << "the names taken are skipped";
         EXPECT_TRUE(std::filesystem::exists(file.staging())) << "held, so not taken for stale";
+        for (auto const n : {number + 1, number + 2}) {
+            std::ifstream kept(named(n));
+            std::string text;
+            std::getline(kept, text);
+            EXPECT_EQ(text, "another run's");
+        }
+        for (auto const fd : others) {
+            ::close(fd);
+        }
     }
     ::close(writer);
 }
