@@ -109,9 +109,9 @@ ItemBytes generating_item_bytes(table::TpchGenerator const& generator, shuffle::
 /// every partition's piece (what packing chunk 0 took beyond twice its
 /// table), what a flush keeps per table and partition
 /// (`gather_bytes_per_partition`), and each chunk's record until the
-/// shuffler has it. Besides, every
-/// chunk the rank receives keeps `Shuffler::bytes_per_chunk` reserved until
-/// the exchange ends, spilled or not. Each rank flushes about once per C + B
+/// shuffler has it. Besides, every chunk the rank receives keeps
+/// `Shuffler::bytes_per_chunk` reserved until the exchange ends, spilled or
+/// not. Each rank flushes about once per C + B
 /// bytes of its chunks; without a budget, once per chunk. Each flush sends a
 /// chunk to every partition with rows, so a rank receives, from every flush
 /// of every rank, a chunk for each partition it owns or each row flushed,

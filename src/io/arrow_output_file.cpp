@@ -1,5 +1,7 @@
 #include "arrow_output_file.hpp"
 
+#include <spillway/core/error.hpp>
+
 #include "arrow_tables.hpp"
 
 namespace spillway::io::detail {
@@ -17,7 +19,9 @@ void ArrowOutputFile::close(std::function<void(std::string const& what)> const& 
     if (!stream_->closed()) {
         check(stream_->Close(), what);
     }
-    written_ = std::filesystem::file_size(path_);
+    std::error_code error;
+    written_ = std::filesystem::file_size(path_, error);
+    SPILLWAY_EXPECTS(!error, what << ": " << error.message(), IoError);
 }
 
 std::uint64_t ArrowOutputFile::bytes_written() const noexcept {

@@ -58,16 +58,23 @@ class ArrowStreamReader final : public TableFileReader {
 std::unique_ptr<TableFileReader> open_arrow_stream(ArrowArrayStream* stream, std::string description) {
     SPILLWAY_EXPECTS(stream != nullptr && stream->release != nullptr,
                      "the ArrowArrayStream of " << description << " is null or already released", InvalidArgument);
+    // The stream is this function's from here: released on every error.
+    ArrowSchema schema{};
+    if (stream->get_schema(stream, &schema) != 0) {
+        char const* error = stream->get_last_error(stream);
+        std::string const message = error == nullptr ? "no message" : error;
+        stream->release(stream);
+        SPILLWAY_FAIL(description << " failed to give its schema: " << message, IoError);
+    }
     // A stream of plain arrays (a column, not a table) is a caller's mistake,
     // not corrupt data.
-    ArrowSchema schema{};
-    if (stream->get_schema(stream, &schema) == 0) {
-        std::string const format = schema.format == nullptr ? "" : schema.format;
-        schema.release(&schema);
-        SPILLWAY_EXPECTS(format == "+s",
-                         description << " is a stream of arrays of Arrow format '" << format
-                                     << "', not of record batches: spillway reads tables of columns",
-                         InvalidArgument);
+    std::string const format = schema.format == nullptr ? "" : schema.format;
+    schema.release(&schema);
+    if (format != "+s") {
+        stream->release(stream);
+        SPILLWAY_FAIL(description << " is a stream of arrays of Arrow format '" << format
+                                  << "', not of record batches: spillway reads tables of columns",
+                      InvalidArgument);
     }
     auto reader = detail::value_of(arrow::ImportRecordBatchReader(stream), "cannot read the schema of " + description);
     return std::make_unique<ArrowStreamReader>(std::move(reader), std::move(description));

@@ -121,17 +121,23 @@ struct ColumnView {
 void append_csv_rows(Table const& table, CsvOptions const& options, std::string& out) {
     StringWriter const strings(options);
     std::vector<ColumnView> const columns(table.columns().begin(), table.columns().end());
-    for (std::size_t row = 0; row < table.num_rows(); ++row) {
-        for (std::size_t index = 0; index < columns.size(); ++index) {
-            if (index != 0) {
+    auto const before = out.size();
+    try {
+        for (std::size_t row = 0; row < table.num_rows(); ++row) {
+            for (std::size_t index = 0; index < columns.size(); ++index) {
+                if (index != 0) {
+                    out += options.delimiter;
+                }
+                columns[index].append(row, strings, out);
+            }
+            if (options.trailing_delimiter) {
                 out += options.delimiter;
             }
-            columns[index].append(row, strings, out);
+            out += '\n';
         }
-        if (options.trailing_delimiter) {
-            out += options.delimiter;
-        }
-        out += '\n';
+    } catch (...) {
+        out.resize(before);  // no half-written row for a writer to flush
+        throw;
     }
 }
 

@@ -485,6 +485,7 @@ std::unique_ptr<TableFileReader> ParquetRowGroups::reader(std::vector<std::size_
 }
 
 table::Table ParquetRowGroups::read(std::size_t group, std::span<std::string const> columns) const {
+    check_group(group);
     for (auto const& name : columns) {
         static_cast<void>(schema_.index_of(name));  // throws naming the columns there are
     }

@@ -234,7 +234,9 @@ TpchGenerator::TpchGenerator(double scale, std::uint64_t seed, std::size_t order
                      "TPC-H scale factor " << scale << " is out of range; it must be positive and at most "
                                            << max_scale,
                      InvalidArgument);
-    SPILLWAY_EXPECTS(orders_per_chunk > 0, "a TPC-H chunk needs at least one order", InvalidArgument);
+    SPILLWAY_EXPECTS(orders_per_chunk > 0 && orders_per_chunk <= max_orders_per_chunk,
+                     "a TPC-H chunk of " << orders_per_chunk << " orders; it holds 1 to " << max_orders_per_chunk,
+                     InvalidArgument);
     num_orders_ = static_cast<std::uint64_t>(at_least_one(scale * 1'500'000));
     customers_ = at_least_one(scale * 150'000);
     parts_ = at_least_one(scale * 200'000);
@@ -487,14 +489,15 @@ std::size_t TpchGenerator::num_chunks() const noexcept {
 }
 
 Table TpchGenerator::orders(std::size_t chunk) const {
-    TableBuilder builder(orders_schema(), orders_per_chunk_);
+    TableBuilder builder(orders_schema(), std::min<std::uint64_t>(orders_per_chunk_, num_orders_));
     generate(chunk, &builder, nullptr);
     return builder.finish();
 }
 
 Table TpchGenerator::lineitem(std::size_t chunk) const {
     constexpr std::size_t average_lines_per_order = 4;
-    TableBuilder builder(lineitem_schema(), orders_per_chunk_ * average_lines_per_order);
+    TableBuilder builder(lineitem_schema(),
+                         std::min<std::uint64_t>(orders_per_chunk_, num_orders_) * average_lines_per_order);
     generate(chunk, nullptr, &builder);
     return builder.finish();
 }

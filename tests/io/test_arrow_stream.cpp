@@ -145,3 +145,41 @@ TEST(ArrowStream, ABatchOfMoreThanRowsPerReadIsReadInSlicesOfThatMany) {
     }
     EXPECT_EQ(sizes, (std::vector<std::size_t>{rows_per_read, 100, 0})) << "the empty batch is read as it is";
 }
+
+namespace {
+
+/// A producer that cannot give its schema: EINVAL, as a Python producer's
+/// exception comes through the C interface.
+ArrowArrayStream stream_without_a_schema() {
+    ArrowArrayStream stream{};
+    stream.get_schema = [](ArrowArrayStream*, ArrowSchema*) { return EINVAL; };
+    stream.get_next = [](ArrowArrayStream*, ArrowArray*) { return EINVAL; };
+    stream.get_last_error = [](ArrowArrayStream*) -> char const* { return "no schema here"; };
+    stream.release = [](ArrowArrayStream* self) { self->release = nullptr; };
+    return stream;
+}
+
+}  // namespace
+
+TEST(ArrowStream, AProducerThatCannotGiveItsSchemaIsAnIoErrorAndItsStreamIsReleased) {
+    auto stream = stream_without_a_schema();
+    EXPECT_THROW_WITH(static_cast<void>(open_arrow_stream(&stream, "broken")), IoError,
+                      "broken failed to give its schema: no schema here");
+    EXPECT_EQ(stream.release, nullptr) << "taken, as the contract says, though it failed";
+}
+
+TEST(ArrowStream, AStreamOfArraysIsRefusedAndReleased) {
+    auto const arrays = arrow::RecordBatchReader::MakeFromIterator(
+                            arrow::MakeVectorIterator(std::vector<std::shared_ptr<arrow::RecordBatch>>{}),
+                            arrow::schema({arrow::field("x", arrow::int64())}))
+                            .ValueOrDie();
+    ArrowArrayStream stream;
+    ASSERT_TRUE(arrow::ExportRecordBatchReader(arrays, &stream).ok());
+    // A stream of plain int64 arrays: its schema's format is "l", not "+s".
+    stream.get_schema = [](ArrowArrayStream*, ArrowSchema* out) {
+        return arrow::ExportType(*arrow::int64(), out).ok() ? 0 : EINVAL;
+    };
+    EXPECT_THROW_WITH(static_cast<void>(open_arrow_stream(&stream, "column")), InvalidArgument,
+                      "column is a stream of arrays of Arrow format 'l'");
+    EXPECT_EQ(stream.release, nullptr);
+}

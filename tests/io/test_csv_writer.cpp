@@ -66,9 +66,10 @@ TEST(CsvWriter, WritesTblWithATrailingDelimiterAndNoQuotes) {
 TEST(CsvWriter, RefusesAStringThatNeedsQuotesWhenQuotingIsOff) {
     auto options = CsvOptions::tbl();
     options.delimiter = ',';
-    std::string out;
+    std::string out = "kept\n";
     EXPECT_THROW_WITH(append_csv_rows(sample(), options, out), InvalidArgument,
                       "cannot be written without quoting (csv_quote)");
+    EXPECT_EQ(out, "kept\n") << "no part of a row is left for a writer to flush";
 }
 
 TEST(CsvWriter, WritesTheHeaderTablesAndRawRowsToAFile) {

@@ -67,6 +67,8 @@ TEST(ParquetRowGroups, ThreadsReadingRowGroupsInAnyOrderGetTheFileBackWhole) {
     EXPECT_THROW_WITH((void)groups.rows(9), InvalidArgument, "row group 9");
     EXPECT_EQ(table::Table::concatenate(read), rows);
     EXPECT_THROW_WITH((void)groups.read(9), InvalidArgument, "row group 9");
+    EXPECT_THROW_WITH((void)groups.read(9, std::vector<std::string>{}), InvalidArgument, "row group 9")
+        << "even with no columns to read";
 }
 
 TEST(ParquetRowGroups, AReaderOfSomeRowGroupsReadsThemInTheOrderAskedInBoundedBatches) {

@@ -265,3 +265,16 @@ TEST(Column, ItsBuffersChargeTheHostResourceCurrentWhereTheyAreBuilt) {
     EXPECT_EQ(resource.memory_used(memory::MemoryType::HOST), 0U);
     EXPECT_EQ(taken, int64_column({3, 1}));
 }
+
+TEST(Column, ANullStringIsEmptyWhateverCharactersLieUnderIt) {
+    ColumnBuffer validity(1, std::byte{0});  // row 0 null
+    ColumnBuffer offsets(2 * sizeof(std::int32_t));
+    std::int32_t const ends[] = {0, 3};
+    std::memcpy(offsets.data(), ends, sizeof ends);
+    ColumnBuffer characters(3);
+    std::memcpy(characters.data(), "abc", 3);
+    auto const column = Column::from_buffers(DataType::string, 1, std::move(validity), std::move(offsets),
+                                             std::move(characters));
+    ASSERT_TRUE(column.is_null(0));
+    EXPECT_EQ(column.string(0), "");
+}

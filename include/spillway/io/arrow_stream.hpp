@@ -17,7 +17,8 @@ namespace spillway::io {
 /// Arrow's buffers and with their columns converted as
 /// `TableFileReader` describes. Takes ownership of `*stream` (moving it out,
 /// so the caller's structure is marked released) and releases it when the
-/// reader is destroyed. `rows()` is nothing and `largest_read_bytes()` 0: a
+/// reader is destroyed, or at once if this throws (but for a null or
+/// released stream). `rows()` is nothing and `largest_read_bytes()` 0: a
 /// stream does not say. Errors name the stream by `description`.
 /// @throws InvalidArgument if `stream` is null or released, or naming the
 ///         column if a column's type cannot be read.

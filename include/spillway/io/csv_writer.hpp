@@ -23,7 +23,7 @@ namespace spillway::io {
 /// reads back equals the table, except that without quoting an empty string
 /// reads back as null.
 /// @throws InvalidArgument if a string needs quoting but `options.quote` is
-/// unset.
+/// unset; nothing is appended then.
 void append_csv_rows(table::Table const& table, CsvOptions const& options, std::string& out);
 
 /// Appends the header row of `schema` (its column names) to `out`.

@@ -91,6 +91,9 @@ class Column {
     [[nodiscard]] std::string_view string(std::size_t row) const {
         SPILLWAY_EXPECTS(row < size_, "row " << row << " of a column of " << size_ << " rows", InvalidArgument);
         expect_string("strings");
+        if (is_null(row)) {
+            return {};  // whatever characters lie under it
+        }
         auto const* all = reinterpret_cast<std::int32_t const*>(data_.data());
         return {reinterpret_cast<char const*>(characters_.data()) + all[row],
                 static_cast<std::size_t>(all[row + 1] - all[row])};

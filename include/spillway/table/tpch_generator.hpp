@@ -58,11 +58,13 @@ class TpchGenerator {
     static constexpr std::size_t default_orders_per_chunk = 8192;
     /// The largest scale factor: about four billion orders.
     static constexpr double max_scale = 2666;
+    /// The most orders per chunk: their line items fit a column.
+    static constexpr std::size_t max_orders_per_chunk = std::size_t{1} << 24;
 
     /// A generator of scale factor `scale` (1.0 is 1.5 million orders and
     /// about 6 million line items) drawing from `seed`.
     /// @throws InvalidArgument if `scale` is not in (0, `max_scale`], or
-    /// `orders_per_chunk` is 0.
+    /// `orders_per_chunk` is not in [1, `max_orders_per_chunk`].
     explicit TpchGenerator(double scale, std::uint64_t seed = 0,
                            std::size_t orders_per_chunk = default_orders_per_chunk);
 
