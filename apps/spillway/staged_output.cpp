@@ -1,7 +1,6 @@
 #include "staged_output.hpp"
 
 #include <fcntl.h>
-#include <signal.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -9,7 +8,6 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
-#include <charconv>
 #include <cstring>
 #include <string_view>
 #include <utility>
@@ -21,43 +19,40 @@
 namespace spillway::cli {
 namespace {
 
-/// Whether `digits` is the pid of a process that no longer runs, or of this
-/// one: what a partial output's name ends with.
-bool is_dead_pid(std::string_view digits) {
-    pid_t pid = 0;
-    auto const [end, parse_error] = std::from_chars(digits.data(), digits.data() + digits.size(), pid);
-    if (parse_error != std::errc{} || end != digits.data() + digits.size() || pid <= 0) {
-        return false;
-    }
-    return pid == ::getpid() || (::kill(pid, 0) != 0 && errno == ESRCH);
+/// Whether `fd` is still the file at `path`: a remover unlinks what it
+/// removes before its lock is dropped, so a lock taken on an unlinked file
+/// proves nothing.
+bool still_at(int fd, std::filesystem::path const& path) {
+    struct stat opened {};
+    struct stat current {};
+    return ::fstat(fd, &opened) == 0 && ::stat(path.c_str(), &current) == 0 && opened.st_dev == current.st_dev
+           && opened.st_ino == current.st_ino;
 }
 
-/// Whether `entry` is the staging directory of a process that no longer
-/// runs. A pid that runs is taken to be its owner; this process's own pid
-/// cannot be, as this process has not made its staging directory yet.
-bool is_stale_staging(std::filesystem::directory_entry const& entry) {
-    std::error_code error;
-    std::string_view const prefix = StagedOutput::staging_prefix;
-    auto const name = entry.path().filename().string();
-    if (!name.starts_with(prefix) || !entry.is_directory(error)) {
-        return false;
-    }
-    return is_dead_pid(std::string_view(name).substr(prefix.size()));
-}
-
-/// Removes the stale staging directories in `directory`.
+/// Removes the staging directories in `directory` that no run holds any
+/// more (one killed with SIGKILL left it): those whose lock can be taken.
+/// The lock, not the pid in the name, decides, as pids repeat across hosts
+/// sharing a file system and across containers.
 void remove_stale_staging(std::filesystem::path const& directory) {
     std::error_code error;
-    for (auto const& entry : std::filesystem::directory_iterator(directory, error)) {
-        if (!is_stale_staging(entry)) {
+    for (std::filesystem::directory_iterator entry(directory, error), end; !error && entry != end;
+         entry.increment(error)) {
+        std::error_code ignored;
+        if (!entry->path().filename().string().starts_with(StagedOutput::staging_prefix)
+            || !entry->is_directory(ignored)) {
             continue;
         }
-        std::filesystem::remove_all(entry.path(), error);
-        if (error) {
-            SPILLWAY_LOG(warn, "cannot remove '" << entry.path().string() << "', left by a dead process: "
-                                                 << error.message());
+        FileDescriptor const lock(::open(entry->path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+        if (!lock || ::flock(lock.get(), LOCK_EX | LOCK_NB) != 0 || !still_at(lock.get(), entry->path())) {
+            continue;  // a run writes there, or it was removed meanwhile
+        }
+        std::error_code removal;
+        std::filesystem::remove_all(entry->path(), removal);
+        if (removal) {
+            SPILLWAY_LOG(warn, "cannot remove '" << entry->path().string() << "', left by a dead process: "
+                                                 << removal.message());
         } else {
-            SPILLWAY_LOG(info, "removed '" << entry.path().string() << "', left by a dead process");
+            SPILLWAY_LOG(info, "removed '" << entry->path().string() << "', left by a dead process");
         }
     }
 }
@@ -101,6 +96,23 @@ StagedOutput::StagedOutput(std::filesystem::path target) : target_(std::move(tar
     staging_ = target_ / (staging_prefix + std::to_string(::getpid()));
     removals_.emplace_back(staging_);
     std::filesystem::create_directory(staging_, error);
+    if (!error) {
+        // Held until the directory is committed or removed: what tells other
+        // runs that it is not stale. A run removing stale directories holds
+        // the lock only while it removes one, and would have removed this
+        // one only before the lock: then it is gone, and the target as well
+        // is no longer this run's alone.
+        staging_lock_ = FileDescriptor(::open(staging_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+        int locked = staging_lock_ ? 0 : -1;
+        while (staging_lock_ && (locked = ::flock(staging_lock_.get(), LOCK_EX)) != 0 && errno == EINTR) {
+        }
+        if (locked != 0) {
+            SPILLWAY_LOG(warn, "cannot lock '" << staging_.string() << "' (" << std::strerror(errno)
+                                               << "): were this run killed, the next could not remove it");
+        } else if (!still_at(staging_lock_.get(), staging_)) {
+            error = std::make_error_code(std::errc::no_such_file_or_directory);
+        }
+    }
     if (error) {
         remove_if_empty(made_);
         SPILLWAY_FAIL("cannot create '" << staging_.string() << "' in the output directory: " << error.message()
@@ -155,16 +167,6 @@ std::string partial_file_prefix(std::filesystem::path const& target) {
     prefix.append(target.filename().string());
     prefix.append(StagedOutput::staging_prefix);
     return prefix;
-}
-
-/// Whether `fd` is still the file at `path`: a remover unlinks a partial
-/// file before its lock is dropped, so a lock taken on an unlinked one
-/// proves nothing.
-bool still_at(int fd, std::filesystem::path const& path) {
-    struct stat opened {};
-    struct stat current {};
-    return ::fstat(fd, &opened) == 0 && ::stat(path.c_str(), &current) == 0 && opened.st_dev == current.st_dev
-           && opened.st_ino == current.st_ino;
 }
 
 /// Whether `suffix` ends a partial file's name as `StagedFile` makes them:

@@ -26,10 +26,12 @@ namespace spillway::cli {
 /// arrives during `commit` is handled after it, and leaves the output in
 /// place.
 ///
-/// The target must be new or empty. A staging directory in it left by a
-/// process that no longer runs (one killed with SIGKILL, say) does not count:
-/// making a `StagedOutput` removes it. One of a running process does count,
-/// so two jobs never share a target.
+/// The target must be new or empty. The staging directory is locked
+/// (`flock`) while this object has it; one in the target whose lock can be
+/// taken was left by a run that no longer runs (one killed with SIGKILL,
+/// say) and does not count: making a `StagedOutput` removes it. One that a
+/// running job holds does count, whatever its pid, so two jobs never share
+/// a target, not even from hosts or containers whose pids repeat.
 ///
 /// Thread safety: externally synchronized.
 class StagedOutput {
@@ -38,7 +40,7 @@ class StagedOutput {
     static constexpr char const* staging_prefix = ".spillway-partial-";
 
     /// Makes `target` (and its missing parents) if it is missing, removes
-    /// the staging directories of dead processes from it, checks that it is
+    /// the staging directories that no run holds from it, checks that it is
     /// then empty, and makes this process's staging directory in it.
     /// @throws InvalidArgument naming `target` if it cannot be made, is not a
     ///         directory, is not empty, or the staging directory cannot be
@@ -77,6 +79,7 @@ class StagedOutput {
     bool committed_ = false;
     /// Until `commit`: `made_`, outermost first, then the staging directory.
     std::deque<RemoveOnInterruption> removals_;
+    FileDescriptor staging_lock_;  ///< the staging directory, locked; released after it is removed
 };
 
 /// A file that appears at its target only when the job that writes it

@@ -101,17 +101,26 @@ TEST(StagedOutput, ATargetThatIsNotEmptyIsAUsageError) {
     EXPECT_EQ(count_entries(directory.path()), 1u);
 }
 
-TEST(StagedOutput, AStagingDirectoryOfADeadProcessIsRemovedOneOfALiveProcessIsNot) {
+TEST(StagedOutput, AStagingDirectoryNoRunHoldsIsRemovedOneARunHoldsIsNot) {
     test::TemporaryDirectory directory;
-    auto const stale = make_staging(directory.path(), dead_pid());
+    // The lock decides, not the pid: pids repeat across hosts and containers.
+    auto const stale = make_staging(directory.path(), ::getppid());
     {
         StagedOutput output(directory.path());
-        EXPECT_FALSE(std::filesystem::exists(stale)) << "its process is gone";
+        EXPECT_FALSE(std::filesystem::exists(stale)) << "no run holds it";
+        int const probe = ::open(output.staging().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ASSERT_GE(probe, 0);
+        EXPECT_NE(::flock(probe, LOCK_EX | LOCK_NB), 0) << "this run holds its own";
+        ::close(probe);
     }
 
-    auto const live = make_staging(directory.path(), ::getppid());
-    EXPECT_THROW(StagedOutput output(directory.path()), InvalidArgument) << "another job may be writing there";
+    auto const live = make_staging(directory.path(), dead_pid());
+    int const held = ::open(live.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    ASSERT_GE(held, 0);
+    ASSERT_EQ(::flock(held, LOCK_EX), 0) << "as the job writing there holds it";
+    EXPECT_THROW(StagedOutput output(directory.path()), InvalidArgument) << "another job is writing there";
     EXPECT_TRUE(std::filesystem::exists(live / "part-00000.csv"));
+    ::close(held);
 }
 
 TEST(StagedFile, AppearsAtItsTargetOnlyOnCommit) {
