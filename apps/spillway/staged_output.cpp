@@ -231,22 +231,25 @@ void remove_stale_partial_files(std::filesystem::path const& target) {
     auto const directory = target.parent_path().empty() ? std::filesystem::path(".") : target.parent_path();
     auto const prefix = partial_file_prefix(target);
     std::error_code error;
-    for (auto const& entry : std::filesystem::directory_iterator(directory, error)) {
-        auto const name = entry.path().filename().string();
+    for (std::filesystem::directory_iterator entry(directory, error), end; !error && entry != end;
+         entry.increment(error)) {
+        auto const name = entry->path().filename().string();
+        std::error_code ignored;
         if (!name.starts_with(prefix) || !is_partial_suffix(std::string_view(name).substr(prefix.size()))
-            || !entry.is_regular_file(error)) {
+            || !entry->is_regular_file(ignored)) {
             continue;
         }
-        FileDescriptor const lock(::open(entry.path().c_str(), O_RDONLY | O_CLOEXEC));
-        if (!lock || ::flock(lock.get(), LOCK_EX | LOCK_NB) != 0 || !still_at(lock.get(), entry.path())) {
+        FileDescriptor const lock(::open(entry->path().c_str(), O_RDONLY | O_CLOEXEC));
+        if (!lock || ::flock(lock.get(), LOCK_EX | LOCK_NB) != 0 || !still_at(lock.get(), entry->path())) {
             continue;  // being written, or removed meanwhile
         }
-        std::filesystem::remove(entry.path(), error);
-        if (error) {
-            SPILLWAY_LOG(warn, "cannot remove '" << entry.path().string() << "', left by a dead process: "
-                                                 << error.message());
+        std::error_code removal;
+        std::filesystem::remove(entry->path(), removal);
+        if (removal) {
+            SPILLWAY_LOG(warn, "cannot remove '" << entry->path().string() << "', left by a dead process: "
+                                                 << removal.message());
         } else {
-            SPILLWAY_LOG(info, "removed '" << entry.path().string() << "', left by a dead process");
+            SPILLWAY_LOG(info, "removed '" << entry->path().string() << "', left by a dead process");
         }
     }
 }
