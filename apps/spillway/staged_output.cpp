@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <functional>
 #include <string_view>
 #include <utility>
 
@@ -29,20 +30,19 @@ bool still_at(int fd, std::filesystem::path const& path) {
            && opened.st_ino == current.st_ino;
 }
 
-/// Removes the staging directories in `directory` that no run holds any
-/// more (one killed with SIGKILL left it): those whose lock can be taken.
-/// The lock, not the pid in the name, decides, as pids repeat across hosts
-/// sharing a file system and across containers.
-void remove_stale_staging(std::filesystem::path const& directory) {
+/// Removes the entries of `directory` that `is_candidate` picks and that no
+/// run holds any more (one killed with SIGKILL left them): those whose lock
+/// can be taken. The lock, not the pid in a name, decides, as pids repeat
+/// across hosts sharing a file system and across containers.
+void remove_unheld(std::filesystem::path const& directory,
+                   std::function<bool(std::filesystem::directory_entry const&)> const& is_candidate) {
     std::error_code error;
     for (std::filesystem::directory_iterator entry(directory, error), end; !error && entry != end;
          entry.increment(error)) {
-        std::error_code ignored;
-        if (!entry->path().filename().string().starts_with(StagedOutput::staging_prefix)
-            || !entry->is_directory(ignored)) {
+        if (!is_candidate(*entry)) {
             continue;
         }
-        FileDescriptor const lock(::open(entry->path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+        FileDescriptor const lock(::open(entry->path().c_str(), O_RDONLY | O_CLOEXEC));
         if (!lock || ::flock(lock.get(), LOCK_EX | LOCK_NB) != 0 || !still_at(lock.get(), entry->path())) {
             continue;  // a run writes there, or it was removed meanwhile
         }
@@ -55,6 +55,15 @@ void remove_stale_staging(std::filesystem::path const& directory) {
             SPILLWAY_LOG(info, "removed '" << entry->path().string() << "', left by a dead process");
         }
     }
+}
+
+/// Removes the staging directories in `directory` that no run holds.
+void remove_stale_staging(std::filesystem::path const& directory) {
+    remove_unheld(directory, [](std::filesystem::directory_entry const& entry) {
+        std::error_code ignored;
+        return entry.path().filename().string().starts_with(StagedOutput::staging_prefix)
+            && entry.is_directory(ignored);
+    });
 }
 
 /// Removes each of `directories` that is empty, in order.
@@ -223,35 +232,17 @@ std::pair<std::filesystem::path, FileDescriptor> make_locked_partial_file(std::f
                   IoError);
 }
 
-/// Removes the partial files of `target` that no process writes any more
-/// (one killed with SIGKILL left it): those whose lock can be taken. The
-/// lock, not the pid in the name, decides, as pids repeat across hosts
-/// sharing a file system and across containers.
+/// Removes the partial files of `target` that no run holds.
 void remove_stale_partial_files(std::filesystem::path const& target) {
-    auto const directory = target.parent_path().empty() ? std::filesystem::path(".") : target.parent_path();
     auto const prefix = partial_file_prefix(target);
-    std::error_code error;
-    for (std::filesystem::directory_iterator entry(directory, error), end; !error && entry != end;
-         entry.increment(error)) {
-        auto const name = entry->path().filename().string();
-        std::error_code ignored;
-        if (!name.starts_with(prefix) || !is_partial_suffix(std::string_view(name).substr(prefix.size()))
-            || !entry->is_regular_file(ignored)) {
-            continue;
-        }
-        FileDescriptor const lock(::open(entry->path().c_str(), O_RDONLY | O_CLOEXEC));
-        if (!lock || ::flock(lock.get(), LOCK_EX | LOCK_NB) != 0 || !still_at(lock.get(), entry->path())) {
-            continue;  // being written, or removed meanwhile
-        }
-        std::error_code removal;
-        std::filesystem::remove(entry->path(), removal);
-        if (removal) {
-            SPILLWAY_LOG(warn, "cannot remove '" << entry->path().string() << "', left by a dead process: "
-                                                 << removal.message());
-        } else {
-            SPILLWAY_LOG(info, "removed '" << entry->path().string() << "', left by a dead process");
-        }
-    }
+    remove_unheld(target.parent_path().empty() ? std::filesystem::path(".") : target.parent_path(),
+                  [&](std::filesystem::directory_entry const& entry) {
+                      auto const name = entry.path().filename().string();
+                      std::error_code ignored;
+                      return name.starts_with(prefix)
+                          && is_partial_suffix(std::string_view(name).substr(prefix.size()))
+                          && entry.is_regular_file(ignored);
+                  });
 }
 
 /// `path` with its symbolic links followed to the path they end at, which

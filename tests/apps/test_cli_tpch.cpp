@@ -26,6 +26,25 @@ nlohmann::json failure_of(spillway::test::ProcessResult const& result, int exit_
     return json;
 }
 
+/// Writes the eight TPC-H tables at scale 0.001 as Parquet into the new directory `data`.
+testing::AssertionResult generate_parquet(std::filesystem::path const& data) {
+    auto const generated = run_spillway({"generate", "--tables", "all", "--scale", "0.001", "--output-format",
+                                         "parquet", "-o", data.string(), "--quiet"});
+    return generated.exit_code == 0 ? testing::AssertionSuccess()
+                                    : testing::AssertionFailure() << "generate failed: " << generated.err;
+}
+
+/// Runs the Python `script`, with pyarrow imported as `pa`, pyarrow.parquet as
+/// `pq`, and `path` the file's path: to write Parquet files spillway would not.
+testing::AssertionResult run_pyarrow(std::string const& script, std::filesystem::path const& file) {
+    auto const ran = spillway::test::run_process(
+        {SPILLWAY_PYTHON, "-c", "import pyarrow as pa, pyarrow.parquet as pq, sys; path = sys.argv[1]; " + script,
+         file.string()},
+        {});
+    return ran.exit_code == 0 ? testing::AssertionSuccess()
+                              : testing::AssertionFailure() << "the script failed: " << ran.err;
+}
+
 }  // namespace
 
 TEST(CliTpch, PrintsTheAnswerAsColumnsAndRowsOfJsonValuesAndASummary) {
@@ -138,9 +157,7 @@ TEST(CliGenerate, UnknownRepeatedOrBothKindsOfTablesAreUsageErrorsThatWriteNothi
 TEST(CliTpch, DataFilesWithoutAColumnOfTheTableOrWithAnotherTypeAreAUsageErrorNamingThem) {
     spillway::test::TemporaryDirectory directory;
     auto const data = directory.path() / "data";
-    auto const generated = run_spillway({"generate", "--tables", "all", "--scale", "0.001", "--output-format",
-                                         "parquet", "-o", data.string(), "--quiet"});
-    ASSERT_EQ(generated.exit_code, 0) << generated.err;
+    ASSERT_TRUE(generate_parquet(data));
     auto const nation = data / "nation.parquet";
     // region's file in nation's place: no n_nationkey.
     std::filesystem::copy_file(data / "region.parquet", nation, std::filesystem::copy_options::overwrite_existing);
@@ -148,14 +165,9 @@ TEST(CliTpch, DataFilesWithoutAColumnOfTheTableOrWithAnotherTypeAreAUsageErrorNa
     auto const missing = failure_of(run_spillway(query), 2);
     EXPECT_THAT(missing.at("error").get<std::string>(), HasSubstr("nation.parquet has no column n_nationkey"));
     // n_nationkey as strings.
-    auto const written = spillway::test::run_process(
-        {SPILLWAY_PYTHON, "-c",
-         "import pyarrow as pa, pyarrow.parquet as pq, sys; "
-         "pq.write_table(pa.table({'n_nationkey': ['0'], 'n_name': ['ALGERIA'], 'n_regionkey': [0], "
-         "'n_comment': ['x']}), sys.argv[1])",
-         nation.string()},
-        {});
-    ASSERT_EQ(written.exit_code, 0) << written.err;
+    ASSERT_TRUE(run_pyarrow("pq.write_table(pa.table({'n_nationkey': ['0'], 'n_name': ['ALGERIA'], "
+                            "'n_regionkey': [0], 'n_comment': ['x']}), path)",
+                            nation));
     auto const typed = failure_of(run_spillway(query), 2);
     EXPECT_THAT(typed.at("error").get<std::string>(),
                 HasSubstr("nation.parquet has n_nationkey of type string; TPC-H nation needs n_nationkey of type "
@@ -165,20 +177,14 @@ TEST(CliTpch, DataFilesWithoutAColumnOfTheTableOrWithAnotherTypeAreAUsageErrorNa
 TEST(CliTpch, DataFilesWithNullsFailTheQueryNamingTheFileAndColumn) {
     spillway::test::TemporaryDirectory directory;
     auto const data = directory.path() / "data";
-    auto const generated = run_spillway({"generate", "--tables", "all", "--scale", "0.001", "--output-format",
-                                         "parquet", "-o", data.string(), "--quiet"});
-    ASSERT_EQ(generated.exit_code, 0) << generated.err;
+    ASSERT_TRUE(generate_parquet(data));
     auto const nation = data / "nation.parquet";
-    auto const written = spillway::test::run_process(
-        {SPILLWAY_PYTHON, "-c",
-         "import pyarrow as pa, pyarrow.parquet as pq, sys; "
-         "t = pq.read_table(sys.argv[1]); "
-         "names = pa.array([None] + t.column('n_name').to_pylist()[1:], pa.string()); "
-         "pq.write_table(t.set_column(1, 'n_name', names), sys.argv[1])",
-         nation.string()},
-        {});
-    ASSERT_EQ(written.exit_code, 0) << written.err;
-    auto const failed = failure_of(run_spillway({"tpch", "--query", "7", "--data", data.string(), "--json", "--quiet"}), 1);
+    ASSERT_TRUE(run_pyarrow("t = pq.read_table(path); "
+                            "names = pa.array([None] + t.column('n_name').to_pylist()[1:], pa.string()); "
+                            "pq.write_table(t.set_column(1, 'n_name', names), path)",
+                            nation));
+    auto const failed =
+        failure_of(run_spillway({"tpch", "--query", "7", "--data", data.string(), "--json", "--quiet"}), 1);
     EXPECT_THAT(failed.at("error").get<std::string>(),
                 HasSubstr("nation.parquet has nulls in n_name (row group 0); TPC-H's columns are NOT NULL"));
 }

@@ -29,6 +29,14 @@ std::size_t count_entries(std::filesystem::path const& directory) {
     return static_cast<std::size_t>(std::distance(std::filesystem::directory_iterator(directory), {}));
 }
 
+/// The first line of the file at `path`.
+std::string first_line(std::filesystem::path const& path) {
+    std::ifstream file(path);
+    std::string line;
+    std::getline(file, line);
+    return line;
+}
+
 /// The pid of a process that has ended.
 pid_t dead_pid() {
     pid_t const child = ::fork();
@@ -62,10 +70,7 @@ TEST(StagedOutput, CommitMovesTheFilesIntoTheTargetAndRemovesTheStagingDirectory
     output.commit();
     EXPECT_EQ(count_entries(target), 2u);
     EXPECT_FALSE(std::filesystem::exists(output.staging()));
-    std::ifstream file(target / "part-00001.csv");
-    std::string line;
-    std::getline(file, line);
-    EXPECT_EQ(line, "b");
+    EXPECT_EQ(first_line(target / "part-00001.csv"), "b");
 }
 
 TEST(StagedOutput, WithoutACommitATargetItMadeIsRemovedWithTheParentsItMade) {
@@ -134,10 +139,7 @@ TEST(StagedFile, AppearsAtItsTargetOnlyOnCommit) {
         file.commit();
         EXPECT_FALSE(std::filesystem::exists(file.staging()));
     }
-    std::ifstream read(target);
-    std::string text;
-    std::getline(read, text);
-    EXPECT_EQ(text, "new");
+    EXPECT_EQ(first_line(target), "new");
 }
 
 TEST(StagedFile, WithoutCommitLeavesNoPartialFileAndTheTargetAsItWas) {
@@ -151,10 +153,7 @@ TEST(StagedFile, WithoutCommitLeavesNoPartialFileAndTheTargetAsItWas) {
         std::ofstream(staging) << "half written";
     }
     EXPECT_FALSE(std::filesystem::exists(staging));
-    std::ifstream read(target);
-    std::string text;
-    std::getline(read, text);
-    EXPECT_EQ(text, "old");
+    EXPECT_EQ(first_line(target), "old");
     EXPECT_EQ(std::distance(std::filesystem::directory_iterator(directory.path()), {}), 1);
 }
 
@@ -191,10 +190,7 @@ TEST(StagedFile, ATargetThatIsALinkReplacesTheFileItNamesAndKeepsTheLink) {
         staged.commit();
     }
     EXPECT_TRUE(std::filesystem::is_symlink(link));
-    std::ifstream read(file);
-    std::string text;
-    std::getline(read, text);
-    EXPECT_EQ(text, "new");
+    EXPECT_EQ(first_line(file), "new");
 }
 
 TEST(StagedFile, APartialFileThatNoProcessLocksIsRemovedALockedOneIsNot) {
@@ -254,10 +250,7 @@ TEST(StagedFile, APartialFileThatNoProcessLocksIsRemovedALockedOneIsNot) {
         EXPECT_EQ(second.staging(), named(number + 3)) << "the names taken are skipped";
         EXPECT_TRUE(std::filesystem::exists(file.staging())) << "held, so not taken for stale";
         for (auto const n : {number + 1, number + 2}) {
-            std::ifstream kept(named(n));
-            std::string text;
-            std::getline(kept, text);
-            EXPECT_EQ(text, "another run's");
+            EXPECT_EQ(first_line(named(n)), "another run's");
         }
         for (auto const fd : others) {
             ::close(fd);
