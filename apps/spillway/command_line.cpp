@@ -386,6 +386,15 @@ std::string CommandLine::command() const {
     return {};
 }
 
+bool CommandLine::has_flag(std::string const& flag) const {
+    for (auto const* command : {shuffle_command_, partition_command_, generate_command_, tpch_command_}) {
+        if (command->parsed()) {
+            return command->get_option_no_throw(flag) != nullptr;
+        }
+    }
+    return false;
+}
+
 Options CommandLine::options() const {
     auto options = Options::from_environment();
     flags_.apply(options);

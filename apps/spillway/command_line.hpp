@@ -68,6 +68,11 @@ class CommandLine {
     /// or an empty string if parsing did not get to one.
     [[nodiscard]] std::string command() const;
 
+    /// Whether the command given has the flag `flag` (`--comm`): the tool
+    /// reads options `comm` and `ranks` only for a command with their flags,
+    /// so their variables do not reach `generate`.
+    [[nodiscard]] bool has_flag(std::string const& flag) const;
+
     /// The job of the command given, configured by `options`.
     /// @throws as the job's constructor does (a usage error).
     [[nodiscard]] std::unique_ptr<Job> make_job(Options const& options) const;

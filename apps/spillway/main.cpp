@@ -22,13 +22,15 @@
 
 namespace {
 
-/// Whether `command` with `options` exchanges rows between ranks: a
-/// `spillway shuffle`, or any job on several ranks or over MPI
-/// (`runs_on_ranks`). A malformed `ranks` or `comm` counts as exchanging;
-/// the job reports what is wrong with it.
-bool exchanges_rows(std::string const& command, spillway::Options const& options) {
+/// Whether the command given in `command_line`, with `options`, exchanges
+/// rows between ranks: a `spillway shuffle`, or a job of a command with
+/// `--ranks` on several ranks or over MPI (`runs_on_ranks`). A malformed
+/// `ranks` or `comm` counts as exchanging; the job reports what is wrong
+/// with it.
+bool exchanges_rows(spillway::cli::CommandLine const& command_line, spillway::Options const& options) {
     try {
-        return command == "shuffle" || spillway::cli::runs_on_ranks(options);
+        return command_line.command() == "shuffle"
+               || (command_line.has_flag("--ranks") && spillway::cli::runs_on_ranks(options));
     } catch (spillway::InvalidArgument const&) {
         return true;
     }
@@ -83,7 +85,7 @@ int main(int argc, char** argv) {
     // sum of those peaks, 1.4 to 2.4 times the memory limit, against 1.2 to
     // 1.5 with one heap. A job on one rank exchanges none, and on one heap
     // its threads waited on the heap's lock (docs/architecture.md).
-    if (std::getenv("MALLOC_ARENA_MAX") == nullptr && exchanges_rows(command_line.command(), options)) {
+    if (std::getenv("MALLOC_ARENA_MAX") == nullptr && exchanges_rows(command_line, options)) {
         mallopt(M_ARENA_MAX, 1);
     }
     if (command_line.output().json && launcher_rank() == 0) {
@@ -94,7 +96,11 @@ int main(int argc, char** argv) {
     }
     std::optional<Processes> processes;
     try {
-        processes.emplace(options, &argc, &argv);
+        // A command without --comm (generate) runs as one process, whatever
+        // SPILLWAY_COMM says: it reads no variable its flags do not show.
+        auto const over_mpi = command_line.has_flag("--comm")
+                              && options.get_choice("comm", {"local", "mpi"}, "local") == "mpi";
+        processes.emplace(options, over_mpi, &argc, &argv);
     } catch (std::exception const& error) {
         return usage_error(error.what());
     }

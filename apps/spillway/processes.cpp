@@ -72,8 +72,8 @@ struct Processes::Mpi {
 struct Processes::Mpi {};
 #endif
 
-Processes::Processes(Options const& options, int* argc, char*** argv) {
-    if (options.get_choice("comm", {"local", "mpi"}, "local") == "local") {
+Processes::Processes(Options const& options, bool over_mpi, int* argc, char*** argv) {
+    if (!over_mpi) {
         check_not_one_of_several_launched();
         return;
     }
@@ -82,6 +82,7 @@ Processes::Processes(Options const& options, int* argc, char*** argv) {
     MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
     MPI_Comm_size(MPI_COMM_WORLD, &size_);
 #else
+    static_cast<void>(options);
     static_cast<void>(argc);
     static_cast<void>(argv);
     SPILLWAY_FAIL("this spillway was built without MPI, so --comm mpi is not available; install libopenmpi-dev "

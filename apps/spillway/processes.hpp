@@ -18,15 +18,15 @@ namespace spillway::cli {
 /// thread.
 class Processes {
   public:
-    /// This process alone, or, with option `comm` = `mpi`, the MPI job that
-    /// `mpirun` started (`argc` and `argv` are passed on to MPI).
-    /// @throws InvalidArgument if option `comm` is not `local` or `mpi`, is
-    ///         `mpi` in a build without MPI, or is `local` in a process that
-    ///         an MPI launcher started as one of several (its environment
-    ///         says so: `OMPI_COMM_WORLD_SIZE`, `PMI_SIZE` or
-    ///         `MV2_COMM_WORLD_SIZE` above 1).
+    /// This process alone, or, with `over_mpi`, the MPI job that `mpirun`
+    /// started (`argc` and `argv` are passed on to MPI; `options` give
+    /// `comm_mpi_shutdown_timeout`).
+    /// @throws InvalidArgument if `over_mpi` is set in a build without MPI,
+    ///         or is not set in a process that an MPI launcher started as one of
+    ///         several (its environment says so: `OMPI_COMM_WORLD_SIZE`,
+    ///         `PMI_SIZE` or `MV2_COMM_WORLD_SIZE` above 1).
     /// @throws IoError if MPI cannot be initialised.
-    Processes(Options const& options, int* argc, char*** argv);
+    Processes(Options const& options, bool over_mpi, int* argc, char*** argv);
     ~Processes();
     Processes(Processes const&) = delete;
     Processes& operator=(Processes const&) = delete;

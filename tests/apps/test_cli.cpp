@@ -456,6 +456,22 @@ TEST(Cli, FlagsWinOverTheEnvironment) {
     EXPECT_TRUE(summary.at("verified").is_null()) << "generate has nothing to verify";
 }
 
+TEST(Cli, GenerateReadsNoVariableOfAFlagItLacks) {
+    spillway::test::TemporaryDirectory directory;
+    auto const output = directory.path() / "orders.csv";
+    for (auto const* variable : {"SPILLWAY_COMM=bogus", "SPILLWAY_COMM=mpi", "SPILLWAY_RANKS=0"}) {
+        auto const result = run_spillway({"generate", "--table", "orders", "--scale", "0.001", "-o", output.string(),
+                                          "--json"},
+                                         {variable});
+        ASSERT_EQ(result.exit_code, 0) << variable << ": " << result.err;
+        EXPECT_EQ(result.summary().at("rows"), 1500) << variable;
+        std::filesystem::remove(output);
+    }
+    auto const tpch = run_spillway({"tpch", "--query", "1", "--scale", "0.001", "--quiet"}, {"SPILLWAY_COMM=bogus"});
+    EXPECT_EQ(tpch.exit_code, 2) << "tpch has --comm, so it reads SPILLWAY_COMM: " << tpch.err;
+    EXPECT_THAT(tpch.err, HasSubstr("SPILLWAY_COMM"));
+}
+
 namespace {
 
 /// The flags of a `spillway shuffle` of about 120 MB (a ninth of the

@@ -48,7 +48,7 @@ struct Outcome {
 Outcome run(std::function<std::unique_ptr<Job>()> const& make_job, OutputFlags const& output = {true, false, {}}) {
     std::ostringstream out;
     std::ostringstream err;
-    Processes const alone(Options(), nullptr, nullptr);
+    Processes const alone(Options(), false, nullptr, nullptr);
     auto const code = run_job(make_job, "fixed", output, alone, out, err);
     return {code, out.str(), err.str()};
 }
@@ -126,7 +126,7 @@ class FullDisk final : public std::stringbuf {
 };
 
 TEST(RunJob, ASummaryThatCannotBeWrittenIsAFailureButAFailedVerificationStaysOne) {
-    Processes const alone(Options(), nullptr, nullptr);
+    Processes const alone(Options(), false, nullptr, nullptr);
     for (auto const verified : {true, false}) {
         FullDisk disk;
         std::ostream unwritable(&disk);
