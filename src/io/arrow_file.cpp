@@ -57,14 +57,15 @@ class ArrowFileReader final : public TableFileReader {
 /// Writes an Arrow IPC file, one record batch per table.
 class ArrowFileWriter final : public TableFileWriter {
   public:
-    ArrowFileWriter(std::filesystem::path const& path, table::Schema schema, WriteOptions const& options)
+    /// Requires: `codec` is `compression_of(options, false)`.
+    ArrowFileWriter(std::filesystem::path const& path, table::Schema schema, WriteOptions const& options,
+                    arrow::Compression::type codec)
         : file_(path, "cannot create Arrow file '" + path.string() + "'"),
           schema_(std::move(schema)),
           arrow_schema_(to_arrow(schema_)) {
         auto const what = "cannot create Arrow file '" + path.string() + "'";
         auto ipc = arrow::ipc::IpcWriteOptions::Defaults();
         ipc.memory_pool = arrow_memory_pool();
-        auto const codec = compression_of(options.compression, "none,zstd,lz4", false);
         if (codec != arrow::Compression::UNCOMPRESSED) {
             ipc.codec = value_of(arrow::util::Codec::Create(
                                      codec, options.compression_level.value_or(arrow::util::kUseDefaultCompressionLevel)),
@@ -100,7 +101,8 @@ std::unique_ptr<TableFileReader> open_arrow_file(std::filesystem::path const& pa
 
 std::unique_ptr<TableFileWriter> create_arrow_file(std::filesystem::path const& path, table::Schema const& schema,
                                                    WriteOptions const& options) {
-    return std::make_unique<ArrowFileWriter>(path, schema, options);
+    auto const codec = compression_of(options, false);
+    return std::make_unique<ArrowFileWriter>(path, schema, options, codec);
 }
 
 }  // namespace spillway::io::detail

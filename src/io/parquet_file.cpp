@@ -11,6 +11,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <limits>
 #include <numeric>
 #include <optional>
 #include <span>
@@ -322,19 +324,20 @@ bool keeps_coming_new(table::Table const& table, std::size_t index) {
 /// to look at them.
 class ParquetFileWriter final : public TableFileWriter {
   public:
-    ParquetFileWriter(std::filesystem::path const& path, table::Schema schema, WriteOptions const& options)
+    /// Requires: `options` as `create_parquet_file` checks them; `codec` is
+    /// `compression_of(options, true)`.
+    ParquetFileWriter(std::filesystem::path const& path, table::Schema schema, WriteOptions const& options,
+                      arrow::Compression::type codec)
         : file_(path, "cannot create Parquet file '" + path.string() + "'"),
           schema_(std::move(schema)),
           arrow_schema_(to_arrow(schema_)),
           row_group_bytes_(options.row_group_bytes),
-          row_group_rows_(std::max<std::uint64_t>(options.row_group_rows, 1)) {
-        properties_.compression(compression_of(options.compression, "none,zstd,lz4,snappy,gzip", true));
+          row_group_rows_(options.row_group_rows) {
+        properties_.compression(codec);
         if (options.compression_level) {
             properties_.compression_level(*options.compression_level);
         }
-        properties_.max_row_group_length(
-            static_cast<std::int64_t>(std::max<std::uint64_t>(options.row_group_rows, 1))
-        );
+        properties_.max_row_group_length(static_cast<std::int64_t>(row_group_rows_));
         // Each column's writer buffers a data page and a dictionary of up to
         // these sizes besides the row group's encoded pages: a share of the
         // row group's budget, so that many open files stay within theirs.
@@ -439,7 +442,13 @@ std::unique_ptr<TableFileReader> open_parquet_file(std::filesystem::path const& 
 
 std::unique_ptr<TableFileWriter> create_parquet_file(std::filesystem::path const& path, table::Schema const& schema,
                                                      WriteOptions const& options) {
-    return std::make_unique<ParquetFileWriter>(path, schema, options);
+    auto const codec = compression_of(options, true);
+    auto const most_rows = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
+    SPILLWAY_EXPECTS(options.row_group_rows > 0 && options.row_group_rows <= most_rows,
+                     "row_group_rows is " << options.row_group_rows << "; a Parquet row group holds 1 to " << most_rows
+                                          << " rows",
+                     InvalidArgument);
+    return std::make_unique<ParquetFileWriter>(path, schema, options, codec);
 }
 
 }  // namespace spillway::io::detail

@@ -377,3 +377,43 @@ TEST(TableFile, UnknownCompressionIsAnInvalidArgumentListingTheCodecs) {
                                                           table::test::every_type_schema(), options)),
                       InvalidArgument, "this format takes none,zstd,lz4");
 }
+
+TEST(TableFile, ABadOptionIsAnInvalidArgumentThatLeavesTheFileAsItWas) {
+    test::TemporaryDirectory directory;
+    auto const existing = directory.path() / "existing";
+    auto const refused = [&](FileFormat format, WriteOptions const& options, std::string const& message) {
+        std::ofstream(existing) << "kept";
+        auto const kept = std::filesystem::last_write_time(existing);
+        EXPECT_THROW_WITH(static_cast<void>(create_table_file(existing, format, table::test::every_type_schema(),
+                                                              options)),
+                          InvalidArgument, message);
+        EXPECT_EQ(std::filesystem::file_size(existing), 4U) << message;
+        EXPECT_EQ(std::filesystem::last_write_time(existing), kept) << message;
+    };
+    WriteOptions options;
+    options.compression = "brotli";
+    refused(FileFormat::parquet, options, "unknown compression 'brotli'");
+    options.compression = "zstd";
+    options.compression_level = 23;
+    refused(FileFormat::parquet, options, "compression level 23 is out of zstd's range, -131072 to 22");
+    refused(FileFormat::arrow, options, "compression level 23 is out of zstd's range");
+    options.compression = "gzip";
+    options.compression_level = 0;
+    refused(FileFormat::parquet, options, "compression level 0 is out of gzip's range, 1 to 9");
+    for (auto const* codec : {"none", "snappy"}) {
+        options.compression = codec;
+        options.compression_level = 1;
+        refused(FileFormat::parquet, options, "compression '" + std::string(codec) + "' takes no level");
+    }
+    options = {};
+    options.row_group_rows = 0;
+    refused(FileFormat::parquet, options, "row_group_rows is 0; a Parquet row group holds 1 to");
+
+    options = {};
+    options.compression_level = -5;
+    auto writer = create_table_file(directory.path() / "fast.parquet", FileFormat::parquet,
+                                    table::test::every_type_schema(), options);
+    writer->write(edge_values());
+    writer->close();
+    EXPECT_EQ(read_all(directory.path() / "fast.parquet", FileFormat::parquet), edge_values());
+}

@@ -89,9 +89,11 @@ struct WriteOptions {
     /// batch bodies: `none`, `zstd` or `lz4`; Parquet also takes `snappy`
     /// and `gzip`.
     std::string compression = "zstd";
-    /// The codec's level; nothing for its own default.
+    /// The codec's level, within its range (zstd -131072 to 22, gzip 1 to
+    /// 9, lz4 as the Arrow library has it); nothing for the codec's own
+    /// default. `none` and `snappy` take no level.
     std::optional<int> compression_level;
-    /// Parquet: the most rows one row group holds.
+    /// Parquet: the most rows one row group holds, at least 1.
     std::uint64_t row_group_rows = std::uint64_t{1} << 20;
     /// Parquet: the writer holds the tables written until one more would
     /// take their column data past this many bytes (or they reach
@@ -149,7 +151,8 @@ class TableFileWriter {
 /// Creates (or truncates) `path` as a file of `format` for tables of
 /// `schema`, laid out as `options` say.
 /// @throws IoError naming the path if it cannot be created.
-/// @throws InvalidArgument if an option is not valid for the format.
+/// @throws InvalidArgument if an option is not valid for the format, before
+///         `path` is touched.
 [[nodiscard]] std::unique_ptr<TableFileWriter> create_table_file(std::filesystem::path const& path, FileFormat format,
                                                                  table::Schema const& schema,
                                                                  WriteOptions const& options = {});
