@@ -85,10 +85,7 @@ void ThreadPool::post(Work& work) noexcept {
     tail_ = &work;
     // relaxed: only a hint for pollers; take() re-checks under the mutex.
     queued_.fetch_add(1, std::memory_order_relaxed);
-    if (!idle_.empty()) {
-        idle_.back()->wake();
-        idle_.pop_back();
-    }
+    wake_one(lock);
 }
 
 void ThreadPool::post_after(TimedWork& work, std::chrono::nanoseconds delay) {
@@ -99,6 +96,7 @@ bool ThreadPool::cancel(TimedWork& work) noexcept { return timers_.cancel(work);
 
 void ThreadPool::wait(Notification& notification) {
     CurrentScope scope(*this);
+    bool woken_for_work = false;
     while (!notification.has_been_notified()) {
         if (Work* work = take()) {
             work->run();
@@ -108,9 +106,14 @@ void ThreadPool::wait(Notification& notification) {
             continue;
         }
         notification.wait_or_wake();
-        unpark(notification);
+        woken_for_work = !unpark(notification);
     }
     notification.wait();
+    if (woken_for_work) {
+        // A post woke this thread for its work just as the notification
+        // came, so it may leave the work queued: another must run it.
+        wake_for_queued_work();
+    }
 }
 
 void ThreadPool::work(Notification& parking) {
@@ -181,11 +184,27 @@ bool ThreadPool::finished() noexcept {
     return stopping_ && head_ == nullptr;
 }
 
-void ThreadPool::unpark(Notification& parking) noexcept {
+bool ThreadPool::unpark(Notification& parking) noexcept {
     MutexLock lock(mutex_);
     auto const found = std::find(idle_.begin(), idle_.end(), &parking);
-    if (found != idle_.end()) {
-        idle_.erase(found);
+    if (found == idle_.end()) {
+        return false;
+    }
+    idle_.erase(found);
+    return true;
+}
+
+void ThreadPool::wake_for_queued_work() noexcept {
+    MutexLock lock(mutex_);
+    if (head_ != nullptr) {
+        wake_one(lock);
+    }
+}
+
+void ThreadPool::wake_one(MutexLock const& /*lock*/) noexcept {
+    if (!idle_.empty()) {
+        idle_.back()->wake();
+        idle_.pop_back();
     }
 }
 

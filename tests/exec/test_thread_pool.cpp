@@ -83,6 +83,26 @@ TEST(ThreadPool, AWaitingThreadRunsQueuedWork) {
     release_worker.arrive_and_wait();
 }
 
+TEST(ThreadPool, WorkPostedAsAWaitEndsRunsOnAnotherThread) {
+    // A post wakes the thread that went idle last. When that is a thread in
+    // wait() whose notification comes at the same moment, it leaves without
+    // the work, which must still run: the post's wake-up is passed on.
+    ThreadPool pool(ThreadPool::Config{1});
+    test::Watchdog watchdog("work posted as a wait ended never ran", std::chrono::seconds(60));
+    for (int round = 0; round < 20; ++round) {
+        std::this_thread::sleep_for(10ms);  // the worker goes idle
+        Notification done;
+        std::thread waiter([&] { pool.wait(done); });
+        std::this_thread::sleep_for(10ms);  // the waiter goes idle, after the worker
+        Notification ran;
+        FunctionWork work([&] { ran.notify(); });
+        done.notify();
+        pool.post(work);
+        waiter.join();
+        ran.wait();
+    }
+}
+
 TEST(ThreadPool, ReadsTheThreadCountFromOptions) {
     EXPECT_EQ(ThreadPool::Config::from_options(Options().set("threads", "3")).threads, 3u);
     EXPECT_EQ(ThreadPool::Config::from_options(Options().set("threads", "0")).threads,

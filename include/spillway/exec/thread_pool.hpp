@@ -71,8 +71,13 @@ class ThreadPool final : public Executor {
     bool park(Notification& parking) noexcept;
     /// Whether the pool is stopping and no work is left: a worker may exit.
     bool finished() noexcept;
-    /// Removes `parking` from the idle threads if it is still there.
-    void unpark(Notification& parking) noexcept;
+    /// Removes `parking` from the idle threads if it is still there, and
+    /// returns whether it was: if not, a `post` took it off to run its work.
+    bool unpark(Notification& parking) noexcept;
+    /// Wakes an idle thread if work is queued.
+    void wake_for_queued_work() noexcept;
+    /// Wakes the most recently idle thread, if any.
+    void wake_one(MutexLock const& lock) noexcept SPILLWAY_REQUIRES(mutex_);
 
     // Constant after construction.
     std::vector<std::thread> workers_;
