@@ -1,5 +1,7 @@
 #include <spillway/exec/timer_queue.hpp>
 
+#include <algorithm>
+
 #include <spillway/core/error.hpp>
 
 namespace spillway::exec {
@@ -25,7 +27,12 @@ void TimerQueue::schedule(TimedWork& work, std::chrono::nanoseconds delay) {
     if (!thread_.joinable()) {
         thread_ = std::thread([this] { run(); });
     }
-    work.deadline = std::chrono::steady_clock::now() + delay;
+    // A deadline past the clock's range (a sleep of nanoseconds::max()) is
+    // the clock's last instant.
+    auto const now = std::chrono::steady_clock::now();
+    work.deadline = delay >= std::chrono::steady_clock::time_point::max() - now
+                        ? std::chrono::steady_clock::time_point::max()
+                        : now + delay;
     auto const inserted = pending_.insert(&work).first;
     if (inserted == pending_.begin()) {
         changed_.notify_all();
@@ -52,7 +59,10 @@ void TimerQueue::run() {
         auto const now = std::chrono::steady_clock::now();
         auto const next = (*pending_.begin())->deadline;
         if (next > now) {
-            changed_.wait_for(lock, next - now, [&]() SPILLWAY_REQUIRES(mutex_) {
+            // An hour at most at a time: the wait adds its timeout to the
+            // clock's time, which a deadline near the clock's end overflows.
+            auto const timeout = std::min<std::chrono::nanoseconds>(next - now, std::chrono::hours(1));
+            changed_.wait_for(lock, timeout, [&]() SPILLWAY_REQUIRES(mutex_) {
                 return stopping_ || pending_.empty() || (*pending_.begin())->deadline < next;
             });
             continue;

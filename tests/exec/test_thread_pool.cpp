@@ -218,6 +218,24 @@ TEST(SleepFor, ReturnsTrueWhenTheFullDurationPassed) {
     EXPECT_GE(std::chrono::steady_clock::now() - start, 10ms);
 }
 
+TEST(SleepFor, TheLongestDurationSleepsUntilStopIsRequested) {
+    ThreadPool pool(ThreadPool::Config{1});
+    std::stop_source stop;
+    std::atomic<int> woken{0};
+    TaskGroup sleepers(pool);
+    for (auto const duration : {std::chrono::nanoseconds::max(), std::chrono::nanoseconds::max() - 1ms}) {
+        sleepers.spawn([&, duration](std::stop_token const&) -> Task<void> {
+            EXPECT_FALSE(co_await pool.sleep_for(duration, stop.get_token())) << "a sleep past the clock's end";
+            ++woken;
+        });
+    }
+    std::this_thread::sleep_for(50ms);
+    EXPECT_EQ(woken.load(), 0);
+    stop.request_stop();
+    sleepers.wait();
+    EXPECT_EQ(woken.load(), 2);
+}
+
 TEST(SleepFor, ReturnsFalseAtOnceWhenStopWasAlreadyRequested) {
     ThreadPool pool(ThreadPool::Config{1});
     std::stop_source stop;
