@@ -206,6 +206,29 @@ TEST(Channel, ASendNeverOvertakesAWaitingOne) {
     group.wait();
 }
 
+TEST(Channel, ASenderWaitingBehindOneWhoseWaitIsStoppedGoesInIfItFits) {
+    test::RandomChooser chooser(10);
+    test::DeterministicExecutor executor(chooser);
+    Channel<int> channel(executor, 10, 10, [](int value) { return static_cast<std::size_t>(value); });
+    int first = 5;
+    ASSERT_TRUE(channel.try_send(first));
+    std::stop_source stop;
+    std::optional<bool> heavy;
+    std::optional<bool> light;
+    TaskGroup group(executor);
+    group.spawn([&](std::stop_token const&) -> Task<void> { heavy = co_await channel.send(10, stop.get_token()); });
+    executor.run_until_idle();
+    group.spawn([&](std::stop_token const&) -> Task<void> { light = co_await channel.send(1); });
+    executor.run_until_idle();
+    EXPECT_FALSE(light.has_value()) << "1 fits beside 5, but waits behind 10";
+    stop.request_stop();
+    executor.run_until_idle();
+    EXPECT_EQ(heavy, false);
+    EXPECT_EQ(light, true) << "with 10 gone, nothing is left waiting before 1";
+    EXPECT_EQ(channel.weight(), 6u);
+    group.wait();
+}
+
 TEST(Channel, RejectsAWeightBoundOfZeroOrNoWeightFunction) {
     test::RandomChooser chooser(9);
     test::DeterministicExecutor executor(chooser);

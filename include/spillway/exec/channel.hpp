@@ -81,7 +81,16 @@ class Channel {
         }
         /// True if the value went into the channel; false if the channel was
         /// closed or stop was requested first (the value is dropped).
-        bool await_resume() noexcept { return !finish() && sent_; }
+        bool await_resume() noexcept {
+            if (finish()) {
+                // The senders behind this one may fit now that its value
+                // no longer goes before theirs.
+                MutexLock lock(channel_.mutex_);
+                channel_.admit_senders(lock);
+                return false;
+            }
+            return sent_;
+        }
 
       private:
         friend Channel;
@@ -235,6 +244,13 @@ class Channel {
         std::optional<T> value(std::move(buffer_.front().value));
         weight_ -= buffer_.front().weight;
         buffer_.pop_front();
+        admit_senders(lock);
+        return value;
+    }
+
+    /// Moves the values of the oldest waiting senders that fit into the
+    /// buffer, in order, up to the first that does not.
+    void admit_senders(MutexLock const& lock) SPILLWAY_REQUIRES(mutex_) {
         // Senders wait only while the buffer is not empty.
         while (!senders_.empty()) {
             SendAwaiter& sender = senders_.template front<SendAwaiter>();
@@ -247,7 +263,6 @@ class Channel {
             sender.sent_ = true;
             sender.complete(lock);
         }
-        return value;
     }
 
     Executor& executor_;
