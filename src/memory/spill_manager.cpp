@@ -149,9 +149,12 @@ SpillManager::HeadroomResult SpillManager::make_headroom(
     reject_spill_inside_spill_function("spill_to_make_headroom");
     // With the waiting requests, the target moves: one that got its bytes
     // stops counting, and must not be spilled for again.
+    // Taken up to 2^62 bytes, more than any machine has, so that sums and
+    // differences with it stay in range.
+    constexpr std::size_t most = std::size_t{1} << 62;
     auto const target = [&] {
         auto const waited_for = waiting == Waiting::included ? resource_.memory_waiting() : 0;
-        return static_cast<std::int64_t>(headroom + waited_for);
+        return static_cast<std::int64_t>(std::min(std::min(headroom, most) + std::min(waited_for, most), most));
     };
     HeadroomResult result;
     bool exhausted = false;  // this caller's last spill freed nothing

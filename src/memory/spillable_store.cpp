@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <iterator>
 #include <limits>
+#include <unordered_set>
 
 #include <spillway/core/error.hpp>
 #include <spillway/core/trace.hpp>
@@ -214,9 +215,11 @@ std::size_t SpillableStore::prefetch(std::span<Key const> keys) {
         auto const room = resource_.memory_available(MemoryType::HOST);
         std::size_t total = 0;
         std::vector<Entries::iterator> chosen;
+        std::unordered_set<Key> listed;
         for (auto const key : keys) {
             auto const entry = entries_.find(key);
-            if (entry == entries_.end() || !entry->second.buffer || entry->second.tier != MemoryType::DISK) {
+            if (entry == entries_.end() || !entry->second.buffer || entry->second.tier != MemoryType::DISK
+                || !listed.insert(key).second) {
                 continue;
             }
             if (room < 0 || entry->second.size > static_cast<std::uint64_t>(room) - total) {

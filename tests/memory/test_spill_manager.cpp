@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <functional>
 #include <future>
+#include <limits>
 #include <list>
 #include <random>
 #include <thread>
@@ -530,6 +531,18 @@ TEST(SpillManager, ThereIsNoPeriodicThreadWhenTheIntervalIsZero) {
     EXPECT_EQ(threads_with(1h), before + 1);
 }
 
+
+TEST(SpillManager, AHeadroomNoMemoryCanGiveSpillsEverythingAndIsNotReached) {
+    TemporaryDirectory root;
+    BufferResource resource(test_config(root, 32 * mebibyte));
+    BufferPile pile(resource, 4, mebibyte);
+    ScopedSpillFunction const spilling(resource, [&](std::size_t amount) { return pile.spill(amount); });
+    for (auto const headroom : {std::numeric_limits<std::size_t>::max(), std::size_t{1} << 63}) {
+        auto const result = resource.spill_manager().spill_to_make_headroom(headroom);
+        EXPECT_FALSE(result.reached) << headroom;
+    }
+    EXPECT_EQ(resource.memory_reserved(MemoryType::HOST), 0U) << "every spillable byte went to disk";
+}
 
 TEST(SpillManager, ConcurrentHeadroomRequestsSpillTheShortfallOnce) {
     // The first spill holds back until every other caller has asked for the

@@ -271,6 +271,21 @@ TEST(SpillableStore, PrefetchReadsSpilledBuffersBackWhileHostHasRoomWithoutSpill
     EXPECT_EQ(store.prefetch(order), 2 * mebibyte);
 }
 
+TEST(SpillableStore, APrefetchReadsAKeyListedTwiceOnce) {
+    TemporaryDirectory root;
+    BufferResource resource(test_config(root));
+    SpillableStore store(resource, "test");
+    for (SpillableStore::Key const key : {1, 2}) {
+        store.insert(key, make_host_buffer(resource, test_bytes(1000, key)));
+    }
+    store.spill(2000);
+    std::vector<SpillableStore::Key> const repeated{1, 2, 1, 1};
+    EXPECT_EQ(store.prefetch(repeated), 2000U);
+    for (SpillableStore::Key const key : {1, 2}) {
+        EXPECT_EQ(contents(*store.extract(key)), test_bytes(1000, key));
+    }
+}
+
 TEST(SpillableStore, APrefetchReadsBuffersSpilledTogetherBackWithARequestPerRunOfNearNeighbours) {
     TemporaryDirectory root;
     BufferResource resource(test_config(root));

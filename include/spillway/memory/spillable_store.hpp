@@ -161,7 +161,7 @@ class SpillableStore {
     /// Reads the spilled buffers under `keys` back into HOST memory ahead of
     /// their use, while HOST has room for them without spilling (a prefetch
     /// never spills, so it cannot evict what it is about to use): skipping
-    /// keys that are absent, in HOST or being moved, it takes the keys in
+    /// keys that are absent, in HOST, being moved or listed before, it takes the keys in
     /// order up to the first buffer HOST has no room for, and reads them
     /// together (`BufferResource::move_to_host`: each spill file once, and
     /// neighbours in it in one request). Returns the bytes read back.
