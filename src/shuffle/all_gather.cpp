@@ -75,6 +75,7 @@ void AllGather::insert_finished() {
 
 std::vector<PackedData> AllGather::wait_and_extract(Ordered ordered) {
     exchange_->wait(gathered);
+    complete_.store(true, std::memory_order_release);
     return exchange_->extract(gathered, ordered == Ordered::yes);
 }
 
@@ -89,6 +90,9 @@ bool AllGather::poll() {
 }
 
 std::optional<PackedData> AllGather::extract_chunk() {
+    SPILLWAY_EXPECTS(complete_.load(std::memory_order_acquire),
+                     "AllGather::extract_chunk before poll() returned true: chunks may still be arriving",
+                     InvalidArgument);
     return exchange_->extract_chunk(gathered);
 }
 

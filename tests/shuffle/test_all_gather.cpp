@@ -67,6 +67,8 @@ TEST_P(AllGatherContract, EveryRankGetsEveryRanksChunksOrderedByRankThenSequence
         }
         EXPECT_EQ(gathered, expected);
         EXPECT_TRUE(gather.finished());
+        EXPECT_TRUE(gather.poll()) << "every chunk arrived before wait_and_extract returned";
+        EXPECT_FALSE(gather.extract_chunk().has_value());
         EXPECT_THROW_WITH(static_cast<void>(gather.wait_and_extract()), InvalidArgument, "extracted already");
     });
 }
@@ -80,6 +82,8 @@ TEST_P(AllGatherContract, PollAndExtractChunkHandOutTheSameChunksOneByOne) {
         }
         EXPECT_THROW_WITH(static_cast<void>(gather.poll()), InvalidArgument, "before insert_finished");
         gather.insert_finished();
+        EXPECT_THROW_WITH(static_cast<void>(gather.extract_chunk()), InvalidArgument,
+                          "extract_chunk before poll() returned true");
         while (!gather.poll()) {
             std::this_thread::yield();
         }

@@ -96,7 +96,8 @@ class AllGather {
     /// The wait of `wait_and_extract` without blocking, for callers that wait
     /// in their own way (a coroutine that sleeps between polls): whether
     /// every rank has called `insert_finished` and every chunk has arrived.
-    /// Once it has returned true it keeps doing so.
+    /// Once it has returned true, or `wait_and_extract` has returned, it
+    /// keeps returning true.
     /// @throws as `wait_and_extract`, except that a second call is no error.
     bool poll();
 
@@ -105,12 +106,15 @@ class AllGather {
     /// all have been taken (by it or by `wait_and_extract`). Lets a caller
     /// stream gathered data larger than memory. Spilled chunks are read back
     /// here, past the HOST limit if need be (one at a time).
-    /// @throws InvalidArgument until `poll` has returned true; the
+    /// @throws InvalidArgument until `poll` has returned true (or
+    ///         `wait_and_extract` has returned); the
     ///         all-gather's error; IoError / CorruptData if a spilled chunk
     ///         cannot be read back.
     std::optional<PackedData> extract_chunk();
 
-    /// Whether `wait_and_extract` has returned.
+    /// Whether every gathered chunk has been taken: `wait_and_extract` has
+    /// returned, or `extract_chunk` has returned the last chunk. A
+    /// `wait_and_extract` after that throws `InvalidArgument`.
     [[nodiscard]] bool finished() const;
 
   private:
