@@ -40,7 +40,7 @@ ChunkCoalescer::Chunks ChunkCoalescer::add(table::Table table, std::vector<std::
     tables_.push_back(std::move(table));
     partition_of_row_.push_back(std::move(partition_of_row));
     count_bookkeeping();
-    if (held_bytes_ <= budget_bytes_) {
+    if (budget_bytes_ > 0 && held_bytes_ <= budget_bytes_) {
         return {};
     }
     return pack_held();

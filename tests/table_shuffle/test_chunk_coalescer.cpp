@@ -139,6 +139,10 @@ TEST(ChunkCoalescer, WithoutABudgetEachTableIsPackedAsItComes) {
     for (auto const& [partition, chunk] : chunks) {
         EXPECT_EQ(chunk.metadata, expected.at(partition).metadata) << "what packing the table alone makes";
     }
+    auto const no_bytes = table::TableBuilder(table::Schema({{"other", table::DataType::int64}})).finish();
+    EXPECT_TRUE(coalescer.add(no_bytes, {}).empty());
+    EXPECT_EQ(coalescer.add(input, partition_of_row(input)).size(), partitions)
+        << "a table without bytes is not held either, so the next need not have its schema";
 }
 
 TEST(ChunkCoalescer, LeavesOutPartitionsWithoutRows) {
