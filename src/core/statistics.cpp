@@ -1,7 +1,11 @@
 #include <spillway/core/statistics.hpp>
 
 #include <algorithm>
-#include <cstdio>
+#include <cmath>
+#include <iomanip>
+#include <sstream>
+#include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -24,18 +28,14 @@ char const* unit_name(Statistics::Unit unit) {
 }
 
 std::string format_value(double value, Statistics::Unit unit) {
-    char text[64];
-    switch (unit) {
-    case Statistics::Unit::bytes:
-        return format_bytes(static_cast<std::uint64_t>(value));
-    case Statistics::Unit::seconds:
-        std::snprintf(text, sizeof text, "%.3f s", value);
-        return text;
-    case Statistics::Unit::count:
-        std::snprintf(text, sizeof text, "%.0f", value);
-        return text;
+    if (unit == Statistics::Unit::bytes) {
+        auto const bytes = format_bytes(static_cast<std::uint64_t>(std::fabs(value)));
+        return value < 0 ? "-" + bytes : bytes;
     }
-    return {};
+    std::ostringstream text;
+    auto const seconds = unit == Statistics::Unit::seconds;
+    text << std::fixed << std::setprecision(seconds ? 3 : 0) << value << (seconds ? " s" : "");
+    return text.str();
 }
 
 }  // namespace
@@ -55,7 +55,7 @@ void Statistics::record(std::string_view name, double value, Unit unit) {
     );
     entry.records += 1;
     entry.total += value;
-    entry.max = std::max(entry.max, value);
+    entry.max = entry.records == 1 ? value : std::max(entry.max, value);
 }
 
 std::optional<Statistics::Entry> Statistics::get(std::string_view name) const {
@@ -83,19 +83,18 @@ std::string Statistics::report() const {
     for (auto const& [name, entry] : entries) {
         width = std::max(width, name.size());
     }
-    std::string text;
-    char line[256];
-    std::snprintf(line, sizeof line, "%-*s %16s %10s %16s\n", static_cast<int>(width), "name",
-                  "total", "records", "max");
-    text += line;
+    std::ostringstream text;
+    auto const line = [&](std::string_view name, std::string_view total, std::string_view records,
+                          std::string_view max) {
+        text << std::left << std::setw(static_cast<int>(width)) << name << std::right << ' ' << std::setw(16)
+             << total << ' ' << std::setw(10) << records << ' ' << std::setw(16) << max << '\n';
+    };
+    line("name", "total", "records", "max");
     for (auto const& [name, entry] : entries) {
-        std::snprintf(line, sizeof line, "%-*s %16s %10llu %16s\n", static_cast<int>(width),
-                      name.c_str(), format_value(entry.total, entry.unit).c_str(),
-                      static_cast<unsigned long long>(entry.records),
-                      format_value(entry.max, entry.unit).c_str());
-        text += line;
+        line(name, format_value(entry.total, entry.unit), std::to_string(entry.records),
+             format_value(entry.max, entry.unit));
     }
-    return text;
+    return text.str();
 }
 
 std::string Statistics::to_json() const {
@@ -108,7 +107,7 @@ std::string Statistics::to_json() const {
             {"max", entry.max},
         };
     }
-    return json.dump();
+    return json.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 }  // namespace spillway

@@ -131,7 +131,8 @@ void write(std::filesystem::path const& path) {
     }
     std::ofstream file(path, std::ios::binary | std::ios::trunc);
     SPILLWAY_EXPECTS(file.good(), "cannot open trace file '" << path.string() << "' for writing", IoError);
-    file << nlohmann::json{{"traceEvents", std::move(events)}, {"displayTimeUnit", "ms"}}.dump();
+    file << nlohmann::json{{"traceEvents", std::move(events)}, {"displayTimeUnit", "ms"}}.dump(
+        -1, ' ', false, nlohmann::json::error_handler_t::replace);
     file.close();
     SPILLWAY_EXPECTS(!file.fail(), "cannot write trace file '" << path.string() << "'", IoError);
 }

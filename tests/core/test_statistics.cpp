@@ -5,6 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -68,6 +70,29 @@ TEST(Statistics, ReportsForPeopleAndAsJson) {
     EXPECT_EQ(json["memory.spill.calls"]["records"], 1);
     statistics.clear();
     EXPECT_TRUE(statistics.snapshot().empty());
+}
+
+TEST(Statistics, TheMaxOfNegativeValuesIsTheLargestOfThem) {
+    Statistics statistics;
+    statistics.record("balance", -5, Statistics::Unit::count);
+    statistics.record("balance", -7, Statistics::Unit::count);
+    EXPECT_EQ(statistics.get("balance")->max, -5.0);
+    EXPECT_EQ(statistics.get("balance")->total, -12.0);
+}
+
+TEST(Statistics, AnyNameGivesOneReportLineAndValidJson) {
+    Statistics statistics;
+    std::string const long_name(300, 'n');
+    statistics.add_bytes(long_name, 2048);
+    statistics.add_count("\xff\xfe not UTF-8", 3);
+    statistics.record("huge", 1e300, Statistics::Unit::count);
+    auto const report = statistics.report();
+    EXPECT_EQ(std::count(report.begin(), report.end(), '\n'), 4) << report;
+    EXPECT_NE(report.find(long_name + " "), std::string::npos);
+    EXPECT_NE(report.find("2.00 KiB"), std::string::npos);
+    auto const json = nlohmann::json::parse(statistics.to_json());
+    EXPECT_EQ(json[long_name]["total"], 2048);
+    EXPECT_EQ(json["\xef\xbf\xbd\xef\xbf\xbd not UTF-8"]["total"], 3);
 }
 
 TEST(ScopedTimer, RecordsOneDurationWhenItLeavesScope) {

@@ -38,7 +38,8 @@ class SizeSpec {
     [[nodiscard]] bool is_percent() const noexcept { return fraction_ >= 0.0; }
     /// The size in bytes, taking percentages of `total`.
     [[nodiscard]] std::uint64_t resolve(std::uint64_t total) const noexcept;
-    /// The size as the user would write it: `512 MiB` or `75%`.
+    /// The size for people, as `format_bytes` writes it (`512.00 MiB`), or
+    /// the percentage (`75%`).
     [[nodiscard]] std::string to_string() const;
 
     friend bool operator==(SizeSpec const&, SizeSpec const&) = default;

@@ -63,7 +63,8 @@ class Statistics {
 
     /// A table for people: one line per name with total, records and max.
     [[nodiscard]] std::string report() const;
-    /// A JSON object: `{"name": {"unit": "bytes", "records": n, "total": x, "max": y}, ...}`.
+    /// A JSON object: `{"name": {"unit": "bytes", "records": n, "total": x, "max": y}, ...}`;
+    /// bytes of a name that are not UTF-8 become U+FFFD.
     [[nodiscard]] std::string to_json() const;
 
   private:
