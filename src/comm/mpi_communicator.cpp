@@ -103,7 +103,9 @@ class SendOperation final : public detail::MpiOperation {
 
     [[nodiscard]] std::span<std::byte const> header() const noexcept { return header_; }
     [[nodiscard]] std::span<std::byte const> payload() const {
-        return payload_ ? payload_->data() : std::span<std::byte const>();
+        // An empty payload may be a moved-from or DISK buffer, whose bytes
+        // cannot be asked for.
+        return payload_ && payload_->size() > 0 ? payload_->data() : std::span<std::byte const>();
     }
     [[nodiscard]] Future<void> future() const { return Future<void>(state_); }
 

@@ -280,10 +280,15 @@ TEST_P(CommunicatorContract, MessagesWithoutPayloadOrWithAnEmptyOneArriveAsSent)
         auto empty = resource.make_buffer(0, nothing);
         auto moved_from = resource.make_buffer(0, nothing);
         auto taken = std::move(moved_from);
+        auto one_byte = resource.reserve(memory::MemoryType::HOST, 1, memory::AllowOverbooking::no);
+        auto to_disk = resource.reserve(memory::MemoryType::DISK, 1, memory::AllowOverbooking::no);
+        auto on_disk = resource.move(resource.make_buffer(1, one_byte), to_disk);
+        auto spilled = std::move(on_disk);  // leaves a DISK buffer of 0 bytes
         std::vector<Future<void>> sends;
         sends.push_back(comm.send(comm.rank(), 6, metadata_of({0})));
         sends.push_back(comm.send(comm.rank(), 6, metadata_of({1}), std::move(empty)));
         sends.push_back(comm.send(comm.rank(), 6, {}, std::move(moved_from)));
+        sends.push_back(comm.send(comm.rank(), 6, {}, std::move(on_disk)));
 
         auto absent = probe_until(comm, 6, comm.rank());
         EXPECT_EQ(absent.payload_size(), std::nullopt);
@@ -291,7 +296,7 @@ TEST_P(CommunicatorContract, MessagesWithoutPayloadOrWithAnEmptyOneArriveAsSent)
         EXPECT_FALSE(message.payload.has_value());
         EXPECT_EQ(message.metadata, metadata_of({0}));
 
-        for (int i = 0; i < 2; ++i) {
+        for (int i = 0; i < 3; ++i) {
             auto zero = probe_until(comm, 6, comm.rank());
             EXPECT_EQ(zero.payload_size(), 0U);
             message = await(comm.receive(std::move(zero)));
