@@ -250,8 +250,8 @@ MemoryReservation BufferResource::reserve(
 
 BufferResource::SpillingReservation BufferResource::reserve_spilling(std::size_t size) {
     auto reservation = reserve(MemoryType::HOST, size, AllowOverbooking::yes);
-    if (memory_available(MemoryType::HOST) >= 0) {
-        return {std::move(reservation), {0, true}};
+    if (size == 0 || memory_available(MemoryType::HOST) >= 0) {
+        return {std::move(reservation), {0, true}};  // 0 bytes take no room, however full HOST is
     }
     auto const headroom = spill_manager_.make_headroom(0, size, SpillManager::Waiting::excluded);
     return {std::move(reservation), headroom};

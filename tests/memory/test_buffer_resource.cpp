@@ -442,6 +442,16 @@ TEST(BufferResource, ReserveAndSpillFailsCleanlyWhenNotEnoughCanBeSpilled) {
     EXPECT_EQ(resource.memory_available(MemoryType::HOST), -static_cast<std::int64_t>(mebibyte));
 }
 
+TEST(BufferResource, ZeroBytesAreReservedAtOnceWhileHostIsOverItsLimit) {
+    TemporaryDirectory root;
+    BufferResource resource(test_config(root, mebibyte));
+    auto const over = resource.reserve(MemoryType::HOST, 2 * mebibyte, AllowOverbooking::yes);
+    Watchdog watchdog("reserve_or_wait(0) while HOST is over its limit");
+    EXPECT_EQ(resource.reserve_and_spill(MemoryType::HOST, 0, AllowOverbooking::no).size(), 0U);
+    EXPECT_EQ(resource.reserve_or_wait(0).size(), 0U);
+    EXPECT_EQ(resource.memory_reserved(MemoryType::HOST), 2 * mebibyte);
+}
+
 TEST(BufferResource, ReserveAndSpillOfDiskIsAPlainReservation) {
     TemporaryDirectory root;
     auto config = test_config(root);

@@ -143,7 +143,8 @@ class BufferResource {
     /// bytes of it at a time so that concurrent callers spill in parallel.
     /// If HOST is still over its limit after that, the reservation is kept
     /// only with `AllowOverbooking::yes`. Spilling frees HOST memory only, so
-    /// for another tier this is `reserve`.
+    /// for another tier this is `reserve`. A request for 0 bytes returns an
+    /// empty reservation at once, however full HOST is.
     ///
     /// Blocks while spill functions run (on this thread or others).
     /// @throws OutOfMemory naming the limit, its option and what was spilled
@@ -167,7 +168,8 @@ class BufferResource {
     ///
     /// Progress, not wall time, bounds the wait: it fails only after
     /// `MemoryConfig::reserve_timeout` passed with no HOST memory freed at
-    /// all. Waiters are not ordered; each retries when memory is freed.
+    /// all. Waiters are not ordered; each retries when memory is freed. A
+    /// request for 0 bytes returns an empty reservation at once.
     ///
     /// Blocks while spill functions run and while it waits.
     /// @throws OutOfMemory at once if `size` is more than the HOST limit, or
@@ -260,7 +262,7 @@ class BufferResource {
     /// `buffer.size()` bytes of it. HOST to DISK writes a spill file with the
     /// configured codec; DISK to HOST reads it back, checks it and removes it.
     /// If the buffer is already in that tier it is returned as it is and the
-    /// reservation is not touched.
+    /// reservation, checked as for a move, is not drawn on.
     ///
     /// `buffer` is moved from only on success; on failure it is unchanged and
     /// still accounted in its tier (strong guarantee). The I/O runs on the

@@ -130,7 +130,8 @@ class SpillableStore {
     ///         overbooking is not allowed; the buffer stays in the store.
     /// @throws IoError / CorruptData naming the spill file if it cannot be
     ///         read back; the buffer stays in the store, on DISK.
-    /// @throws InvalidArgument if called from inside a spill function.
+    /// @throws InvalidArgument if called from inside a spill function when
+    ///         reading the buffer back needs spilling.
     std::optional<Buffer> extract(Key key, AllowOverbooking allow_overbooking = AllowOverbooking::no);
 
     /// As `extract(key)`, but a spilled buffer is read back into

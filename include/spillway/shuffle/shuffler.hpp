@@ -175,8 +175,10 @@ class Shuffler {
     /// `wait_any` nor `wait` has returned yet, and returns it (the lowest
     /// such). Returns nothing once every partition of this rank has been
     /// returned (or extracted) and every chunk this rank inserted for others
-    /// has been sent, so that a failure to send one is reported here rather
-    /// than only logged by the destructor.
+    /// has been handed to the communicator, the last message to each rank
+    /// included, so that a failure to send one that shows by then is
+    /// reported here. A send that fails later still (the network lost while
+    /// MPI delivers it) fails the shuffle, and the destructor logs it.
     /// @throws InvalidArgument if `insert_finished` has not been called (no
     ///         partition could ever complete); the shuffle's error.
     std::optional<PartitionId> wait_any();
