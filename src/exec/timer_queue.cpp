@@ -6,6 +6,15 @@
 
 namespace spillway::exec {
 
+std::chrono::steady_clock::time_point deadline_after(std::chrono::steady_clock::time_point now,
+                                                     std::chrono::nanoseconds delay) noexcept {
+    if (delay <= std::chrono::nanoseconds::zero()) {
+        return now;
+    }
+    auto const last = std::chrono::steady_clock::time_point::max();
+    return delay >= last - now ? last : now + delay;
+}
+
 TimerQueue::~TimerQueue() {
     std::thread thread;
     {
@@ -27,12 +36,7 @@ void TimerQueue::schedule(TimedWork& work, std::chrono::nanoseconds delay) {
     if (!thread_.joinable()) {
         thread_ = std::thread([this] { run(); });
     }
-    // A deadline past the clock's range (a sleep of nanoseconds::max()) is
-    // the clock's last instant.
-    auto const now = std::chrono::steady_clock::now();
-    work.deadline = delay >= std::chrono::steady_clock::time_point::max() - now
-                        ? std::chrono::steady_clock::time_point::max()
-                        : now + delay;
+    work.deadline = deadline_after(std::chrono::steady_clock::now(), delay);
     auto const inserted = pending_.insert(&work).first;
     if (inserted == pending_.begin()) {
         changed_.notify_all();

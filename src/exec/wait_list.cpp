@@ -39,11 +39,16 @@ void Waiter::Cancel::operator()() const noexcept {
     case State::preparing:
         waiter->state_ = State::cancelled;
         break;
-    case State::waiting:
-        waiter->list_->remove(*waiter);
+    case State::waiting: {
+        WaitList& list = *waiter->list_;
+        list.remove(*waiter);
         waiter->state_ = State::cancelled;
         waiter->executor_.post(*waiter);
+        if (list.after_cancel_) {
+            list.after_cancel_(lock);
+        }
         break;
+    }
     case State::completed:
     case State::cancelled:
         break;

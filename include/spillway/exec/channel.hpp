@@ -81,16 +81,7 @@ class Channel {
         }
         /// True if the value went into the channel; false if the channel was
         /// closed or stop was requested first (the value is dropped).
-        bool await_resume() noexcept {
-            if (finish()) {
-                // The senders behind this one may fit now that its value
-                // no longer goes before theirs.
-                MutexLock lock(channel_.mutex_);
-                channel_.admit_senders(lock);
-                return false;
-            }
-            return sent_;
-        }
+        bool await_resume() noexcept { return !finish() && sent_; }
 
       private:
         friend Channel;
@@ -248,6 +239,16 @@ class Channel {
         return value;
     }
 
+    /// For `senders_`, with `mutex_` held: a stop request ended a sender's
+    /// wait, so the senders behind it may fit now. If weighing or buffering
+    /// a value throws, they wait on, for the next receive, which reports it.
+    void admit_after_cancel(MutexLock const& lock) noexcept SPILLWAY_NO_THREAD_SAFETY_ANALYSIS {
+        try {
+            admit_senders(lock);
+        } catch (...) {  // NOLINT(bugprone-empty-catch): they wait on, as said above
+        }
+    }
+
     /// Moves the values of the oldest waiting senders that fit into the
     /// buffer, in order, up to the first that does not.
     void admit_senders(MutexLock const& lock) SPILLWAY_REQUIRES(mutex_) {
@@ -278,7 +279,8 @@ class Channel {
     /// The weights of the values in `buffer_` together.
     std::size_t weight_ SPILLWAY_GUARDED_BY(mutex_) = 0;
     bool closed_ SPILLWAY_GUARDED_BY(mutex_) = false;
-    detail::WaitList senders_ SPILLWAY_GUARDED_BY(mutex_);
+    detail::WaitList senders_ SPILLWAY_GUARDED_BY(mutex_){
+        [this](MutexLock const& lock) { admit_after_cancel(lock); }};
     detail::WaitList receivers_ SPILLWAY_GUARDED_BY(mutex_);
 };
 

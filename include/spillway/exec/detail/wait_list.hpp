@@ -4,6 +4,7 @@
 /// and `Channel`, with cancellation by `std::stop_token`.
 
 #include <coroutine>
+#include <functional>
 #include <optional>
 #include <stop_token>
 
@@ -89,6 +90,11 @@ class Waiter : public Work {
 class WaitList {
   public:
     WaitList() = default;
+    /// A list that calls `after_cancel` (with the primitive's mutex held)
+    /// each time a stop request takes a waiter off it, for a primitive whose
+    /// waiters behind that one may go on now. `after_cancel` must not throw.
+    explicit WaitList(std::function<void(MutexLock const& lock)> after_cancel) noexcept
+        : after_cancel_(std::move(after_cancel)) {}
     WaitList(WaitList const&) = delete;
     WaitList& operator=(WaitList const&) = delete;
     /// Requires: empty; a primitive must outlive its waiters.
@@ -119,6 +125,7 @@ class WaitList {
 
     Waiter* head_ = nullptr;
     Waiter* tail_ = nullptr;
+    std::function<void(MutexLock const& lock)> const after_cancel_;
 };
 
 }  // namespace spillway::exec::detail
