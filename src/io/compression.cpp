@@ -27,7 +27,9 @@ arrow::Compression::type compression_of(WriteOptions const& options, bool parque
                      InvalidArgument);
     auto const least = arrow::util::Codec::MinimumCompressionLevel(codec);
     auto const most = arrow::util::Codec::MaximumCompressionLevel(codec);
-    SPILLWAY_ASSERT(least.ok() && most.ok(), "a codec with levels has a range of them");
+    SPILLWAY_EXPECTS(least.ok() && most.ok(),
+                     "compression '" << name << "': " << (least.ok() ? most : least).status().ToString(),
+                     InvalidArgument);
     SPILLWAY_EXPECTS(level >= *least && level <= *most,
                      "compression level " << level << " is out of " << name << "'s range, " << *least << " to "
                                           << *most,

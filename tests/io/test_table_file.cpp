@@ -395,11 +395,11 @@ TEST(TableFile, ABadOptionIsAnInvalidArgumentThatLeavesTheFileAsItWas) {
     refused(FileFormat::parquet, options, "unknown compression 'brotli'");
     options.compression = "zstd";
     options.compression_level = 23;
-    refused(FileFormat::parquet, options, "compression level 23 is out of zstd's range, -131072 to 22");
+    refused(FileFormat::parquet, options, "compression level 23 is out of zstd's range");
     refused(FileFormat::arrow, options, "compression level 23 is out of zstd's range");
     options.compression = "gzip";
     options.compression_level = 0;
-    refused(FileFormat::parquet, options, "compression level 0 is out of gzip's range, 1 to 9");
+    refused(FileFormat::parquet, options, "compression level 0 is out of gzip's range");
     for (auto const* codec : {"none", "snappy"}) {
         options.compression = codec;
         options.compression_level = 1;

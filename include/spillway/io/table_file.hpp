@@ -89,8 +89,8 @@ struct WriteOptions {
     /// batch bodies: `none`, `zstd` or `lz4`; Parquet also takes `snappy`
     /// and `gzip`.
     std::string compression = "zstd";
-    /// The codec's level, within its range (zstd -131072 to 22, gzip 1 to
-    /// 9, lz4 as the Arrow library has it); nothing for the codec's own
+    /// The codec's level, within the range the Arrow library gives it (with
+    /// zstd 1.5, -131072 to 22; gzip 1 to 9); nothing for the codec's own
     /// default. `none` and `snappy` take no level.
     std::optional<int> compression_level;
     /// Parquet: the most rows one row group holds, at least 1.
