@@ -75,8 +75,9 @@ void AllGather::insert_finished() {
 
 std::vector<PackedData> AllGather::wait_and_extract(Ordered ordered) {
     exchange_->wait(gathered);
+    auto chunks = exchange_->extract(gathered, ordered == Ordered::yes);
     complete_.store(true, std::memory_order_release);
-    return exchange_->extract(gathered, ordered == Ordered::yes);
+    return chunks;
 }
 
 bool AllGather::poll() {

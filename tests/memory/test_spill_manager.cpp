@@ -541,7 +541,7 @@ TEST(SpillManager, AHeadroomNoMemoryCanGiveSpillsEverythingAndIsNotReached) {
         auto const result = resource.spill_manager().spill_to_make_headroom(headroom);
         EXPECT_FALSE(result.reached) << headroom;
     }
-    EXPECT_EQ(resource.memory_reserved(MemoryType::HOST), 0U) << "every spillable byte went to disk";
+    EXPECT_EQ(resource.memory_used(MemoryType::HOST), 0U) << "every spillable byte went to disk";
 }
 
 TEST(SpillManager, ConcurrentHeadroomRequestsSpillTheShortfallOnce) {

@@ -362,7 +362,8 @@ class BufferResource {
     /// `size` bytes of HOST reserved, overbooking if need be, and then, if
     /// HOST is over its limit, spilled for as `spill_to_make_headroom(0)`
     /// does, claiming at most `size` at a time: the first step of
-    /// `reserve_and_spill` and `reserve_or_wait`.
+    /// `reserve_and_spill` and `reserve_or_wait`. 0 bytes are reached at
+    /// once.
     SpillingReservation reserve_spilling(std::size_t size);
 
     /// Counts `size` HOST bytes as released, and wakes `reserve_or_wait`

@@ -35,7 +35,8 @@ class HostAdmission {
 
     /// Reserves the bytes if HOST has room for them after spilling as
     /// `reserve_and_spill` does; otherwise returns an empty reservation and
-    /// holds nothing. Once it succeeds the request no longer counts as
+    /// holds nothing. A request for 0 bytes succeeds at once, with an empty
+    /// reservation. Once it succeeds the request no longer counts as
     /// waiting, and it must not be called again.
     /// @throws InvalidArgument if it needs to spill and is called from inside
     ///         a spill function.
