@@ -118,7 +118,7 @@ stream::Actor send_tables_actor(
 ) {
     CloseAtExit closer{&output};
     auto& context = output.context();
-    for (auto index = first; index < count; index += step) {
+    for (auto index = first; index < count; index = step < count - index ? index + step : count) {
         std::optional<table::Table> table;
         {
             memory::ScopedHostResource const scope(&context.resource());

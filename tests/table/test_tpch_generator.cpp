@@ -164,10 +164,10 @@ TEST(TpchGenerator, RejectsBadArguments) {
     EXPECT_THROW_WITH(TpchGenerator(0), InvalidArgument, "scale factor 0 is out of range");
     EXPECT_THROW_WITH(TpchGenerator(-1), InvalidArgument, "out of range");
     EXPECT_THROW_WITH(TpchGenerator(1e9), InvalidArgument, "out of range");
-    EXPECT_THROW_WITH(TpchGenerator(1, 0, 0), InvalidArgument, "it holds 1 to 16777216");
+    EXPECT_THROW_WITH(TpchGenerator(1, 0, 0), InvalidArgument, "it holds 1 to 2097152");
     EXPECT_THROW_WITH(TpchGenerator(1, 0, TpchGenerator::max_orders_per_chunk + 1), InvalidArgument,
-                      "it holds 1 to 16777216");
-    EXPECT_THROW_WITH(TpchGenerator(1, 0, SIZE_MAX), InvalidArgument, "it holds 1 to 16777216");
+                      "it holds 1 to 2097152");
+    EXPECT_THROW_WITH(TpchGenerator(1, 0, SIZE_MAX), InvalidArgument, "it holds 1 to 2097152");
     EXPECT_EQ(TpchGenerator(0.001, 0, TpchGenerator::max_orders_per_chunk).lineitem(0).num_rows(),
               TpchGenerator(0.001).lineitem(0).num_rows())
         << "one chunk of all 1500 orders, whatever room a chunk has";

@@ -65,7 +65,8 @@ using TableMaker = std::function<table::Table(std::size_t index)>;
 /// stream of small tables: each table is split into a piece per partition,
 /// and pieces of a few rows cost more in metadata and bookkeeping than
 /// they carry. The tables wait parked (spillable) until enough have come.
-/// A table as large as `min_bytes` passes through as it is.
+/// A table as large as `min_bytes` that comes with nothing gathered before
+/// it passes through as it is.
 /// @throws InvalidArgument (at once) if `min_bytes` is 0; (from the actor)
 ///         if the tables have different schemas.
 [[nodiscard]] stream::Actor coalesce_tables(stream::Channel& input, stream::Channel& output, std::size_t min_bytes);
@@ -81,7 +82,10 @@ struct JoinSpec {
 /// it gathers `build` into one `JoinHashTable` (the build side must fit in
 /// memory), then probes it with each table of `probe` as it comes and sends
 /// the result under the probe message's number. Over several ranks, put a
-/// `stream::all_gather` in front of `build` (a broadcast join).
+/// `stream::all_gather` in front of `build` (a broadcast join). A `build`
+/// without messages is a build side without rows, of unknown columns: an
+/// `anti` join then passes each probe table through, the others send
+/// nothing, and the keys are not checked.
 /// @throws as `JoinHashTable` and `JoinHashTable::probe`.
 [[nodiscard]] stream::Actor broadcast_join(
     stream::Channel& build, stream::Channel& probe, stream::Channel& output, JoinSpec spec

@@ -62,7 +62,8 @@ struct ColumnExpression {
 
 /// A column of `rows` values of type `type`, row `i` holding `value(i)`
 /// (an `int32_t` for `int32` and `date32`, an `int64_t`, a `double`, or
-/// something convertible to `std::string_view` for `string`).
+/// something convertible to `std::string_view` for `string`; a narrower
+/// integer, `bool` or `float` is widened as C++ promotes it).
 /// @throws InvalidArgument if `value` returns another type than `type` stores.
 template <typename Function>
 [[nodiscard]] table::Column make_column(table::DataType type, std::size_t rows, Function&& value) {

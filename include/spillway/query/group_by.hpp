@@ -37,7 +37,8 @@ struct Aggregate {
 /// each key first appears: the key columns, then one column per aggregate.
 /// Null keys form a group of their own (as SQL's GROUP BY does). Without
 /// keys, the whole table is one group, and the result has one row even
-/// when the table has none (a count of 0, null sums, minima and maxima).
+/// when the table has none (a count of 0, null sums, minima and maxima);
+/// without keys or aggregates it has no columns, and so no rows.
 ///
 /// Two phases: apply `group_by(chunk, keys, aggregates)` to each chunk of
 /// rows, then `group_by(concatenated partial results, keys,

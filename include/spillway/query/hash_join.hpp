@@ -27,8 +27,9 @@ enum class JoinKind : std::uint8_t { inner, semi, anti };
 
 /// A hash table over the rows of a table (the build side), probed by the
 /// rows of others (the probe side) for equal keys. Keys compare by type
-/// (integers, dates, strings by value; `float64` numerically); the key
-/// columns of both sides must have the same types in the same order.
+/// (integers, dates, strings by value; `float64` numerically, but for NaN,
+/// which matches NaN, as the row hash takes every NaN as one value); the
+/// key columns of both sides must have the same types in the same order.
 ///
 /// The result of a probe holds the probe side's rows in their order. An
 /// `inner` join gives, for each, its matches in build order, as the probe's

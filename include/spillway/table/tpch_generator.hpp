@@ -1,6 +1,6 @@
 #pragma once
 /// @file
-/// A deterministic generator of TPC-H-like `orders` and `lineitem` tables.
+/// A deterministic generator of the eight TPC-H tables.
 
 #include <cstddef>
 #include <cstdint>
@@ -58,8 +58,10 @@ class TpchGenerator {
     static constexpr std::size_t default_orders_per_chunk = 8192;
     /// The largest scale factor: about four billion orders.
     static constexpr double max_scale = 2666;
-    /// The most orders per chunk: their line items fit a column.
-    static constexpr std::size_t max_orders_per_chunk = std::size_t{1} << 24;
+    /// The most orders (and parts, customers, suppliers) per chunk: every
+    /// chunk's columns fit a column's 2^31 - 1 characters, the largest being
+    /// `partsupp`'s comments, up to 199 bytes in each of four rows per part.
+    static constexpr std::size_t max_orders_per_chunk = std::size_t{1} << 21;
 
     /// A generator of scale factor `scale` (1.0 is 1.5 million orders and
     /// about 6 million line items) drawing from `seed`.
