@@ -20,7 +20,8 @@
 namespace spillway::cli {
 
 RankGroup::RankGroup(Options const& options, memory::MemoryConfig config, int default_ranks)
-    : options_(options), uses_mpi_(options.get_choice("comm", {"local", "mpi"}, "local") == "mpi") {
+    : uses_mpi_(options.get_choice("comm", {"local", "mpi"}, "local") == "mpi"),
+      mpi_config_(uses_mpi_ ? comm::MpiConfig::from_options(options) : comm::MpiConfig{}) {
     auto const ranks = static_cast<comm::Rank>(options.get_int("ranks", default_ranks, 1, max_ranks));
     auto const local_ranks = in_process_ranks(options, default_ranks);
     size_ = ranks;
@@ -89,7 +90,7 @@ void RankGroup::run(std::function<void(comm::Communicator&)> const& body) {
 #ifdef SPILLWAY_CLI_HAVE_MPI
     if (uses_mpi_) {
         auto communicator = std::make_unique<comm::MpiCommunicator>(MPI_COMM_WORLD, *resources_.front(),
-                                                                    comm::MpiConfig::from_options(options_));
+                                                                    mpi_config_);
         try {
             body(*communicator);
         } catch (PeerTimeout const&) {

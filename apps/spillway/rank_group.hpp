@@ -12,6 +12,7 @@
 #include <vector>
 
 #include <spillway/comm/communicator.hpp>
+#include <spillway/comm/mpi_config.hpp>
 #include <spillway/core/mutex.hpp>
 #include <spillway/core/options.hpp>
 #include <spillway/memory/buffer_resource.hpp>
@@ -84,8 +85,8 @@ class RankGroup {
     void release_resources(std::function<void()> const& removed);
 
   private:
-    Options options_;
     bool uses_mpi_ = false;
+    comm::MpiConfig mpi_config_;  ///< read (and checked) only over MPI
     comm::Rank size_ = 1;
     comm::Rank first_rank_ = 0;
     /// The spill directories of `resources_`, by local index, until

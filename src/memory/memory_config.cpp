@@ -2,6 +2,8 @@
 
 #include <cstdlib>
 
+#include <spillway/core/error.hpp>
+
 namespace spillway::memory {
 
 std::filesystem::path MemoryConfig::default_spill_directory() {
@@ -24,6 +26,10 @@ MemoryConfig MemoryConfig::from_options(Options const& options) {
     config.spill_interval = options.get_duration("spill_interval", config.spill_interval);
     config.spill_headroom = options.get_bytes("spill_headroom", config.spill_headroom);
     config.reserve_timeout = options.get_duration("memory_reserve_timeout", config.reserve_timeout);
+    SPILLWAY_EXPECTS(config.reserve_timeout > std::chrono::nanoseconds::zero(),
+                     Options::describe("memory_reserve_timeout", options.find("memory_reserve_timeout")->source)
+                         << ": must be above 0; a request waiting for memory fails after this long without progress",
+                     InvalidArgument);
     return config;
 }
 

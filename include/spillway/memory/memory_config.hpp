@@ -87,7 +87,8 @@ struct MemoryConfig {
 
     /// The configuration given by `options`, with the defaults above for
     /// options that are not set.
-    /// @throws InvalidArgument naming the option if a value does not parse.
+    /// @throws InvalidArgument naming the option if a value does not parse,
+    ///         or `memory_reserve_timeout` is 0.
     static MemoryConfig from_options(Options const& options);
 
     /// The name of the option that sets `tier`'s limit, for error messages:
