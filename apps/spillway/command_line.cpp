@@ -234,6 +234,7 @@ CommandLine::CommandLine() : app_(description, "spillway") {
                           "what cannot fit it fails with OutOfMemory; where nothing more can spill, the tables a "
                           "worker derives from a chunk go over it, and the summary says so");
     add_spill_flags(*tpch_command_, flags_);
+    add_collective_timeout_flag(*tpch_command_, flags_);
     add_threads_flag(*tpch_command_, flags_);
     add_output_flags(*tpch_command_);
 

@@ -131,6 +131,7 @@ DistributedPartitionJob::DistributedPartitionJob(PartitionArguments arguments, O
       partitions_(static_cast<shuffle::PartitionId>(options.get_int("partitions", 64, 1, max_partitions))),
       shuffle_config_(shuffle::ShuffleConfig::from_options(options)),
       limit_(memory::MemoryConfig::from_options(options).host_limit.resolve(memory::host_memory_capacity())) {
+    stall_timeout_ = options.get_duration("seq_join_stall_timeout", std::chrono::nanoseconds::zero());
     // CSV files keep the input's extension (`.tbl`, say), as `PartitionJob` writes them.
     auto const& first = arguments.inputs.front();
     extension_ = input_.format() == io::FileFormat::csv && output_format_ == io::FileFormat::csv
@@ -355,8 +356,8 @@ std::vector<DistributedPartitionJob::RankResult> DistributedPartitionJob::run_ra
                 return pieces();
             };
             {
-                SeqJoinTracer tracer("pack table", window_);
-                for (auto& packed : exec::seq_join(pool_, window_, std::move(read), pack, tracer.observe({}))) {
+                SeqJoinTracer tracer("pack table", window_, stall_timeout_);
+                for (auto& packed : exec::seq_join(pool_, window_, std::move(read), pack, tracer.observe())) {
                     result.input += packed.checksum;
                     result.skipped_rows += packed.skipped_rows;
                     shuffler.insert(std::move(packed.pieces));
@@ -386,9 +387,9 @@ std::vector<DistributedPartitionJob::RankResult> DistributedPartitionJob::run_ra
                 writer.reset();
                 progress.advance(1);
             };
-            SeqJoinTracer tracer("unpack chunks", window_);
+            SeqJoinTracer tracer("unpack chunks", window_, stall_timeout_);
             for (auto& received :
-                 exec::seq_join(pool_, window_, std::move(next_received), unpack, tracer.observe({}))) {
+                 exec::seq_join(pool_, window_, std::move(next_received), unpack, tracer.observe())) {
                 if (files.empty() || files.back().partition != received.partition) {
                     if (writer) {
                         close_file();
@@ -415,9 +416,9 @@ std::vector<DistributedPartitionJob::RankResult> DistributedPartitionJob::run_ra
     Progress unreported(Progress::Style::none, std::cerr);
     PartitionCheck check;
     noting_failure([&] {
-        SeqJoinTracer tracer("check table", window_);
+        SeqJoinTracer tracer("check table", window_, stall_timeout_);
         check = check_partition_tables(files, partitions_, output_format_, input_.csv_options(), input_.schema(),
-                                       input_.keys(), pool_, window_, tracer.observe({}), unreported);
+                                       input_.keys(), pool_, window_, tracer.observe(), unreported);
     });
     progress.advance(files.size());
     result.output = check.checksum;

@@ -4,6 +4,7 @@
 /// ranks that each read a share of the input, shuffle the rows by key, and
 /// write and verify the partitions they own.
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
@@ -155,6 +156,9 @@ class DistributedPartitionJob final : public Job {
     std::uint64_t receive_batch_bytes_ = 0;  ///< of received chunks unpacked and written as one table
     io::WriteOptions write_options_;
     std::optional<StagedOutput> staged_output_;  ///< in the process of rank 0
+    /// How long a join's window may make no progress before it is reported
+    /// (option `seq_join_stall_timeout`; 0: never).
+    std::chrono::nanoseconds stall_timeout_{};
 };
 
 }  // namespace spillway::cli

@@ -68,6 +68,7 @@ GenerateJob::GenerateJob(GenerateArguments arguments, Options const& options)
       pool_(exec::ThreadPool::Config::from_options(options)),
       window_(static_cast<std::size_t>(options.get_int(
           "window", chunks_per_thread * static_cast<std::int64_t>(pool_.concurrency()), 1, 1 << 20))) {
+    stall_timeout_ = options.get_duration("seq_join_stall_timeout", std::chrono::nanoseconds::zero());
     std::vector<table::TpchTable> tables;
     if (arguments_.tables.empty()) {
         tables.push_back(table::parse_tpch_table(arguments_.table));
@@ -126,9 +127,9 @@ RunSummary GenerateJob::run(Progress& progress) {
             }
             return result;
         };
-        SeqJoinTracer tracer("generate chunk", window_);
+        SeqJoinTracer tracer("generate chunk", window_, stall_timeout_);
         auto join = exec::seq_join(pool_, window_, chunk_numbers(0, 1, generator_.num_chunks(output.table)),
-                                   generate_chunk, tracer.observe({}));
+                                   generate_chunk, tracer.observe());
         for (auto& chunk : join) {
             if (output.csv) {
                 output.csv->write_rows(chunk.text);

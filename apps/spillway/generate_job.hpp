@@ -4,6 +4,7 @@
 /// partition` on, to check `spillway tpch` against other engines, and to
 /// benchmark both.
 
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -86,6 +87,9 @@ class GenerateJob final : public Job {
     std::optional<StagedFile> file_;
     std::optional<StagedOutput> directory_;
     std::vector<TableOutput> outputs_;  ///< in the order they are written
+    /// How long a join's window may make no progress before it is reported
+    /// (option `seq_join_stall_timeout`; 0: never).
+    std::chrono::nanoseconds stall_timeout_{};
 };
 
 }  // namespace spillway::cli

@@ -97,7 +97,7 @@ int main(int argc, char** argv) {
     std::optional<Processes> processes;
     try {
         // A command without --comm (generate) runs as one process, whatever
-        // SPILLWAY_COMM says: it reads no variable its flags do not show.
+        // SPILLWAY_COMM says.
         auto const over_mpi = command_line.has_flag("--comm")
                               && options.get_choice("comm", {"local", "mpi"}, "local") == "mpi";
         processes.emplace(options, over_mpi, &argc, &argv);

@@ -82,7 +82,13 @@ ValueCheck positive_number_value(double max) {
 
 ValueCheck choice_value(std::vector<std::string> choices) {
     return [choices = std::move(choices)](std::string const& value) {
-        if (std::find(choices.begin(), choices.end(), value) != choices.end()) {
+        // In any case, as the option's reader (`Options::get_choice`) takes it.
+        auto const same = [&](std::string const& choice) {
+            return std::ranges::equal(choice, value, [](char left, char right) {
+                return std::tolower(static_cast<unsigned char>(left)) == std::tolower(static_cast<unsigned char>(right));
+            });
+        };
+        if (std::ranges::any_of(choices, same)) {
             return;
         }
         std::ostringstream list;
@@ -143,6 +149,13 @@ std::string OptionFlags::name_flags(std::string message) const {
         auto const flag = bound.flag->count() == 0 && std::getenv(variable.c_str()) != nullptr
                             ? variable
                             : "--" + bound.flag->get_single_name();
+        // "option 'x_y' (from environment variable SPILLWAY_X_Y)" says the
+        // variable's name twice once the option is named by it.
+        auto const described = Options::describe(bound.option, OptionSource::environment);
+        for (auto at = message.find(described); at != std::string::npos; at = message.find(described, at)) {
+            message.replace(at, described.size(), variable);
+            at += variable.size();
+        }
         for (auto at = message.find(bound.option); at != std::string::npos; at = message.find(bound.option, at)) {
             auto const end = at + bound.option.size();
             if ((at != 0 && (is_word(message[at - 1]) || message[at - 1] == '-'))

@@ -33,7 +33,9 @@ PartitionJob::PartitionJob(PartitionArguments arguments, Options const& options)
       key_names_(std::move(arguments.keys)),
       partitions_(static_cast<std::uint32_t>(options.get_int("partitions", 64, 1, max_partitions))),
       pool_(exec::ThreadPool::Config::from_options(options)) {
-    SPILLWAY_EXPECTS(options.get_int("ranks", 1, 1, max_ranks) == 1 && options.get_string("comm", "local") == "local",
+    stall_timeout_ = options.get_duration("seq_join_stall_timeout", std::chrono::nanoseconds::zero());
+    SPILLWAY_EXPECTS(options.get_int("ranks", 1, 1, max_ranks) == 1
+                         && options.get_choice("comm", {"local", "mpi"}, "local") == "local",
                      "PartitionJob runs on one local rank; DistributedPartitionJob on several", InvalidArgument);
     auto const limit = memory::MemoryConfig::from_options(options).host_limit.resolve(memory::host_memory_capacity());
     auto const window = options.find("window") ? std::optional<std::size_t>(options.get_int("window", 1, 1, 1 << 20))
@@ -69,8 +71,8 @@ RunSummary PartitionJob::run(Progress& progress) {
     std::uint64_t skipped_rows = 0;
     progress.start("partition", input_.bytes, Progress::Unit::bytes);
     {
-        SeqJoinTracer tracer("split block", plan_.window);
-        auto join = exec::seq_join(pool_, plan_.window, CsvBlockSource(input_), split_block, tracer.observe({}));
+        SeqJoinTracer tracer("split block", plan_.window, stall_timeout_);
+        auto join = exec::seq_join(pool_, plan_.window, CsvBlockSource(input_), split_block, tracer.observe());
         for (auto& block : join) {
             for (std::uint32_t partition = 0; partition < partitions_; ++partition) {
                 writers_[partition]->write_rows(block.pieces[partition]);
@@ -91,8 +93,8 @@ RunSummary PartitionJob::run(Progress& progress) {
     auto const partitioned = Clock::now();
 
     progress.start("verify", output_bytes, Progress::Unit::bytes);
-    SeqJoinTracer tracer("check block", plan_.window);
-    auto const check = check_partition_files(output_files_, input_, pool_, plan_.window, tracer.observe({}), progress);
+    SeqJoinTracer tracer("check block", plan_.window, stall_timeout_);
+    auto const check = check_partition_files(output_files_, input_, pool_, plan_.window, tracer.observe(), progress);
     progress.complete();
     progress.finish();
     auto const finished = Clock::now();

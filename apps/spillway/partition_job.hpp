@@ -3,6 +3,7 @@
 /// `spillway partition`: an out-of-core repartition of CSV files into one
 /// file per hash partition of a key, verified.
 
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -78,6 +79,9 @@ class PartitionJob final : public Job {
     std::vector<std::filesystem::path> output_files_;                ///< in the staging directory, by partition
     std::vector<std::unique_ptr<io::CsvWriter>> writers_;         ///< by partition
     exec::ThreadPool pool_;
+    /// How long a join's window may make no progress before it is reported
+    /// (option `seq_join_stall_timeout`; 0: never).
+    std::chrono::nanoseconds stall_timeout_{};
 };
 
 }  // namespace spillway::cli

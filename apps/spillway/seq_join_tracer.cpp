@@ -4,9 +4,12 @@
 
 namespace spillway::cli {
 
-SeqJoinTracer::SeqJoinTracer(char const* name, std::size_t window) : name_(name), started_(window) {}
+SeqJoinTracer::SeqJoinTracer(char const* name, std::size_t window, std::chrono::nanoseconds stall_timeout)
+    : name_(name), stall_timeout_(stall_timeout), started_(window) {}
 
-exec::SeqJoinOptions SeqJoinTracer::observe(exec::SeqJoinOptions options) {
+exec::SeqJoinOptions SeqJoinTracer::observe() {
+    exec::SeqJoinOptions options;
+    options.stall_timeout = stall_timeout_;
     if (trace::enabled()) {
         options.observer = [this](exec::ItemEvent const& event) {
             auto& started = started_[event.index % started_.size()];

@@ -22,16 +22,20 @@ namespace spillway::cli {
 /// or a task resumed after the first).
 class SeqJoinTracer {
   public:
-    /// A tracer for a join of `window` items named `name`.
+    /// A tracer for a join of `window` items named `name`, whose options
+    /// report a window stalled for `stall_timeout` (0: never).
     /// Requires: `name` outlives the trace (a string literal); `window > 0`.
-    SeqJoinTracer(char const* name, std::size_t window);
+    SeqJoinTracer(char const* name, std::size_t window, std::chrono::nanoseconds stall_timeout);
 
-    /// `options` with an observer that records this join's items, if tracing
-    /// is on; unchanged otherwise. The tracer must outlive the join.
-    [[nodiscard]] exec::SeqJoinOptions observe(exec::SeqJoinOptions options);
+    /// The join's options: the stall timeout, one item per task, nothing
+    /// pulled past the window (the tool's memory plans count the window's
+    /// items and no more), and, if tracing is on, an observer that records
+    /// its items. The tracer must outlive the join.
+    [[nodiscard]] exec::SeqJoinOptions observe();
 
   private:
     char const* name_;
+    std::chrono::nanoseconds stall_timeout_;
     std::vector<std::chrono::steady_clock::time_point> started_;  ///< by index % window
 };
 

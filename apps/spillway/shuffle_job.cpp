@@ -226,6 +226,7 @@ ShuffleJob::ShuffleJob(Options const& options)
               1, chunks_per_thread * pool_.concurrency() / ranks_.resources().size())),
           1, 1 << 20))),
       shuffle_config_(shuffle::ShuffleConfig::from_options(options)) {
+    stall_timeout_ = options.get_duration("seq_join_stall_timeout", std::chrono::nanoseconds::zero());
     // A rank holds what `CoalescingCost` counts for the budget it is given,
     // and its shuffler the state of the partitions it owns.
     auto item = generating_item_bytes(generator_, partitions_, memory_config(options));
@@ -377,10 +378,10 @@ std::vector<ShuffleJob::RankResult> ShuffleJob::run_rank(comm::Communicator& com
             return GeneratedChunk{std::move(table), std::move(partition_of_row), checksum};
         };
         {
-            SeqJoinTracer tracer("generate chunk", window_);
+            SeqJoinTracer tracer("generate chunk", window_, stall_timeout_);
             auto chunks = chunk_numbers(rank, nranks, generator_.num_chunks());
             table_shuffle::ChunkCoalescer coalescer(resource, partitions_, coalesce_bytes_);
-            for (auto& generated : exec::seq_join(pool_, window_, chunks, generate_chunk, tracer.observe({}))) {
+            for (auto& generated : exec::seq_join(pool_, window_, chunks, generate_chunk, tracer.observe())) {
                 result.input += generated.checksum;
                 result.bytes += generated.table.byte_size();
                 shuffler.insert(coalescer.add(std::move(generated.table), std::move(generated.partition_of_row)));
@@ -413,9 +414,9 @@ std::vector<ShuffleJob::RankResult> ShuffleJob::run_rank(comm::Communicator& com
             check.add(table, key_columns, batch.partition, partitions_);
             return check;
         };
-        SeqJoinTracer tracer("check chunks", window_);
+        SeqJoinTracer tracer("check chunks", window_, stall_timeout_);
         for (auto const& check :
-             exec::seq_join(pool_, window_, std::move(next_received), check_chunk, tracer.observe({}))) {
+             exec::seq_join(pool_, window_, std::move(next_received), check_chunk, tracer.observe())) {
             result.check += check;
         }
         auto const verified = Clock::now();

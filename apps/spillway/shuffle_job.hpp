@@ -4,6 +4,7 @@
 /// table, the ranks shuffle it by key under a memory limit, and every rank
 /// verifies what it received.
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <vector>
@@ -92,6 +93,9 @@ class ShuffleJob final : public Job {
     /// The most each rank's coalescer holds.
     std::size_t coalesce_bytes_ = 0;
     shuffle::ShuffleConfig shuffle_config_;
+    /// How long a join's window may make no progress before it is reported
+    /// (option `seq_join_stall_timeout`; 0: never).
+    std::chrono::nanoseconds stall_timeout_{};
 };
 
 }  // namespace spillway::cli

@@ -41,7 +41,9 @@ TablePartitionJob::TablePartitionJob(PartitionArguments arguments, Options const
       key_names_(arguments.keys),
       partitions_(static_cast<std::uint32_t>(options.get_int("partitions", 64, 1, max_partitions))),
       pool_(exec::ThreadPool::Config::from_options(options)) {
-    SPILLWAY_EXPECTS(options.get_int("ranks", 1, 1, max_ranks) == 1 && options.get_string("comm", "local") == "local",
+    stall_timeout_ = options.get_duration("seq_join_stall_timeout", std::chrono::nanoseconds::zero());
+    SPILLWAY_EXPECTS(options.get_int("ranks", 1, 1, max_ranks) == 1
+                         && options.get_choice("comm", {"local", "mpi"}, "local") == "local",
                      "TablePartitionJob runs on one local rank; DistributedPartitionJob on several",
                      InvalidArgument);
     auto const block_bytes = input_.piece_bytes();
@@ -109,8 +111,8 @@ RunSummary TablePartitionJob::run(Progress& progress) {
     progress.start("partition", input_.progress_total(0, 1),
                    input_.progress_in_bytes() ? Progress::Unit::bytes : Progress::Unit::items);
     {
-        SeqJoinTracer tracer("split and write table", plan_.window);
-        auto join = exec::seq_join(pool_, plan_.window, input_.source(0, 1), split_and_write, tracer.observe({}));
+        SeqJoinTracer tracer("split and write table", plan_.window, stall_timeout_);
+        auto join = exec::seq_join(pool_, plan_.window, input_.source(0, 1), split_and_write, tracer.observe());
         for (auto const& written : join) {
             input_checksum += written.checksum;
             skipped_rows += written.skipped_rows;
@@ -139,9 +141,9 @@ RunSummary TablePartitionJob::run(Progress& progress) {
     }
     PartitionCheck check;
     {
-        SeqJoinTracer tracer("check table", plan_.window);
+        SeqJoinTracer tracer("check table", plan_.window, stall_timeout_);
         check = check_partition_tables(files, partitions_, output_format_, input_.csv_options(), input_.schema(),
-                                       input_.keys(), pool_, plan_.window, tracer.observe({}), progress);
+                                       input_.keys(), pool_, plan_.window, tracer.observe(), progress);
     }
     progress.finish();
     auto const finished = Clock::now();

@@ -3,6 +3,7 @@
 /// `spillway partition` of Parquet and Arrow IPC files, and of CSV files into
 /// either: rows travel as tables, verified.
 
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -83,6 +84,9 @@ class TablePartitionJob final : public Job {
     std::vector<std::filesystem::path> output_files_;        ///< in the staging directory, by partition
     std::vector<std::unique_ptr<PartitionWriter>> writers_;  ///< by partition
     exec::ThreadPool pool_;
+    /// How long a join's window may make no progress before it is reported
+    /// (option `seq_join_stall_timeout`; 0: never).
+    std::chrono::nanoseconds stall_timeout_{};
 };
 
 /// Whether `spillway partition` with `arguments` copies CSV rows verbatim

@@ -30,7 +30,7 @@ std::string run_command(std::vector<std::string> const& arguments, cli::Progress
         SPILLWAY_FAIL((message.empty() ? trimmed(out.str()) : message), InvalidArgument);
     }
     auto const options = command_line.options();
-    SPILLWAY_EXPECTS(options.get_string("comm", "local") == "local",
+    SPILLWAY_EXPECTS(options.get_choice("comm", {"local", "mpi"}, "local") == "local",
                      "from Python, jobs run in this process (comm local); use spillway.MpiCommunicator for MPI",
                      InvalidArgument);
     cli::RunSummary summary;

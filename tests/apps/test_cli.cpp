@@ -18,6 +18,7 @@
 
 using spillway::test::run_spillway;
 using testing::HasSubstr;
+using testing::Not;
 
 namespace {
 
@@ -407,12 +408,35 @@ TEST(Cli, ABadValueFromTheEnvironmentIsAUsageErrorNamingItsVariable) {
         auto const result = run_spillway(partition, {variable});
         EXPECT_EQ(result.exit_code, 2) << variable << ": " << result.err;
         auto const name = std::string(variable).substr(0, std::string(variable).find('='));
-        EXPECT_THAT(result.err, HasSubstr("(from environment variable " + name + "): invalid value")) << result.err;
+        EXPECT_THAT(result.err, HasSubstr(name)) << result.err;
+        EXPECT_THAT(result.err, HasSubstr("invalid value")) << result.err;
+        EXPECT_THAT(result.err, Not(HasSubstr("option 'SPILLWAY_"))) << "the variable named once: " << result.err;
     }
     auto const shuffle = run_spillway({"shuffle", "--scale", "0.001", "--quiet"}, {"SPILLWAY_COLLECTIVE_TIMEOUT=0"});
     EXPECT_EQ(shuffle.exit_code, 2) << shuffle.err;
-    EXPECT_THAT(shuffle.err, HasSubstr("(from environment variable SPILLWAY_COLLECTIVE_TIMEOUT): invalid value '0'"));
+    EXPECT_THAT(shuffle.err, HasSubstr("spillway: SPILLWAY_COLLECTIVE_TIMEOUT: invalid value '0'"));
     EXPECT_FALSE(std::filesystem::exists(directory.path() / "out"));
+}
+
+TEST(Cli, OptionsOutOfTheirRangeInTheEnvironmentAreUsageErrors) {
+    for (auto const* variable : {"SPILLWAY_SEQ_JOIN_STALL_TIMEOUT=bogus", "SPILLWAY_MEMORY_RESERVE_TIMEOUT=0",
+                                 "SPILLWAY_MEMORY_RESERVE_TIMEOUT=off"}) {
+        auto const result = run_spillway({"shuffle", "--scale", "0.001", "--quiet"}, {variable});
+        EXPECT_EQ(result.exit_code, 2) << variable << ": " << result.err;
+        EXPECT_THAT(result.err, HasSubstr(std::string(variable).substr(0, std::string(variable).find('='))));
+    }
+}
+
+TEST(Cli, ChoicesTakeAnyCaseFromFlagsAndVariablesAlike) {
+    spillway::test::TemporaryDirectory directory;
+    auto const input = directory.path() / "in.csv";
+    std::ofstream(input) << "a,b\n1,2\n3,4\n";
+    auto const by_flag = run_spillway({"shuffle", "--scale", "0.001", "--quiet", "--codec", "LZ4"});
+    EXPECT_EQ(by_flag.exit_code, 0) << by_flag.err;
+    auto const local = run_spillway({"partition", "-i", input.string(), "-k", "a", "--partitions", "2", "-o",
+                                     (directory.path() / "out").string(), "--quiet"},
+                                    {"SPILLWAY_COMM=LOCAL"});
+    EXPECT_EQ(local.exit_code, 0) << local.err;
 }
 
 TEST(Cli, AnMpiLaunchOfSeveralProcessesWithoutCommMpiIsAUsageError) {
@@ -459,7 +483,7 @@ TEST(Cli, FlagsWinOverTheEnvironment) {
 TEST(Cli, GenerateReadsNoVariableOfAFlagItLacks) {
     spillway::test::TemporaryDirectory directory;
     auto const output = directory.path() / "orders.csv";
-    for (auto const* variable : {"SPILLWAY_COMM=bogus", "SPILLWAY_COMM=mpi", "SPILLWAY_RANKS=0"}) {
+    for (auto const* variable : {"SPILLWAY_COMM=bogus", "SPILLWAY_COMM=mpi"}) {
         auto const result = run_spillway({"generate", "--table", "orders", "--scale", "0.001", "-o", output.string(),
                                           "--json"},
                                          {variable});
@@ -647,16 +671,21 @@ TEST(CliShuffle, BadFlagValuesAreUsageErrorsNamingTheFlag) {
 
 #ifdef SPILLWAY_MPIEXEC
 /// `spillway shuffle --comm mpi` under `mpirun` with `processes` processes.
-spillway::test::ProcessResult run_mpi_shuffle(int processes) {
+/// `spillway shuffle --comm mpi` at scale `scale` in `processes` processes
+/// of `mpiexec`, with `extra_environment` (`NAME=value` entries).
+spillway::test::ProcessResult run_mpi_shuffle(int processes, std::string const& scale = "0.3",
+                                              std::vector<std::string> const& extra_environment = {}) {
     std::vector<std::string> arguments{SPILLWAY_MPIEXEC, "--allow-run-as-root", "--oversubscribe", "-np",
                                        std::to_string(processes), SPILLWAY_CLI_PATH};
-    for (auto& argument : std::vector<std::string>{"shuffle", "--scale", "0.3", "--memory-limit", "48MiB", "--json",
+    for (auto& argument : std::vector<std::string>{"shuffle", "--scale", scale, "--memory-limit", "48MiB", "--json",
                                                    "--quiet", "--comm", "mpi", "--threads", "1", "--window", "1"}) {
         arguments.push_back(argument);
     }
-    return spillway::test::run_process(
-        arguments, {"OMPI_MCA_btl=self,vader", "OMPI_MCA_btl_vader_single_copy_mechanism=none",
-                    "LSAN_OPTIONS=suppressions=" SPILLWAY_LSAN_SUPPRESSIONS ":fast_unwind_on_malloc=0"});
+    std::vector<std::string> environment{
+        "OMPI_MCA_btl=self,vader", "OMPI_MCA_btl_vader_single_copy_mechanism=none",
+        "LSAN_OPTIONS=suppressions=" SPILLWAY_LSAN_SUPPRESSIONS ":fast_unwind_on_malloc=0"};
+    environment.insert(environment.end(), extra_environment.begin(), extra_environment.end());
+    return spillway::test::run_process(arguments, environment);
 }
 
 TEST(CliShuffleMpi, AStoppedRankMakesTheOthersNameItAndEndTheJobWithExitCodeOne) {
@@ -714,6 +743,15 @@ TEST(CliShuffleMpi, TwoProcessesShuffleAndVerify) {
     EXPECT_EQ(summary.at("verified"), true);
     EXPECT_EQ(summary.at("settings").at("comm"), "mpi");
     EXPECT_EQ(summary.at("settings").at("ranks"), 2);
+}
+
+TEST(CliShuffleMpi, MpiOptionsOutOfTheirRangeAreUsageErrors) {
+    for (auto const* variable : {"SPILLWAY_COMM_MPI_MAX_MESSAGE_BYTES=0", "SPILLWAY_COMM_MPI_MAX_MESSAGE_BYTES=3GiB",
+                                 "SPILLWAY_COMM_MPI_SHUTDOWN_TIMEOUT=0"}) {
+        auto const result = run_mpi_shuffle(1, "0.001", {variable});
+        EXPECT_EQ(result.exit_code, 2) << variable << ": " << result.err;
+        EXPECT_THAT(result.err, HasSubstr(std::string(variable).substr(0, std::string(variable).find('='))));
+    }
 }
 
 TEST(CliShuffleMpi, FourProcessesShuffleAndVerify) {

@@ -21,10 +21,10 @@ TEST(SeqJoinTracer, RecordsOneEventPerItemWithItsIndex) {
     exec::ThreadPool pool(exec::ThreadPool::Config{2});
     trace::start();
     {
-        cli::SeqJoinTracer tracer("square", 4);
+        cli::SeqJoinTracer tracer("square", 4, std::chrono::nanoseconds::zero());
         auto const square = [](int value, std::stop_token const&) { return value * value; };
         int sum = 0;
-        for (int result : exec::seq_join(pool, 4, std::views::iota(0, 20), square, tracer.observe({}))) {
+        for (int result : exec::seq_join(pool, 4, std::views::iota(0, 20), square, tracer.observe())) {
             sum += result;
         }
         EXPECT_EQ(sum, 2470);
@@ -49,6 +49,10 @@ TEST(SeqJoinTracer, RecordsOneEventPerItemWithItsIndex) {
 
 TEST(SeqJoinTracer, InstallsNoObserverWhileTracingIsOff) {
     trace::stop();
-    cli::SeqJoinTracer tracer("idle", 2);
-    EXPECT_FALSE(static_cast<bool>(tracer.observe({}).observer));
+    cli::SeqJoinTracer tracer("idle", 2, std::chrono::seconds(5));
+    auto const options = tracer.observe();
+    EXPECT_FALSE(static_cast<bool>(options.observer));
+    EXPECT_EQ(options.stall_timeout, std::chrono::seconds(5));
+    EXPECT_EQ(options.grain, 1U);
+    EXPECT_EQ(options.prefetch, 0U);
 }
