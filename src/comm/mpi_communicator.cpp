@@ -7,6 +7,7 @@
 #include <numeric>
 #include <thread>
 
+#include <spillway/core/deadline.hpp>
 #include <spillway/core/error.hpp>
 #include <spillway/core/options.hpp>
 
@@ -240,7 +241,7 @@ bool MpiCommunicator::payloads_may_change_in_transit(Rank peer) const noexcept {
 }
 
 MpiCommunicator::~MpiCommunicator() {
-    auto const deadline = std::chrono::steady_clock::now() + config_.shutdown_timeout;
+    auto const deadline = deadline_after(std::chrono::steady_clock::now(), config_.shutdown_timeout);
     std::vector<Incoming> dropped;
     {
         MutexLock lock(match_mutex_);

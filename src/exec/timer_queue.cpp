@@ -1,19 +1,9 @@
 #include <spillway/exec/timer_queue.hpp>
 
-#include <algorithm>
-
+#include <spillway/core/deadline.hpp>
 #include <spillway/core/error.hpp>
 
 namespace spillway::exec {
-
-std::chrono::steady_clock::time_point deadline_after(std::chrono::steady_clock::time_point now,
-                                                     std::chrono::nanoseconds delay) noexcept {
-    if (delay <= std::chrono::nanoseconds::zero()) {
-        return now;
-    }
-    auto const last = std::chrono::steady_clock::time_point::max();
-    return delay >= last - now ? last : now + delay;
-}
 
 TimerQueue::~TimerQueue() {
     std::thread thread;
@@ -63,10 +53,7 @@ void TimerQueue::run() {
         auto const now = std::chrono::steady_clock::now();
         auto const next = (*pending_.begin())->deadline;
         if (next > now) {
-            // An hour at most at a time: the wait adds its timeout to the
-            // clock's time, which a deadline near the clock's end overflows.
-            auto const timeout = std::min<std::chrono::nanoseconds>(next - now, std::chrono::hours(1));
-            changed_.wait_for(lock, timeout, [&]() SPILLWAY_REQUIRES(mutex_) {
+            changed_.wait_for(lock, next - now, [&]() SPILLWAY_REQUIRES(mutex_) {
                 return stopping_ || pending_.empty() || (*pending_.begin())->deadline < next;
             });
             continue;

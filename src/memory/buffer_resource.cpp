@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include <spillway/core/deadline.hpp>
 #include <spillway/core/error.hpp>
 #include <spillway/memory/system_memory.hpp>
 
@@ -300,7 +301,7 @@ MemoryReservation BufferResource::reserve_or_wait(std::size_t size) {
                 freed_at_progress = host_released_ - host_returned_by_attempts_;
                 progressed = now;
             }
-            auto const deadline = progressed + config_.reserve_timeout;
+            auto const deadline = deadline_after(progressed, config_.reserve_timeout);
             timed_out = now >= deadline;
             if (!timed_out) {
                 host_waiting_ += size;

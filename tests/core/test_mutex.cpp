@@ -1,3 +1,4 @@
+#include <spillway/core/deadline.hpp>
 #include <spillway/core/mutex.hpp>
 
 #include <common/rendezvous.hpp>
@@ -40,6 +41,34 @@ TEST(CondVar, WaitForGivesUpAfterTheTimeout) {
     CondVar never;
     MutexLock lock(mutex);
     EXPECT_FALSE(never.wait_for(lock, 1ms, [] { return false; }));
+}
+
+TEST(CondVar, WaitForTheLongestTimeoutWaitsForThePredicate) {
+    // Waiting adds the timeout to the clock's time: unsaturated, the
+    // deadline overflowed into the past and the wait gave up at once.
+    Mutex mutex;
+    CondVar changed;
+    bool ready = false;
+    std::thread producer([&] {
+        std::this_thread::sleep_for(20ms);
+        MutexLock producer_lock(mutex);
+        ready = true;
+        changed.notify_all();
+    });
+    {
+        MutexLock lock(mutex);
+        EXPECT_TRUE(changed.wait_for(lock, std::chrono::nanoseconds::max(), [&] { return ready; }));
+    }
+    producer.join();
+}
+
+TEST(Deadline, SaturatesAtTheClocksEnd) {
+    auto const now = std::chrono::steady_clock::now();
+    EXPECT_EQ(deadline_after(now, 5s), now + 5s);
+    EXPECT_EQ(deadline_after(now, -5s), now);
+    EXPECT_EQ(deadline_after(now, std::chrono::nanoseconds::max()), std::chrono::steady_clock::time_point::max());
+    EXPECT_EQ(deadline_after(now, std::chrono::steady_clock::time_point::max() - now),
+              std::chrono::steady_clock::time_point::max());
 }
 
 TEST(MutexLock, ReleasesAMutexItAdoptedFromTryLock) {

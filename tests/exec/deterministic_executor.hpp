@@ -10,9 +10,9 @@
 #include <random>
 #include <vector>
 
+#include <spillway/core/deadline.hpp>
 #include <spillway/core/error.hpp>
 #include <spillway/exec/executor.hpp>
-#include <spillway/exec/timer_queue.hpp>
 
 namespace spillway::test {
 
@@ -94,7 +94,7 @@ class DeterministicExecutor final : public exec::Executor {
     void post(exec::Work& work) noexcept override { ready_.push_back(&work); }
 
     void post_after(exec::TimedWork& work, std::chrono::nanoseconds delay) override {
-        work.deadline = exec::deadline_after(now_, delay);
+        work.deadline = deadline_after(now_, delay);
         timers_.push_back({work.deadline, next_sequence_++, &work});
     }
 

@@ -11,6 +11,7 @@
 #include <mutex>
 #include <shared_mutex>
 
+#include <spillway/core/deadline.hpp>
 #include <spillway/core/thread_annotations.hpp>
 
 #if defined(__SANITIZE_THREAD__)
@@ -85,12 +86,11 @@ class CondVar {
         cv_.wait(lock.lock_, std::move(done));
     }
 
-    /// Like `wait`, but gives up after `timeout`; returns `done()`.
-    template <typename Rep, typename Period, typename Predicate>
-    bool wait_for(
-        MutexLock& lock, std::chrono::duration<Rep, Period> timeout, Predicate done
-    ) {
-        return cv_.wait_for(lock.lock_, timeout, std::move(done));
+    /// Like `wait`, but gives up after `timeout` (any length: one past the
+    /// clock's range waits until `done()`); returns `done()`.
+    template <typename Predicate>
+    bool wait_for(MutexLock& lock, std::chrono::nanoseconds timeout, Predicate done) {
+        return cv_.wait_until(lock.lock_, deadline_after(std::chrono::steady_clock::now(), timeout), std::move(done));
     }
 
   private:

@@ -14,12 +14,6 @@
 
 namespace spillway::exec {
 
-/// `now + delay`, or the clock's last instant where that is past the clock's
-/// range (a sleep of `nanoseconds::max()`); `now` where `delay` is not
-/// positive.
-[[nodiscard]] std::chrono::steady_clock::time_point deadline_after(std::chrono::steady_clock::time_point now,
-                                                                   std::chrono::nanoseconds delay) noexcept;
-
 /// Hands each `TimedWork` to an executor's `post` once its deadline passes.
 /// One thread, started at the first `schedule`, sleeps until the earliest
 /// deadline; a sleeping coroutine costs a set entry, not a thread.
