@@ -222,6 +222,7 @@ TEST(Channel, ASenderWaitingBehindOneWhoseWaitIsStoppedGoesInIfItFits) {
     executor.run_until_idle();
     EXPECT_FALSE(light.has_value()) << "1 fits beside 5, but waits behind 10";
     stop.request_stop();
+    EXPECT_EQ(channel.weight(), 6u) << "1 goes in as the stop ends 10's wait, before either coroutine resumes";
     executor.run_until_idle();
     EXPECT_EQ(heavy, false);
     EXPECT_EQ(light, true) << "with 10 gone, nothing is left waiting before 1";

@@ -50,7 +50,9 @@ class Channel {
     /// and resumes waiters on `executor`, which must outlive it. `weigh`
     /// must give a value the same weight each time it is called; it runs
     /// under the channel's lock, so it must be cheap and must not use the
-    /// channel.
+    /// channel. It also runs when a stop request ends a send's wait, on the
+    /// thread that requests stop, to let in the sends behind it; if it
+    /// throws there, the next receive throws it.
     /// @throws InvalidArgument if `capacity` or `max_weight` is 0, or `weigh`
     ///         is empty.
     Channel(Executor& executor, std::size_t capacity, std::size_t max_weight, std::function<std::size_t(T const&)> weigh)
@@ -187,6 +189,7 @@ class Channel {
   private:
     /// A buffered value and its weight.
     struct Entry {
+        Entry(T&& moved, std::size_t weighed) : value(std::move(moved)), weight(weighed) {}
         T value;
         std::size_t weight;
     };
@@ -199,7 +202,9 @@ class Channel {
 
     /// Buffers `value`. Requires: it fits.
     void push(T&& value, std::size_t weight) SPILLWAY_REQUIRES(mutex_) {
-        buffer_.push_back(Entry{std::move(value), weight});
+        // In place: the deque makes room first, so running out of memory
+        // leaves `value` where it was.
+        buffer_.emplace_back(std::move(value), weight);
         weight_ += weight;
     }
 
@@ -233,15 +238,24 @@ class Channel {
             return std::nullopt;
         }
         std::optional<T> value(std::move(buffer_.front().value));
-        weight_ -= buffer_.front().weight;
+        auto const weight = buffer_.front().weight;
+        weight_ -= weight;
         buffer_.pop_front();
-        admit_senders(lock);
+        try {
+            admit_senders(lock);
+        } catch (...) {
+            // `weigh` or buffering failed: the value goes back, not lost.
+            buffer_.emplace_front(std::move(*value), weight);
+            weight_ += weight;
+            throw;
+        }
         return value;
     }
 
     /// For `senders_`, with `mutex_` held: a stop request ended a sender's
     /// wait, so the senders behind it may fit now. If weighing or buffering
-    /// a value throws, they wait on, for the next receive, which reports it.
+    /// a value throws, they stay waiting, for the next receive, which
+    /// throws it (keeping its value).
     void admit_after_cancel(MutexLock const& lock) noexcept SPILLWAY_NO_THREAD_SAFETY_ANALYSIS {
         try {
             admit_senders(lock);
@@ -259,8 +273,8 @@ class Channel {
             if (!fits(weight)) {
                 break;
             }
+            push(std::move(sender.value_), weight);  // first: if it throws, the sender waits on, its value kept
             senders_.template pop_front<SendAwaiter>();
-            push(std::move(sender.value_), weight);
             sender.sent_ = true;
             sender.complete(lock);
         }
