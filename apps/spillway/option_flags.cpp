@@ -82,13 +82,8 @@ ValueCheck positive_number_value(double max) {
 
 ValueCheck choice_value(std::vector<std::string> choices) {
     return [choices = std::move(choices)](std::string const& value) {
-        // In any case, as the option's reader (`Options::get_choice`) takes it.
-        auto const same = [&](std::string const& choice) {
-            return std::ranges::equal(choice, value, [](char left, char right) {
-                return std::tolower(static_cast<unsigned char>(left)) == std::tolower(static_cast<unsigned char>(right));
-            });
-        };
-        if (std::ranges::any_of(choices, same)) {
+        // As the option's reader (`Options::get_choice`) compares them.
+        if (std::ranges::find(choices, normalized_choice(value)) != choices.end()) {
             return;
         }
         std::ostringstream list;

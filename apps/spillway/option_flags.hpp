@@ -31,7 +31,7 @@ using ValueCheck = std::function<void(std::string const& value)>;
 /// @throws InvalidArgument naming the option and its source otherwise.
 [[nodiscard]] double positive_number_option(Options const& options, std::string_view name, double fallback,
                                             double max);
-/// One of `choices`, in any case.
+/// One of `choices`, as `normalized_choice` makes the value (any case).
 [[nodiscard]] ValueCheck choice_value(std::vector<std::string> choices);
 /// A duration above zero that `parse_duration` accepts: `90s`, `2min`.
 [[nodiscard]] ValueCheck positive_duration_value();

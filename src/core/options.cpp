@@ -202,6 +202,8 @@ bool parse_bool(std::string_view text, std::string_view what) {
     );
 }
 
+std::string normalized_choice(std::string_view text) { return to_lower(trim(text)); }
+
 std::string format_bytes(std::uint64_t bytes) {
     constexpr std::array<char const*, 5> units{"KiB", "MiB", "GiB", "TiB", "PiB"};
     if (bytes < 1024) {
@@ -337,7 +339,7 @@ std::string Options::get_choice(
     if (!value) {
         return fallback;
     }
-    auto const lowered = to_lower(trim(value->text));
+    auto const lowered = normalized_choice(value->text);
     if (std::ranges::find(choices, lowered) != choices.end()) {
         return lowered;
     }

@@ -70,6 +70,10 @@ std::chrono::nanoseconds parse_duration(std::string_view text, std::string_view 
 /// @throws InvalidArgument naming `what` otherwise.
 bool parse_bool(std::string_view text, std::string_view what = "flag");
 
+/// `text` as choices are compared (`Options::get_choice`): without the
+/// spaces around it, in lower case.
+std::string normalized_choice(std::string_view text);
+
 /// Formats a byte count for people: `0 B`, `512 B`, `1.50 KiB`, `2.00 GiB`.
 std::string format_bytes(std::uint64_t bytes);
 
@@ -119,7 +123,8 @@ class Options {
 
     /// The text of `name`, or `fallback` if it is not set.
     [[nodiscard]] std::string get_string(std::string_view name, std::string fallback) const;
-    /// The text of `name`, which must be one of `choices`, or `fallback`.
+    /// The text of `name`, which must be one of `choices` once normalized
+    /// (`normalized_choice`: `" MPI"` is `mpi`), or `fallback`.
     /// @throws InvalidArgument naming the option and the choices otherwise.
     [[nodiscard]] std::string get_choice(
         std::string_view name, std::initializer_list<std::string_view> choices, std::string fallback
