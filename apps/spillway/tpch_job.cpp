@@ -6,11 +6,13 @@
 
 #include <spillway/core/error.hpp>
 #include <spillway/memory/memory_config.hpp>
+#include <spillway/shuffle/all_gather.hpp>
 #include <spillway/shuffle/shuffle_config.hpp>
 #include <spillway/table/date32.hpp>
 
 #include "job_limits.hpp"
 #include "option_flags.hpp"
+#include "rank_values.hpp"
 
 namespace spillway::cli {
 namespace {
@@ -43,6 +45,21 @@ nlohmann::ordered_json json_row(table::Table const& table, std::size_t row) {
     }
     return values;
 }
+
+/// The op id of the all-gather of every rank's figures: the queries' own
+/// collectives take op ids 0 to 15.
+constexpr shuffle::OpId figures_op = 16;
+
+/// What one rank read, spilled, read back, sent and held at its peak.
+struct RankFigures {
+    std::uint64_t rows = 0;
+    std::uint64_t bytes = 0;
+    std::uint64_t spilled_bytes = 0;
+    std::uint64_t read_back_bytes = 0;
+    std::uint64_t sent_bytes = 0;
+    std::uint64_t peak_host = 0;
+    std::uint64_t peak_disk = 0;
+};
 
 /// A summary statistic of `resource`, 0 if it was never recorded.
 std::uint64_t total(memory::BufferResource const& resource, char const* name) {
@@ -90,8 +107,6 @@ TpchJob::TpchJob(TpchArguments arguments, Options const& options)
 
 RunSummary TpchJob::run(Progress& progress) {
     auto const started = Clock::now();
-    std::atomic<std::uint64_t> rows{0};
-    std::atomic<std::uint64_t> bytes{0};
     auto source = tpch::generated_tables(generator_);
     if (!files_.empty()) {
         source = {.num_chunks = [this](table::TpchTable table) { return files_.at(table)->size(); },
@@ -109,21 +124,38 @@ RunSummary TpchJob::run(Progress& progress) {
                       return chunk;
                   }};
     }
-    tpch::TableSource const counted{
-        .num_chunks = source.num_chunks,
-        .chunk = [&](table::TpchTable table, std::size_t chunk, std::span<std::string const> columns) {
-            auto result = source.chunk(table, chunk, columns);
-            rows.fetch_add(result.num_rows(), std::memory_order_relaxed);  // a total; no ordering needed
-            bytes.fetch_add(result.byte_size(), std::memory_order_relaxed);
-            progress.advance(result.byte_size());
-            return result;
-        }};
     auto const local_ranks = ranks_.resources().size();
     std::vector<table::Table> answers(local_ranks);  // each rank's copy of the whole answer
+    std::vector<std::vector<RankFigures>> gathered(local_ranks);  // each rank's copy of every rank's
     progress.start("query " + std::to_string(arguments_.query) + " (tables read)", 0, Progress::Unit::bytes);
     ranks_.run([&](comm::Communicator& communicator) {
-        answers[static_cast<std::size_t>(communicator.rank() - ranks_.first_rank())] =
-            tpch::run_query(arguments_.query, communicator, pool_, counted, config_);
+        auto const local = static_cast<std::size_t>(communicator.rank() - ranks_.first_rank());
+        auto& resource = communicator.buffer_resource();
+        // Made before the query: while it exists, a rank that finishes first
+        // and waits for the others' figures is known to be alive.
+        shuffle::AllGather gather(communicator, figures_op, resource, config_.shuffle);
+        std::atomic<std::uint64_t> rows{0};
+        std::atomic<std::uint64_t> bytes{0};
+        tpch::TableSource const counted{
+            .num_chunks = source.num_chunks,
+            .chunk = [&](table::TpchTable table, std::size_t chunk, std::span<std::string const> columns) {
+                auto result = source.chunk(table, chunk, columns);
+                rows.fetch_add(result.num_rows(), std::memory_order_relaxed);  // a total; no ordering needed
+                bytes.fetch_add(result.byte_size(), std::memory_order_relaxed);
+                progress.advance(result.byte_size());
+                return result;
+            }};
+        answers[local] = tpch::run_query(arguments_.query, communicator, pool_, counted, config_);
+        RankFigures const figures{
+            .rows = rows.load(std::memory_order_relaxed),
+            .bytes = bytes.load(std::memory_order_relaxed),
+            .spilled_bytes = total(resource, "memory.copy.host_to_disk.bytes"),
+            .read_back_bytes = total(resource, "memory.copy.disk_to_host.bytes"),
+            .sent_bytes = total(resource, "shuffle.send.bytes"),
+            .peak_host = resource.peak_memory_used(memory::MemoryType::HOST),
+            .peak_disk = resource.peak_memory_used(memory::MemoryType::DISK),
+        };
+        gathered[local] = gather_values(gather, resource, figures);
     });
     progress.finish();
     auto const answered = Clock::now();
@@ -152,17 +184,18 @@ RunSummary TpchJob::run(Progress& progress) {
     }
     summary.answer = std::move(answer);
     answers.clear();  // their storage is the ranks' resources', released below
-    summary.rows = rows.load(std::memory_order_relaxed);
-    summary.bytes = bytes.load(std::memory_order_relaxed);
     TierPeak host{"HOST", ranks_.host_limit_per_rank(), {}};
     TierPeak disk{"DISK", ranks_.resources().front()->memory_limit(memory::MemoryType::DISK), {}};
-    for (auto const& resource : ranks_.resources()) {
-        summary.spilled_bytes += total(*resource, "memory.copy.host_to_disk.bytes");
-        summary.read_back_bytes += total(*resource, "memory.copy.disk_to_host.bytes");
-        summary.sent_bytes = summary.sent_bytes.value_or(0) + total(*resource, "shuffle.send.bytes");
-        host.ranks.push_back(resource->peak_memory_used(memory::MemoryType::HOST));
-        disk.ranks.push_back(resource->peak_memory_used(memory::MemoryType::DISK));
+    for (auto const& figures : gathered.front()) {
+        summary.rows += figures.rows;
+        summary.bytes += figures.bytes;
+        summary.spilled_bytes += figures.spilled_bytes;
+        summary.read_back_bytes += figures.read_back_bytes;
+        summary.sent_bytes = summary.sent_bytes.value_or(0) + figures.sent_bytes;
+        host.ranks.push_back(figures.peak_host);
+        disk.ranks.push_back(figures.peak_disk);
     }
+    gathered.clear();
     summary.peak_memory = {host, disk};
     progress.start("clean up", local_ranks, Progress::Unit::items);
     ranks_.release_resources([&] { progress.advance(1); });

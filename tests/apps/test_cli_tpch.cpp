@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -219,3 +220,28 @@ TEST(CliGenerate, NamesOfTablesAndTblFilesAreMatchedInAnyCase) {
     EXPECT_THAT(first, testing::StartsWith("0|AFRICA|")) << "TPC-H's format: no header, '|' after every field";
     EXPECT_EQ(first.back(), '|');
 }
+
+#ifdef SPILLWAY_MPIEXEC
+TEST(CliTpch, OverMpiTheSummaryAddsUpEveryRank) {
+    std::vector<std::string> const query{"tpch", "--query", "3", "--scale", "0.01", "--json", "--quiet"};
+    auto in_process = query;
+    in_process.insert(in_process.end(), {"--ranks", "2"});
+    auto const local = run_spillway(in_process);
+    ASSERT_EQ(local.exit_code, 0) << local.err;
+    std::vector<std::string> arguments{SPILLWAY_MPIEXEC, "--allow-run-as-root", "--oversubscribe", "-np", "2",
+                                       SPILLWAY_CLI_PATH};
+    arguments.insert(arguments.end(), query.begin(), query.end());
+    arguments.insert(arguments.end(), {"--comm", "mpi"});
+    auto const mpi = spillway::test::run_process(
+        arguments, {"OMPI_MCA_btl=self,vader", "OMPI_MCA_btl_vader_single_copy_mechanism=none",
+                    "LSAN_OPTIONS=suppressions=" SPILLWAY_LSAN_SUPPRESSIONS ":fast_unwind_on_malloc=0"});
+    ASSERT_EQ(mpi.exit_code, 0) << mpi.err;
+    auto const over_mpi = mpi.summary();
+    auto const in_one = local.summary();
+    EXPECT_EQ(over_mpi.at("rows"), in_one.at("rows")) << "the same answer";
+    EXPECT_EQ(over_mpi.at("rows_read"), in_one.at("rows_read")) << "both ranks' reads";
+    EXPECT_EQ(over_mpi.at("bytes"), in_one.at("bytes"));
+    EXPECT_EQ(over_mpi.at("peak_memory").at("HOST").at("ranks").size(), 2U);
+    EXPECT_GT(over_mpi.at("sent_bytes").get<std::uint64_t>(), 0U);
+}
+#endif
