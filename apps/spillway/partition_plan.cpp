@@ -62,12 +62,17 @@ PartitionPlan PartitionPlan::make(std::uint64_t limit, std::uint64_t block_bytes
                                   std::uint32_t partitions, std::optional<std::size_t> window,
                                   Files const& files) {
     SPILLWAY_EXPECTS(!window || *window >= 1, "--window must be at least 1", InvalidArgument);
-    // The least window worth running: one block per thread, or fewer if asked.
-    auto const least_window = std::min(threads, window.value_or(threads));
     auto const fits = [&](std::uint64_t candidate_limit, std::size_t candidate_window) {
         auto const plan = with_window(candidate_limit, block_bytes, threads, partitions, candidate_window, files);
         return plan.bound() <= candidate_limit;
     };
+    // The least window worth running: one block per thread, or fewer if
+    // asked, or, without --window, as many as fit, down to one (on many
+    // threads at a small limit, some threads then have no block to work on).
+    auto least_window = std::min(threads, window.value_or(threads));
+    while (!window && least_window > 1 && !fits(limit, least_window)) {
+        --least_window;
+    }
     if (!fits(limit, least_window)) {
         // The least write buffers grow with the limit, so search for the
         // least limit that fits, to the MiB.
@@ -93,8 +98,8 @@ PartitionPlan PartitionPlan::make(std::uint64_t limit, std::uint64_t block_bytes
                           << " in flight, the reader and the writer, " << partitions << " write buffers of "
                           << format_bytes(least.write_buffer_bytes + files.overhead)
                           << "); raise --memory-limit to at least that, or lower "
-                          << (files.sized_by_flag ? "--threads, --block-size or --partitions"
-                                                  : "--threads or --partitions"),
+                          << (least_window > 1 ? "--window, " : "")
+                          << (files.sized_by_flag ? "--block-size or --partitions" : "--partitions"),
                       InvalidArgument);
     }
     if (window) {

@@ -35,7 +35,8 @@ namespace spillway::cli {
 ///  + (min(t, w) + 1) * flush`.
 /// The window should hold at least one block per thread, or a thread would
 /// idle; unless told the window, the plan takes the largest one up to
-/// `4 * threads` that fits without shrinking the write buffers. These take a
+/// `4 * threads` that fits without shrinking the write buffers, and fewer
+/// than one per thread, down to one block, only where no more fit. These take a
 /// quarter of the limit, within the writers' bounds, or what the rest leaves
 /// them where that is less, down to `smallest_write_buffer`.
 ///

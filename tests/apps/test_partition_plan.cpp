@@ -36,12 +36,34 @@ TEST(PartitionPlan, BoundCountsTheReaderTheWriterTheWindowTheThreadsAndTheWriteB
 }
 
 TEST(PartitionPlan, ALimitTooSmallNamesTheLeastLimitThatWorks) {
+    // The least: one block in flight (80 MiB of blocks), the program's 32
+    // MiB and 64 write buffers of 64 KiB.
     EXPECT_THROW_WITH(PartitionPlan::make(100 * mib, 16 * mib, 2, 64, std::nullopt), InvalidArgument,
                       "memory limit 100.00 MiB is too small to partition into 64 files on 2 threads with blocks of "
-                      "16.00 MiB: it needs at least 164.00 MiB");
-    EXPECT_NO_THROW(static_cast<void>(PartitionPlan::make(164 * mib, 16 * mib, 2, 64, std::nullopt)));
-    EXPECT_THROW_WITH(PartitionPlan::make(163 * mib, 16 * mib, 2, 64, std::nullopt), InvalidArgument,
-                      "at least 164.00 MiB");
+                      "16.00 MiB: it needs at least 116.00 MiB");
+    EXPECT_NO_THROW(static_cast<void>(PartitionPlan::make(116 * mib, 16 * mib, 2, 64, std::nullopt)));
+    EXPECT_THROW_WITH(PartitionPlan::make(115 * mib, 16 * mib, 2, 64, std::nullopt), InvalidArgument,
+                      "at least 116.00 MiB");
+    // A window asked for names the least for it, and the flag that lowers it.
+    EXPECT_THROW_WITH(PartitionPlan::make(150 * mib, 16 * mib, 2, 64, 2), InvalidArgument,
+                      "it needs at least 164.00 MiB");
+    EXPECT_THROW_WITH(PartitionPlan::make(150 * mib, 16 * mib, 2, 64, 2), InvalidArgument,
+                      "or lower --window, --block-size or --partitions");
+}
+
+TEST(PartitionPlan, WithoutAWindowFewerBlocksThanThreadsRunWhereNoMoreFit) {
+    // One block per thread needs 164 MiB on 2 threads; on 64 threads, 1.1 GiB.
+    auto const one = PartitionPlan::make(150 * mib, 16 * mib, 2, 64, std::nullopt);
+    EXPECT_EQ(one.window, 1u);
+    EXPECT_LE(one.bound(), one.limit);
+    EXPECT_EQ(PartitionPlan::make(164 * mib, 16 * mib, 2, 64, std::nullopt).window, 2u);
+    auto const many_threads = PartitionPlan::make(1024 * mib, 16 * mib, 64, 64, std::nullopt);
+    EXPECT_GE(many_threads.window, 1u);
+    EXPECT_LT(many_threads.window, 64u);
+    EXPECT_LE(many_threads.bound(), many_threads.limit);
+    auto wider = many_threads;
+    ++wider.window;
+    EXPECT_GT(wider.bound(), wider.limit) << "the most blocks that fit";
 }
 
 TEST(PartitionPlan, AtATightLimitTheWriteBuffersMakeDoWithWhatTheRestLeaves) {
@@ -59,12 +81,12 @@ TEST(PartitionPlan, ShrinksWriteBuffersForManyPartitionsButNotBelowTheirLeast) {
     auto const plan = PartitionPlan::make(1024 * mib, 1 * mib, 1, 4096, std::nullopt);
     EXPECT_EQ(plan.write_buffer_bytes, PartitionPlan::smallest_write_buffer);
     EXPECT_THROW_WITH(PartitionPlan::make(256 * mib, 1 * mib, 1, 4096, std::nullopt), InvalidArgument,
-                      "or lower --threads, --block-size or --partitions");
+                      "or lower --block-size or --partitions");
     // A Parquet or Arrow file's reads are its own: --block-size would not help.
     PartitionPlan::Files files;
     files.sized_by_flag = false;
     EXPECT_THROW_WITH(PartitionPlan::make(256 * mib, 1 * mib, 1, 4096, std::nullopt, files), InvalidArgument,
-                      "or lower --threads or --partitions");
+                      "or lower --partitions");
 }
 
 /// Parquet files as `spillway partition` writes them: a writer encodes the
