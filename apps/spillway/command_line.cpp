@@ -34,8 +34,8 @@ Exit codes:
      input, key that is not a column, unwritable directory, memory limit too
      small for shuffle's or partition's plan (the message names the minimum;
      tpch's query fails with 1 instead, naming what it needed), and malformed
-     input found in what the job reads to check it (a CSV file's first rows,
-     a Parquet or Arrow file's first part)
+     input found in what the job reads to check it (a CSV file's header, a
+     Parquet or Arrow file's first part)
   3  the job ran but its output failed verification
   130, 143  SIGINT (Ctrl-C) or SIGTERM ended the job; what it had written (a
      partition's output, spilled data) was removed first)";
@@ -314,8 +314,8 @@ void CommandLine::add_output_flags(CLI::App& command) {
                      "print no progress, and no summary unless --json (tpch still prints its answer)");
     command.add_option("--trace", output_.trace,
                        "write Chrome trace-event JSON (spills, sends, receives, work items) to FILE, also when the "
-                       "run fails; open it in ui.perfetto.dev. Under MPI each process writes FILE with -rank<N> "
-                       "before its extension")
+                       "run fails (not on a usage error, found before it starts); open it in ui.perfetto.dev. Under "
+                       "MPI each process writes FILE with -rank<N> before its extension")
         ->type_name("FILE")
         ->check(named_path("a file"));
 }
