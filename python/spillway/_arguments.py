@@ -67,6 +67,14 @@ def count_of(name: str, value: Any, maximum: int) -> int:
     return value
 
 
+def size_of(name: str, value: Any) -> str:
+    """``value``, a size: a string such as ``"1GiB"`` or ``"25%"``, or an integer number of bytes, as text."""
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise InvalidArgument(f"{name} must be a size: a string such as '1GiB' or '25%', or an integer number "
+                              f"of bytes, not {value!r}")
+    return str(value)
+
+
 def flag_value(name: str, value: Any) -> str:
     """The text of a flag's value: a string, an integer, or a bool as ``true``/``false``."""
     if isinstance(value, bool):

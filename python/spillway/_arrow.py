@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import pyarrow as pa
@@ -19,7 +19,8 @@ def arrow_streams(data: Any) -> Iterator[Any]:
     RecordBatchReader, a Polars DataFrame, a DuckDB relation, ...), one with
     only ``__arrow_c_array__`` (a record batch), the path of a Parquet, Arrow
     IPC or CSV file (a ``str`` or ``os.PathLike``, yielded as a string), or
-    an iterable of any of these.
+    an iterable of any of these; not a mapping (a dict of columns), which
+    pyarrow.table makes a table of.
     """
     if isinstance(data, (str, os.PathLike)):
         yield os.fspath(data)
@@ -32,11 +33,12 @@ def arrow_streams(data: Any) -> Iterator[Any]:
             raise InvalidArgument(f"expected a table or record batch, not a single column ({type(data).__name__}): "
                                   f"{error}") from None
         yield pa.Table.from_batches([batch])
-    elif isinstance(data, bytes) or not hasattr(data, "__iter__"):
+    elif isinstance(data, (bytes, Mapping)) or not hasattr(data, "__iter__"):
         raise InvalidArgument(
             "expected Arrow data (an object with __arrow_c_stream__ or __arrow_c_array__, such as a pyarrow "
             "Table, RecordBatch or RecordBatchReader, or a Polars DataFrame), a file path, or an iterable of "
             f"them, not {type(data).__name__}"
+            + (" (make a table of a dict of columns with pyarrow.table)" if isinstance(data, Mapping) else "")
         )
     else:
         for item in data:

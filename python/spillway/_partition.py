@@ -3,17 +3,38 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping, Sequence
-from typing import Union
+from typing import Any, Union
 
 from spillway import _core
-from spillway._arguments import flag_value, mapping_of, names_of, path_of, without_comma
-from spillway._errors import InvalidArgument, VerificationFailed
+from spillway._arguments import flag_value, mapping_of, names_of, path_of, size_of, without_comma
+from spillway._errors import Error, InvalidArgument, VerificationFailed
 from spillway._progress import Progress, callback_of
 from spillway._summary import Summary
 
 PathLike = Union[str, "os.PathLike[str]"]
 Size = Union[str, int]
+
+
+# pyarrow's names of the types spillway reads that differ from spillway's.
+_PYARROW_TYPE_NAMES = {"double": "float64", "date32[day]": "date32", "large_string": "string",
+                       "string_view": "string"}
+
+
+def _type_name(type_: Any) -> str:
+    """A column type by spillway's name ("int64"), given as that or as a pyarrow type (``pa.float64()``)."""
+    text = str(type_)
+    return _PYARROW_TYPE_NAMES.get(text, text)
+
+
+def _in_keywords(message: str, flags: dict[str, Any]) -> str:
+    """The tool's ``message`` in this function's terms: its keywords where it names flags, without the
+    command line's ``--help`` hint."""
+    message = message.replace("\nRun with --help for more information.", "")
+    names = {"input": "inputs", "key": "key", "output": "output", "schema": "schema",
+             **{flag: flag.replace("-", "_") for flag in flags}}
+    return re.sub(r"--([a-z][a-z-]*)", lambda match: names.get(match.group(1), match.group(0)), message)
 
 
 def partition(
@@ -31,7 +52,7 @@ def partition(
     input_format: str | None = None,
     output_format: str | None = None,
     compression: str | None = None,
-    schema: Mapping[str, str] | None = None,
+    schema: Mapping[str, Any] | None = None,
     block_size: Size | None = None,
     delimiter: str | None = None,
     quote: str | None = None,
@@ -45,7 +66,8 @@ def partition(
     The job of ``spillway partition``, run in this process; each keyword is
     the flag of the same name (``memory_limit`` is ``--memory-limit``), and
     ``spillway partition --help`` says what each does. Unset keywords take
-    the tool's defaults and ``SPILLWAY_*`` variables.
+    the tool's defaults and ``SPILLWAY_*`` variables. Error messages name
+    the keywords.
 
     Args:
         inputs: the files to read, all of one format (Parquet, Arrow IPC or
@@ -63,7 +85,9 @@ def partition(
             the partitions it owns: the same files, one open per rank.
         memory_limit: what the job may use: bytes, ``"1GiB"`` or ``"25%"``
             of RAM (default 80%).
-        schema: column types of CSV input, ``{"id": "int64"}``.
+        schema: column types of CSV input, ``{"id": "int64"}``: ``int32``,
+            ``int64``, ``float64``, ``date32`` or ``string``, or the pyarrow
+            type of one of them (``pa.float64()``, ``pa.large_string()``).
         progress: ``True`` for tqdm bars, a callable taking
             ``(phase, done, total, unit, last)``, or ``False``.
 
@@ -114,12 +138,19 @@ def partition(
     }
     for name, value in flags.items():
         if value is not None:
-            arguments += [f"--{name}", flag_value(name.replace("-", "_"), value)]
+            keyword = name.replace("-", "_")
+            sized = keyword in ("memory_limit", "block_size")
+            arguments += [f"--{name}", size_of(keyword, value) if sized else flag_value(keyword, value)]
     if schema := mapping_of("schema", schema):
-        # A type by its name: "int64", or anything that prints as one (pyarrow's types do).
-        types = [f"{without_comma('the schema column', str(column))}:{type_}" for column, type_ in schema.items()]
+        types = [f"{without_comma('the schema column', str(column))}:{_type_name(type_)}"
+                 for column, type_ in schema.items()]
         arguments += ["--schema", ",".join(types)]
-    summary = Summary.from_json(_core.run_command(arguments, callback_of(progress)))
+    try:
+        summary = Summary.from_json(_core.run_command(arguments, callback_of(progress)))
+    except Error as error:
+        error.args = (_in_keywords(str(error), flags),) + error.args[1:]
+        raise
+
     if summary.verified is False:
         raise VerificationFailed("verification failed: " + "; ".join(summary.verification), summary)
     return summary

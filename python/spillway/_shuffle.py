@@ -9,7 +9,7 @@ from typing import Any, Generic, Self, TypeVar, Union
 import pyarrow as pa
 
 from spillway import _core
-from spillway._arguments import count_of, mapping_of, names_of, path_of
+from spillway._arguments import count_of, mapping_of, names_of, path_of, size_of
 from spillway._arrow import arrow_streams, to_pyarrow
 from spillway._errors import InvalidArgument
 
@@ -20,7 +20,7 @@ def _options(memory_limit: Size | None, spill_directory: Any, options: Mapping[s
     """The spillway options (docs/configuration.md's names) the arguments set."""
     result = {str(name): str(value) for name, value in mapping_of("options", options).items()}
     if memory_limit is not None:
-        result["memory_limit_host"] = str(memory_limit)
+        result["memory_limit_host"] = size_of("memory_limit", memory_limit)
     if spill_directory is not None:
         result["spill_directory"] = path_of("spill_directory", spill_directory)
     return result
@@ -69,6 +69,7 @@ class ShuffleResult(_Closable["_core.LocalShuffle"]):
         self._core = shuffle
         self._partitions = partitions
         self._next = 0
+        self._final_figures: dict[str, int] | None = None
 
     def __len__(self) -> int:
         return self._partitions
@@ -82,12 +83,16 @@ class ShuffleResult(_Closable["_core.LocalShuffle"]):
 
     @property
     def figures(self) -> dict[str, int]:
-        """Bytes spilled and read back, and the peak of each tier, summed over the ranks."""
+        """Bytes spilled and read back, and the peak of each tier, summed over the ranks; once the
+        result is closed (iterated to the end, say), as they were then."""
+        if self._core is None and self._final_figures is not None:
+            return dict(self._final_figures)
         return self._open().figures()
 
     def close(self) -> None:
-        """Frees the partitions not yet taken and the spill files. Idempotent."""
+        """Frees the partitions not yet taken and the spill files, keeping ``figures``. Idempotent."""
         if self._core is not None:
+            self._final_figures = self._core.figures()
             self._core.close()
             self._core = None
 
@@ -113,8 +118,9 @@ def shuffle(
             schema. Read once, batch by batch; Parquet files and Arrow data
             65,536 rows at a time at most, so that a large batch or row
             group is copied in parts within the limit. Column types: int32, int64,
-            float64, date32 and strings (narrower integers, float32 and
-            large or view strings are converted). Small batches are held,
+            float64, date32 and strings (narrower integers, float32,
+            large or view strings and dictionaries of strings are
+            converted); other types are refused. Small batches are held,
             within the memory limit, and sent together, so that batches of
             a few thousand rows split many ways do not become as many tiny
             pieces.
@@ -140,8 +146,10 @@ def shuffle(
             copy do not fit in one rank's share of the memory limit
             (``memory_limit`` ÷ ``ranks``); where that share could hold them
             were nothing else held, after ``memory_reserve_timeout``.
-        IoError: the producer of the Arrow data failed (its message), or a
-            file cannot be read, or a spill file written.
+        IoError: a RecordBatchReader or other Arrow stream failed (its
+            message), or a file cannot be read, or a spill file written. An
+            exception raised by an iterable of batches itself comes through
+            as it is.
     """
     partitions = count_of("partitions", partitions, _core.MAX_PARTITIONS)
     ranks = count_of("ranks", ranks, _core.MAX_RANKS)

@@ -92,7 +92,9 @@ void TableShuffler::insert_finished() {
         chunks = coalescer_.flush();
         held_charges_.clear();
     }
-    shuffler_.insert(std::move(chunks));
+    if (!chunks.empty()) {  // a second call has none, and is then refused as such
+        shuffler_.insert(std::move(chunks));
+    }
     shuffler_.insert_finished();
 }
 

@@ -103,15 +103,31 @@ def test_csv_options_under_the_flags_names(tmp_path: Path):
     assert sorted(lines) == ["1;a", "2;b", "3;c"]
 
 
-def test_usage_errors_name_the_flag_and_leave_the_output_alone(lineitem_parquet: Path, tmp_path: Path):
+def test_a_schema_takes_pyarrow_types(tmp_path: Path):
+    source = tmp_path / "in.csv"
+    source.write_text("id,price,day,name\n1,2.5,1995-03-15,a\n2,3.5,1996-01-02,b\n")
+    summary = spillway.partition(source, "id", tmp_path / "out", partitions=2, output_format="parquet",
+                                 schema={"id": pa.int32(), "price": pa.float64(), "day": pa.date32(),
+                                         "name": pa.large_string()})
+    assert summary.rows == 2
+    out = pa.concat_tables(pq.read_table(f) for f in sorted((tmp_path / "out").iterdir()))
+    assert out.schema == pa.schema([("id", pa.int32()), ("price", pa.float64()), ("day", pa.date32()),
+                                    ("name", pa.string())])
+
+
+def test_usage_errors_name_the_keyword_and_leave_the_output_alone(lineitem_parquet: Path, tmp_path: Path):
     output = tmp_path / "out"
     output.mkdir()
     (output / "keep.txt").write_text("mine")
     with pytest.raises(spillway.InvalidArgument, match="not empty"):
         spillway.partition(lineitem_parquet, "l_orderkey", output)
     assert [f.name for f in output.iterdir()] == ["keep.txt"]
-    with pytest.raises(spillway.InvalidArgument, match="--partitions"):
+    with pytest.raises(spillway.InvalidArgument, match="partitions") as refused:
         spillway.partition(lineitem_parquet, "l_orderkey", tmp_path / "new", partitions=0)
+    assert "--" not in str(refused.value), "the keyword, not the tool's flag or its --help"
+    with pytest.raises(spillway.InvalidArgument, match="memory_limit") as refused:
+        spillway.partition(lineitem_parquet, "l_orderkey", tmp_path / "new", memory_limit="lots")
+    assert "--" not in str(refused.value)
     with pytest.raises(spillway.InvalidArgument, match="no_such_column"):
         spillway.partition(lineitem_parquet, "no_such_column", tmp_path / "new")
     with pytest.raises(spillway.InvalidArgument, match="at least one input"):
@@ -132,6 +148,9 @@ def test_arguments_of_the_wrong_kind_are_invalid_arguments_naming_them(lineitem_
         spillway.partition(42, "l_orderkey", new)
     with pytest.raises(spillway.InvalidArgument, match="schema must be a mapping"):
         spillway.partition(lineitem_parquet, "l_orderkey", new, schema=["l_orderkey"])
+    for size in (1.5e9, True):
+        with pytest.raises(spillway.InvalidArgument, match="memory_limit must be a size"):
+            spillway.partition(lineitem_parquet, "l_orderkey", new, memory_limit=size)
     # The tool's flags take comma-separated lists: a comma in one name would split it.
     with pytest.raises(spillway.InvalidArgument, match="'we,ird.parquet' holds a comma"):
         spillway.partition("we,ird.parquet", "l_orderkey", new)

@@ -125,6 +125,7 @@ def test_spills_under_a_small_limit_and_loses_nothing(tmp_path):
     assert figures["host_limit_bytes"] == 8 << 20
     assert rows(pa.concat_tables(table for _, table in result)) == rows(table)
     assert list(tmp_path.iterdir()) == []  # iterating to the end closed it, spill files included
+    assert result.figures["spilled_bytes"] >= figures["spilled_bytes"], "the figures outlive the result"
 
 
 def test_many_small_batches_are_sent_together_not_one_chunk_per_piece(tmp_path):
@@ -145,8 +146,9 @@ def test_closing_early_frees_the_spill_files(tmp_path):
         next(iter(result))
         assert any(tmp_path.iterdir())
     assert list(tmp_path.iterdir()) == []
+    assert result.figures["spilled_bytes"] > 0, "the figures as they were when it closed"
     with pytest.raises(spillway.InvalidArgument, match="closed"):
-        result.figures
+        next(iter(result))
 
 
 def test_exported_tables_are_arrow_without_a_copy():
@@ -248,6 +250,11 @@ def test_arguments_of_the_wrong_kind_are_invalid_arguments_naming_them(tmp_path)
         spillway.shuffle(table, "k", options="spill_codec=lz4")
     with pytest.raises(spillway.InvalidArgument, match="spill_directory must be a path"):
         spillway.shuffle(table, "k", spill_directory=3)
+    for size in (1e9, True):
+        with pytest.raises(spillway.InvalidArgument, match="memory_limit must be a size"):
+            spillway.shuffle(table, "k", memory_limit=size)
+    with pytest.raises(spillway.InvalidArgument, match="pyarrow.table"):
+        spillway.shuffle({"k": [1, 2]}, "k")  # a dict of columns, not an iterable of inputs
 
 
 def test_a_column_rather_than_a_table_is_an_invalid_argument():
