@@ -7,6 +7,7 @@
 #include <deque>
 #include <functional>
 #include <limits>
+#include <new>
 #include <optional>
 #include <stop_token>
 #include <utility>
@@ -50,9 +51,9 @@ class Channel {
     /// and resumes waiters on `executor`, which must outlive it. `weigh`
     /// must give a value the same weight each time it is called; it runs
     /// under the channel's lock, so it must be cheap and must not use the
-    /// channel. It also runs when a stop request ends a send's wait, on the
-    /// thread that requests stop, to let in the sends behind it; if it
-    /// throws there, the next receive throws it.
+    /// channel, and must not throw for a value it weighed once (it weighs a
+    /// waiting sender's value again when there may be room for it, in a
+    /// receive or when a stop request ends the wait of a send before it).
     /// @throws InvalidArgument if `capacity` or `max_weight` is 0, or `weigh`
     ///         is empty.
     Channel(Executor& executor, std::size_t capacity, std::size_t max_weight, std::function<std::size_t(T const&)> weigh)
@@ -201,9 +202,9 @@ class Channel {
     }
 
     /// Buffers `value`. Requires: it fits.
+    /// @throws std::bad_alloc, leaving `value` where it was: the deque makes
+    ///         room before it moves the value in.
     void push(T&& value, std::size_t weight) SPILLWAY_REQUIRES(mutex_) {
-        // In place: the deque makes room first, so running out of memory
-        // leaves `value` where it was.
         buffer_.emplace_back(std::move(value), weight);
         weight_ += weight;
     }
@@ -238,34 +239,23 @@ class Channel {
             return std::nullopt;
         }
         std::optional<T> value(std::move(buffer_.front().value));
-        auto const weight = buffer_.front().weight;
-        weight_ -= weight;
+        weight_ -= buffer_.front().weight;
         buffer_.pop_front();
-        try {
-            admit_senders(lock);
-        } catch (...) {
-            // `weigh` or buffering failed: the value goes back, not lost.
-            buffer_.emplace_front(std::move(*value), weight);
-            weight_ += weight;
-            throw;
-        }
+        admit_senders(lock);
         return value;
     }
 
     /// For `senders_`, with `mutex_` held: a stop request ended a sender's
-    /// wait, so the senders behind it may fit now. If weighing or buffering
-    /// a value throws, they stay waiting, for the next receive, which
-    /// throws it (keeping its value).
+    /// wait, so the senders behind it may fit now.
     void admit_after_cancel(MutexLock const& lock) noexcept SPILLWAY_NO_THREAD_SAFETY_ANALYSIS {
-        try {
-            admit_senders(lock);
-        } catch (...) {  // NOLINT(bugprone-empty-catch): they wait on, as said above
-        }
+        admit_senders(lock);
     }
 
     /// Moves the values of the oldest waiting senders that fit into the
-    /// buffer, in order, up to the first that does not.
-    void admit_senders(MutexLock const& lock) SPILLWAY_REQUIRES(mutex_) {
+    /// buffer, in order, up to the first that does not. Where buffering a
+    /// value fails (no memory for the deque), its sender and those behind
+    /// it wait on, each with its value, for the next receive.
+    void admit_senders(MutexLock const& lock) noexcept SPILLWAY_REQUIRES(mutex_) {
         // Senders wait only while the buffer is not empty.
         while (!senders_.empty()) {
             SendAwaiter& sender = senders_.template front<SendAwaiter>();
@@ -273,7 +263,11 @@ class Channel {
             if (!fits(weight)) {
                 break;
             }
-            push(std::move(sender.value_), weight);  // first: if it throws, the sender waits on, its value kept
+            try {
+                push(std::move(sender.value_), weight);
+            } catch (std::bad_alloc const&) {
+                return;  // the deque makes room before it moves the value, so the sender keeps it
+            }
             senders_.template pop_front<SendAwaiter>();
             sender.sent_ = true;
             sender.complete(lock);
