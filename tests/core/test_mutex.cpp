@@ -57,9 +57,17 @@ TEST(CondVar, WaitForTheLongestTimeoutWaitsForThePredicate) {
     });
     {
         MutexLock lock(mutex);
-        EXPECT_TRUE(changed.wait_for(lock, std::chrono::nanoseconds::max(), [&] { return ready; }));
+        EXPECT_TRUE(changed.wait_for(lock, std::chrono::hours::max(), [&] { return ready; }));
     }
     producer.join();
+}
+
+TEST(CondVar, WaitForTakesDurationsOfAnyType) {
+    Mutex mutex;
+    CondVar never;
+    MutexLock lock(mutex);
+    EXPECT_FALSE(never.wait_for(lock, std::chrono::duration<double>(0.001), [] { return false; }));
+    EXPECT_FALSE(never.wait_for(lock, std::chrono::duration<double, std::pico>(10), [] { return false; }));
 }
 
 TEST(Deadline, SaturatesAtTheClocksEnd) {

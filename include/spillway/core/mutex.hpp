@@ -88,9 +88,13 @@ class CondVar {
 
     /// Like `wait`, but gives up after `timeout` (any length: one past the
     /// clock's range waits until `done()`); returns `done()`.
-    template <typename Predicate>
-    bool wait_for(MutexLock& lock, std::chrono::nanoseconds timeout, Predicate done) {
-        return cv_.wait_until(lock.lock_, deadline_after(std::chrono::steady_clock::now(), timeout), std::move(done));
+    template <typename Rep, typename Period, typename Predicate>
+    bool wait_for(MutexLock& lock, std::chrono::duration<Rep, Period> timeout, Predicate done) {
+        auto const longest = std::chrono::duration<long double, std::nano>(std::chrono::nanoseconds::max());
+        auto const bounded = std::chrono::duration<long double, std::nano>(timeout) >= longest
+                               ? std::chrono::nanoseconds::max()
+                               : std::chrono::ceil<std::chrono::nanoseconds>(timeout);
+        return cv_.wait_until(lock.lock_, deadline_after(std::chrono::steady_clock::now(), bounded), std::move(done));
     }
 
   private:
