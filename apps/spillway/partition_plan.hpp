@@ -91,9 +91,9 @@ struct PartitionPlan {
     /// window `window` if given.
     /// @throws InvalidArgument naming the smallest limit that would work (and
     ///         the flags that lower it) if the limit does not hold one block
-    ///         per thread (or `window` blocks, if fewer), or naming the
-    ///         largest window that fits if `window` does not fit; or if
-    ///         `window` is less than 1.
+    ///         (with `window` given, one block per thread or `window` blocks,
+    ///         if fewer), or naming the largest window that fits if `window`
+    ///         does not fit; or if `window` is less than 1.
     [[nodiscard]] static PartitionPlan make(std::uint64_t limit, std::uint64_t block_bytes, std::size_t threads,
                                             std::uint32_t partitions, std::optional<std::size_t> window,
                                             Files const& files);

@@ -68,11 +68,17 @@ def count_of(name: str, value: Any, maximum: int) -> int:
 
 
 def size_of(name: str, value: Any) -> str:
-    """``value``, a size: a string such as ``"1GiB"`` or ``"25%"``, or an integer number of bytes, as text."""
-    if isinstance(value, bool) or not isinstance(value, (int, str)):
-        raise InvalidArgument(f"{name} must be a size: a string such as '1GiB' or '25%', or an integer number "
-                              f"of bytes, not {value!r}")
-    return str(value)
+    """``value``, a size: a string such as ``"1GiB"`` or ``"25%"``, or an integer number of bytes (numpy's
+    too), as text."""
+    if isinstance(value, str):
+        return value
+    if not isinstance(value, bool):
+        try:
+            return str(operator.index(value))
+        except TypeError:
+            pass
+    raise InvalidArgument(f"{name} must be a size: a string such as '1GiB' or '25%', or an integer number "
+                          f"of bytes, not {value!r}")
 
 
 def flag_value(name: str, value: Any) -> str:

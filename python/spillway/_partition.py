@@ -32,9 +32,11 @@ def _in_keywords(message: str, flags: dict[str, Any]) -> str:
     """The tool's ``message`` in this function's terms: its keywords where it names flags, without the
     command line's ``--help`` hint."""
     message = message.replace("\nRun with --help for more information.", "")
-    names = {"input": "inputs", "key": "key", "output": "output", "schema": "schema",
-             **{flag: flag.replace("-", "_") for flag in flags}}
-    return re.sub(r"--([a-z][a-z-]*)", lambda match: names.get(match.group(1), match.group(0)), message)
+    names = {**{flag: flag.replace("-", "_") for flag in flags},
+             "input": "inputs", "key": "key", "output": "output", "schema": "schema", "spill-dir": "spill_directory"}
+    # Only flags: not "--" inside a path or a name the message quotes.
+    return re.sub(r"(?<![\w/.-])--([a-z][a-z-]*)\b", lambda match: names.get(match.group(1), match.group(0)),
+                  message)
 
 
 def partition(

@@ -92,9 +92,11 @@ class ShuffleResult(_Closable["_core.LocalShuffle"]):
     def close(self) -> None:
         """Frees the partitions not yet taken and the spill files, keeping ``figures``. Idempotent."""
         if self._core is not None:
-            self._final_figures = self._core.figures()
-            self._core.close()
-            self._core = None
+            try:
+                self._final_figures = self._core.figures()
+            finally:
+                self._core.close()
+                self._core = None
 
 
 def shuffle(
