@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -20,16 +19,6 @@
 namespace spillway::cli {
 namespace {
 
-/// Whether `fd` is still the file at `path`: a remover unlinks what it
-/// removes before its lock is dropped, so a lock taken on an unlinked file
-/// proves nothing.
-bool still_at(int fd, std::filesystem::path const& path) {
-    struct stat opened {};
-    struct stat current {};
-    return ::fstat(fd, &opened) == 0 && ::stat(path.c_str(), &current) == 0 && opened.st_dev == current.st_dev
-           && opened.st_ino == current.st_ino;
-}
-
 /// Removes the entries of `directory` that `is_candidate` picks and that no
 /// run holds any more (one killed with SIGKILL left them): those whose lock
 /// can be taken. The lock, not the pid in a name, decides, as pids repeat
@@ -43,7 +32,7 @@ void remove_unheld(std::filesystem::path const& directory,
             continue;
         }
         FileDescriptor const lock(::open(entry->path().c_str(), O_RDONLY | O_CLOEXEC));
-        if (!lock || ::flock(lock.get(), LOCK_EX | LOCK_NB) != 0 || !still_at(lock.get(), entry->path())) {
+        if (!lock || ::flock(lock.get(), LOCK_EX | LOCK_NB) != 0 || !lock.is_at(entry->path())) {
             continue;  // a run writes there, or it was removed meanwhile
         }
         std::error_code removal;
@@ -118,7 +107,7 @@ StagedOutput::StagedOutput(std::filesystem::path target) : target_(std::move(tar
         if (locked != 0) {
             SPILLWAY_LOG(warn, "cannot lock '" << staging_.string() << "' (" << std::strerror(errno)
                                                << "): were this run killed, the next could not remove it");
-        } else if (!still_at(staging_lock_.get(), staging_)) {
+        } else if (!staging_lock_.is_at(staging_)) {
             error = std::make_error_code(std::errc::no_such_file_or_directory);
         }
     }
@@ -223,7 +212,7 @@ std::pair<std::filesystem::path, FileDescriptor> make_locked_partial_file(std::f
                                                << "): were this run killed, the next could not remove it");
             return {std::move(path), std::move(file)};
         }
-        if (still_at(file.get(), path)) {
+        if (file.is_at(path)) {
             return {std::move(path), std::move(file)};
         }
     }

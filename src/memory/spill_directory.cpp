@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/file.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -24,15 +23,6 @@ namespace spillway::memory::detail {
 namespace {
 
 constexpr std::string_view directory_prefix = "spillway-";
-
-/// Whether `fd` is still the file at `path`: a remover unlinks the owner file
-/// before it drops the lock, so a lock taken on an unlinked file proves nothing.
-bool still_at(int fd, std::filesystem::path const& path) {
-    struct stat opened {};
-    struct stat current {};
-    return fstat(fd, &opened) == 0 && stat(path.c_str(), &current) == 0 && opened.st_dev == current.st_dev
-           && opened.st_ino == current.st_ino;
-}
 
 /// Whether `text` is one or more decimal digits.
 bool all_digits(std::string_view text) {
@@ -81,7 +71,7 @@ bool is_partly_removed(std::filesystem::path const& directory) {
 bool remove_if_stale(std::filesystem::path const& directory) {
     auto const owner = directory / SpillDirectory::owner_file;
     FileDescriptor const lock(::open(owner.c_str(), O_RDONLY | O_CLOEXEC));
-    bool const unlocked = lock.get() >= 0 && flock(lock.get(), LOCK_EX | LOCK_NB) == 0 && still_at(lock.get(), owner);
+    bool const unlocked = lock.get() >= 0 && flock(lock.get(), LOCK_EX | LOCK_NB) == 0 && lock.is_at(owner);
     if (!unlocked && (lock.get() >= 0 || !is_partly_removed(directory))) {
         return false;  // being made, alive, removed meanwhile, or a file system without locks
     }

@@ -2,8 +2,10 @@
 /// @file
 /// An open file descriptor that closes itself.
 
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <utility>
 
 namespace spillway {
@@ -40,6 +42,17 @@ class FileDescriptor {
 
     /// Exchanges the descriptors the two hold.
     void swap(FileDescriptor& other) noexcept { std::swap(fd_, other.fd_); }
+
+    /// Whether the file it holds is the one at `path` now (the same device
+    /// and inode): false if it holds none, or `path` names another file or
+    /// none, as after the file was unlinked or replaced. A lock taken on a
+    /// file that its remover unlinked first proves nothing; this tells.
+    [[nodiscard]] bool is_at(std::filesystem::path const& path) const noexcept {
+        struct stat opened {};
+        struct stat current {};
+        return fd_ >= 0 && ::fstat(fd_, &opened) == 0 && ::stat(path.c_str(), &current) == 0
+               && opened.st_dev == current.st_dev && opened.st_ino == current.st_ino;
+    }
 
   private:
     int fd_;
