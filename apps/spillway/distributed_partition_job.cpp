@@ -261,18 +261,13 @@ RunSummary DistributedPartitionJob::run(Progress& progress) {
     summary.settings["memory_limit_bytes"] = limit_;
     summary.settings["memory_bound_bytes"] = bound_;
     RankResult total;
-    TierPeak host{"HOST", ranks_.host_limit_per_rank(), {}};
-    TierPeak disk{"DISK", ranks_.resources().front()->memory_limit(memory::MemoryType::DISK), {}};
+    std::vector<RankMemoryFigures> memory;
     for (auto const& result : results) {
         total.input += result.input;
         total.output += result.output;
         total.misplaced_rows += result.misplaced_rows;
         total.skipped_rows += result.skipped_rows;
-        summary.spilled_bytes += result.spilled_bytes;
-        summary.read_back_bytes += result.read_back_bytes;
-        summary.sent_bytes = summary.sent_bytes.value_or(0) + result.sent_bytes;
-        host.ranks.push_back(result.peak_host);
-        disk.ranks.push_back(result.peak_disk);
+        memory.push_back(result.memory);
         total.partition_seconds = std::max(total.partition_seconds, result.partition_seconds);
         total.write_seconds = std::max(total.write_seconds, result.write_seconds);
         total.verify_seconds = std::max(total.verify_seconds, result.verify_seconds);
@@ -282,7 +277,7 @@ RunSummary DistributedPartitionJob::run(Progress& progress) {
         summary.skipped_rows = total.skipped_rows;
     }
     summary.bytes = input_.bytes();
-    summary.peak_memory = {host, disk};
+    ranks_.report_memory(summary, memory);
 
     PartitionCheck read_back{total.output, total.misplaced_rows, {}};
     for (auto const& found : first_misplaced) {
@@ -426,15 +421,7 @@ std::vector<DistributedPartitionJob::RankResult> DistributedPartitionJob::run_ra
     first_misplaced = check.first_misplaced;
     result.verify_seconds = seconds(Clock::now() - written);
 
-    auto const& statistics = resource.statistics();
-    auto const total = [&](char const* name) {
-        return static_cast<std::uint64_t>(statistics.get(name).value_or(Statistics::Entry{}).total);
-    };
-    result.spilled_bytes = total("memory.copy.host_to_disk.bytes");
-    result.read_back_bytes = total("memory.copy.disk_to_host.bytes");
-    result.sent_bytes = total("shuffle.send.bytes");
-    result.peak_host = resource.peak_memory_used(memory::MemoryType::HOST);
-    result.peak_disk = resource.peak_memory_used(memory::MemoryType::DISK);
+    result.memory = RankMemoryFigures::of(resource);
     return gather_values(results, resource, result);
 }
 

@@ -123,11 +123,7 @@ class DistributedPartitionJob final : public Job {
         table::TableChecksum output;  ///< of the rows read back from its files
         std::uint64_t misplaced_rows = 0;
         std::uint64_t skipped_rows = 0;
-        std::uint64_t spilled_bytes = 0;
-        std::uint64_t read_back_bytes = 0;
-        std::uint64_t sent_bytes = 0;
-        std::uint64_t peak_host = 0;
-        std::uint64_t peak_disk = 0;
+        RankMemoryFigures memory;
         double partition_seconds = 0;  ///< reading, packing and inserting
         double write_seconds = 0;      ///< waiting for partitions, unpacking and writing them
         double verify_seconds = 0;     ///< reading its files back

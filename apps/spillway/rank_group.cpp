@@ -3,6 +3,7 @@
 #include <exception>
 #include <memory>
 #include <thread>
+#include <utility>
 
 #include <spillway/comm/local_communicator.hpp>
 #include <spillway/core/error.hpp>
@@ -18,6 +19,19 @@
 #include "job_limits.hpp"
 
 namespace spillway::cli {
+
+RankMemoryFigures RankMemoryFigures::of(memory::BufferResource const& resource) {
+    auto const total = [&](char const* name) {
+        return static_cast<std::uint64_t>(resource.statistics().get(name).value_or(Statistics::Entry{}).total);
+    };
+    return {
+        .spilled_bytes = total("memory.copy.host_to_disk.bytes"),
+        .read_back_bytes = total("memory.copy.disk_to_host.bytes"),
+        .sent_bytes = total("shuffle.send.bytes"),
+        .peak_host = resource.peak_memory_used(memory::MemoryType::HOST),
+        .peak_disk = resource.peak_memory_used(memory::MemoryType::DISK),
+    };
+}
 
 RankGroup::RankGroup(Options const& options, memory::MemoryConfig config, int default_ranks)
     : uses_mpi_(options.get_choice("comm", {"local", "mpi"}, "local") == "mpi"),
@@ -59,6 +73,22 @@ std::size_t RankGroup::in_process_ranks(Options const& options, int default_rank
 
 std::uint64_t RankGroup::host_limit_per_rank() const {
     return resources_.front()->memory_limit(memory::MemoryType::HOST);
+}
+
+void RankGroup::report_memory(RunSummary& summary, std::span<RankMemoryFigures const> ranks) const {
+    TierPeak host{"HOST", host_limit_per_rank(), {}};
+    TierPeak disk{"DISK", resources_.front()->memory_limit(memory::MemoryType::DISK), {}};
+    summary.spilled_bytes = 0;
+    summary.read_back_bytes = 0;
+    summary.sent_bytes = 0;
+    for (auto const& rank : ranks) {
+        summary.spilled_bytes += rank.spilled_bytes;
+        summary.read_back_bytes += rank.read_back_bytes;
+        *summary.sent_bytes += rank.sent_bytes;
+        host.ranks.push_back(rank.peak_host);
+        disk.ranks.push_back(rank.peak_disk);
+    }
+    summary.peak_memory = {std::move(host), std::move(disk)};
 }
 
 void RankGroup::release_resources(std::function<void()> const& removed) {

@@ -9,6 +9,7 @@
 #include <exception>
 #include <functional>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include <spillway/comm/communicator.hpp>
@@ -19,8 +20,23 @@
 #include <spillway/memory/memory_config.hpp>
 
 #include "interruption.hpp"
+#include "run_summary.hpp"
 
 namespace spillway::cli {
+
+/// What one rank's buffer resource spilled, read back and sent, and the peak
+/// of each of its tiers: the figures every job on ranks reports alike.
+/// Trivially copyable, so that the ranks can gather it (`gather_values`).
+struct RankMemoryFigures {
+    std::uint64_t spilled_bytes = 0;
+    std::uint64_t read_back_bytes = 0;
+    std::uint64_t sent_bytes = 0;  ///< of chunks sent to other ranks
+    std::uint64_t peak_host = 0;
+    std::uint64_t peak_disk = 0;
+
+    /// The figures of `resource` now.
+    [[nodiscard]] static RankMemoryFigures of(memory::BufferResource const& resource);
+};
 
 /// The ranks of a job in this process: with option `comm` = `local`, `ranks`
 /// in-process ranks connected by `comm::LocalCommunicator`, each a thread
@@ -59,6 +75,12 @@ class RankGroup {
     [[nodiscard]] comm::Rank first_rank() const noexcept { return first_rank_; }
     /// The HOST limit of each rank's resource.
     [[nodiscard]] std::uint64_t host_limit_per_rank() const;
+
+    /// Sets `summary`'s spilled, read-back and sent bytes to their sums over
+    /// `ranks` (every rank's figures, in rank order), and its peak memory to
+    /// each rank's peaks under the limits of this group's resources.
+    /// Requires: `release_resources` has not run.
+    void report_memory(RunSummary& summary, std::span<RankMemoryFigures const> ranks) const;
 
     /// Connects this process's ranks (over MPI: a collective with the other
     /// processes) and runs `body(communicator)` for each of them, each on a

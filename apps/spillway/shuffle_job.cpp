@@ -315,24 +315,19 @@ RunSummary ShuffleJob::run(Progress& progress) {
     summary.settings["coalesce_bytes"] = coalesce_bytes_;
     ShuffleCheck received;
     table::TableChecksum input;
-    TierPeak host{"HOST", ranks_.host_limit_per_rank(), {}};
-    TierPeak disk{"DISK", ranks_.resources().front()->memory_limit(memory::MemoryType::DISK), {}};
+    std::vector<RankMemoryFigures> memory;
     RankResult slowest;
     for (auto const& result : results) {
         received += result.check;
         input += result.input;
         summary.bytes += result.bytes;
-        summary.spilled_bytes += result.spilled_bytes;
-        summary.read_back_bytes += result.read_back_bytes;
-        summary.sent_bytes = summary.sent_bytes.value_or(0) + result.sent_bytes;
-        host.ranks.push_back(result.peak_host);
-        disk.ranks.push_back(result.peak_disk);
+        memory.push_back(result.memory);
         slowest.generate_seconds = std::max(slowest.generate_seconds, result.generate_seconds);
         slowest.exchange_seconds = std::max(slowest.exchange_seconds, result.exchange_seconds);
         slowest.verify_seconds = std::max(slowest.verify_seconds, result.verify_seconds);
     }
     summary.rows = input.rows;
-    summary.peak_memory = {host, disk};
+    ranks_.report_memory(summary, memory);
     auto const verified = Clock::now();
     progress.start("clean up", local_ranks, Progress::Unit::items);
     ranks_.release_resources([&] { progress.advance(1); });
@@ -424,16 +419,7 @@ std::vector<ShuffleJob::RankResult> ShuffleJob::run_rank(comm::Communicator& com
         result.verify_seconds = seconds(verified - first_complete.value_or(verified));
     }
 
-    auto const& statistics = resource.statistics();
-    result.spilled_bytes = static_cast<std::uint64_t>(
-        statistics.get("memory.copy.host_to_disk.bytes").value_or(Statistics::Entry{}).total);
-    result.read_back_bytes = static_cast<std::uint64_t>(
-        statistics.get("memory.copy.disk_to_host.bytes").value_or(Statistics::Entry{}).total);
-    result.sent_bytes =
-        static_cast<std::uint64_t>(statistics.get("shuffle.send.bytes").value_or(Statistics::Entry{}).total);
-    result.peak_host = resource.peak_memory_used(memory::MemoryType::HOST);
-    result.peak_disk = resource.peak_memory_used(memory::MemoryType::DISK);
-
+    result.memory = RankMemoryFigures::of(resource);
     return gather_values(gather, resource, result);
 }
 

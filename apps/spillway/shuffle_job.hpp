@@ -70,11 +70,7 @@ class ShuffleJob final : public Job {
         ShuffleCheck check;
         table::TableChecksum input;
         std::uint64_t bytes = 0;  ///< of the tables it generated
-        std::uint64_t spilled_bytes = 0;
-        std::uint64_t read_back_bytes = 0;
-        std::uint64_t sent_bytes = 0;  ///< of chunks sent to other ranks
-        std::uint64_t peak_host = 0;
-        std::uint64_t peak_disk = 0;
+        RankMemoryFigures memory;
         double generate_seconds = 0;  ///< generating, packing and inserting
         double exchange_seconds = 0;  ///< waiting for the first complete partition
         double verify_seconds = 0;    ///< extracting, unpacking and checking

@@ -50,21 +50,12 @@ nlohmann::ordered_json json_row(table::Table const& table, std::size_t row) {
 /// collectives take op ids 0 to 15.
 constexpr shuffle::OpId figures_op = 16;
 
-/// What one rank read, spilled, read back, sent and held at its peak.
+/// What one rank read, and its memory's figures.
 struct RankFigures {
     std::uint64_t rows = 0;
     std::uint64_t bytes = 0;
-    std::uint64_t spilled_bytes = 0;
-    std::uint64_t read_back_bytes = 0;
-    std::uint64_t sent_bytes = 0;
-    std::uint64_t peak_host = 0;
-    std::uint64_t peak_disk = 0;
+    RankMemoryFigures memory;
 };
-
-/// A summary statistic of `resource`, 0 if it was never recorded.
-std::uint64_t total(memory::BufferResource const& resource, char const* name) {
-    return static_cast<std::uint64_t>(resource.statistics().get(name).value_or(Statistics::Entry{}).total);
-}
 
 }  // namespace
 
@@ -149,11 +140,7 @@ RunSummary TpchJob::run(Progress& progress) {
         RankFigures const figures{
             .rows = rows.load(std::memory_order_relaxed),
             .bytes = bytes.load(std::memory_order_relaxed),
-            .spilled_bytes = total(resource, "memory.copy.host_to_disk.bytes"),
-            .read_back_bytes = total(resource, "memory.copy.disk_to_host.bytes"),
-            .sent_bytes = total(resource, "shuffle.send.bytes"),
-            .peak_host = resource.peak_memory_used(memory::MemoryType::HOST),
-            .peak_disk = resource.peak_memory_used(memory::MemoryType::DISK),
+            .memory = RankMemoryFigures::of(resource),
         };
         gathered[local] = gather_values(gather, resource, figures);
     });
@@ -184,19 +171,14 @@ RunSummary TpchJob::run(Progress& progress) {
     }
     summary.answer = std::move(answer);
     answers.clear();  // their storage is the ranks' resources', released below
-    TierPeak host{"HOST", ranks_.host_limit_per_rank(), {}};
-    TierPeak disk{"DISK", ranks_.resources().front()->memory_limit(memory::MemoryType::DISK), {}};
+    std::vector<RankMemoryFigures> memory;
     for (auto const& figures : gathered.front()) {
         summary.rows += figures.rows;
         summary.bytes += figures.bytes;
-        summary.spilled_bytes += figures.spilled_bytes;
-        summary.read_back_bytes += figures.read_back_bytes;
-        summary.sent_bytes = summary.sent_bytes.value_or(0) + figures.sent_bytes;
-        host.ranks.push_back(figures.peak_host);
-        disk.ranks.push_back(figures.peak_disk);
+        memory.push_back(figures.memory);
     }
     gathered.clear();
-    summary.peak_memory = {host, disk};
+    ranks_.report_memory(summary, memory);
     progress.start("clean up", local_ranks, Progress::Unit::items);
     ranks_.release_resources([&] { progress.advance(1); });
     progress.finish();
