@@ -9,16 +9,28 @@ namespace spillway::io::detail {
 ArrowOutputFile::ArrowOutputFile(std::filesystem::path path, std::string const& what)
     : path_(std::move(path)), stream_(value_of(arrow::io::FileOutputStream::Open(path_.string()), what)) {}
 
+void ArrowOutputFile::write(std::function<void()> const& action) {
+    SPILLWAY_EXPECTS(!failed_, "'" << path_.string() << "' is incomplete: an earlier write to it failed", IoError);
+    try {
+        action();
+    } catch (...) {
+        failed_ = true;
+        throw;
+    }
+}
+
 void ArrowOutputFile::close(std::function<void(std::string const& what)> const& finish_writer) {
     if (closed_) {
         return;
     }
-    closed_ = true;
     auto const what = "cannot finish '" + path_.string() + "'";
-    finish_writer(what);
-    if (!stream_->closed()) {
-        check(stream_->Close(), what);
-    }
+    write([&] {
+        finish_writer(what);
+        if (!stream_->closed()) {
+            check(stream_->Close(), what);
+        }
+    });
+    closed_ = true;
     std::error_code error;
     written_ = std::filesystem::file_size(path_, error);
     SPILLWAY_EXPECTS(!error, what << ": " << error.message(), IoError);

@@ -5,6 +5,7 @@
 #include <arrow/compute/cast.h>
 #include <arrow/compute/initialize.h>
 #include <arrow/util/bitmap_ops.h>
+#include <arrow/util/io_util.h>
 
 #include <algorithm>
 #include <cstring>
@@ -43,14 +44,16 @@ std::shared_ptr<arrow::DataType> readable_type(arrow::DataType const& type) {
     }
 }
 
-/// Whether `column` is a dictionary of strings with 32-bit indices, as the
-/// Parquet reader makes them: `decode_strings` reads those.
+/// Whether `column` is a dictionary of strings with 32-bit indices and no
+/// null entry, as the Parquet reader makes them: `decode_strings` reads
+/// those (Arrow's cast reads the others, a null entry as a null row).
 bool is_string_dictionary(arrow::Array const& column) {
     if (column.type_id() != arrow::Type::DICTIONARY) {
         return false;
     }
     auto const& type = static_cast<arrow::DictionaryType const&>(*column.type());
-    return type.index_type()->id() == arrow::Type::INT32 && type.value_type()->id() == arrow::Type::STRING;
+    return type.index_type()->id() == arrow::Type::INT32 && type.value_type()->id() == arrow::Type::STRING
+        && static_cast<arrow::DictionaryArray const&>(column).dictionary()->null_count() == 0;
 }
 
 /// The strings of `column`, a dictionary (`is_string_dictionary`), each
@@ -165,7 +168,11 @@ table::Table import_batch(arrow::RecordBatch const& batch, std::string const& fi
     ArrowSchema schema;
     ArrowArray array;
     check(arrow::ExportRecordBatch(batch, &array, &schema), "'" + file + "': cannot hand rows over to spillway");
-    return table::import_table(&schema, &array);
+    try {
+        return table::import_table(&schema, &array);
+    } catch (InvalidArgument const& error) {  // the types were checked: what is left is malformed data
+        SPILLWAY_FAIL("'" << file << "': " << error.what(), CorruptData);
+    }
 }
 
 }  // namespace
@@ -174,7 +181,10 @@ void check(arrow::Status const& status, std::string const& what) {
     if (status.ok()) {
         return;
     }
-    if (status.IsInvalid() || status.IsSerializationError()) {
+    // A page or footer that does not decode is an I/O error without an
+    // errno; a failed read or write has one.
+    if (status.IsInvalid() || status.IsSerializationError()
+        || (status.IsIOError() && arrow::internal::ErrnoFromStatus(status) == 0)) {
         SPILLWAY_FAIL(what << ": " << status.message(), CorruptData);
     }
     SPILLWAY_FAIL(what << ": " << status.ToString(), IoError);

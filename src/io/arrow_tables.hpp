@@ -17,8 +17,9 @@
 namespace spillway::io::detail {
 
 /// Throws `IoError` with `what` and Arrow's message unless `status` is OK;
-/// `CorruptData` for Arrow's invalid-data and serialization errors (a file
-/// that is not what it claims to be).
+/// `CorruptData` for Arrow's invalid-data and serialization errors and for
+/// its I/O errors without an errno (a page or footer that does not decode:
+/// a file that is not what it claims to be).
 void check(arrow::Status const& status, std::string const& what);
 
 /// The value of `result`, or throws as `check` does.
@@ -38,6 +39,8 @@ std::shared_ptr<arrow::Schema> to_arrow(table::Schema const& schema);
 /// The table `batch` holds, copied out, with its columns cast to spillway's
 /// types as `TableFileReader` describes.
 /// @throws InvalidArgument naming `file` and the column if a type cannot be read.
+/// @throws CorruptData naming `file` if the batch's buffers are malformed
+///         (string offsets that decrease, say).
 table::Table to_table(arrow::RecordBatch const& batch, std::string const& file);
 
 /// A record batch over `table`'s buffers, which it keeps alive; no copy.

@@ -32,8 +32,8 @@ class CsvFileWriter final : public TableFileWriter {
         writer_.write(table);
     }
     void close() override {
-        closed_ = true;
         writer_.close();
+        closed_ = true;
     }
     [[nodiscard]] std::uint64_t bytes_written() const noexcept override { return writer_.bytes_written(); }
 

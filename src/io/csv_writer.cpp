@@ -159,17 +159,17 @@ CsvWriter::CsvWriter(std::filesystem::path path, CsvOptions options, Schema cons
     : path_(path.string()), options_(options), buffer_bytes_(buffer_bytes) {
     options_.validate();
     SPILLWAY_EXPECTS(buffer_bytes_ > 0, "a CSV writer needs a buffer of at least 1 byte", InvalidArgument);
-    descriptor_ = FileDescriptor(::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
-    SPILLWAY_EXPECTS(descriptor_, "cannot create CSV file '" << path_ << "': " << std::strerror(errno), IoError);
     buffer_.reserve(buffer_bytes_);
     if (options_.header) {
         append_csv_header(schema, options_, buffer_);
         bytes_written_ += buffer_.size();
     }
+    descriptor_ = FileDescriptor(::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+    SPILLWAY_EXPECTS(descriptor_, "cannot create CSV file '" << path_ << "': " << std::strerror(errno), IoError);
 }
 
 CsvWriter::~CsvWriter() {
-    if (descriptor_) {
+    if (descriptor_ && !failed_) {
         try {
             flush();
         } catch (IoError const&) {  // documented: call close() to see write errors
@@ -178,6 +178,7 @@ CsvWriter::~CsvWriter() {
 }
 
 void CsvWriter::write(Table const& table) {
+    check_not_failed();
     SPILLWAY_EXPECTS(descriptor_, "writing to the closed CSV file '" << path_ << "'", InvalidArgument);
     auto const before = buffer_.size();
     append_csv_rows(table, options_, buffer_);
@@ -188,6 +189,7 @@ void CsvWriter::write(Table const& table) {
 }
 
 void CsvWriter::write_rows(std::string_view rows) {
+    check_not_failed();
     SPILLWAY_EXPECTS(descriptor_, "writing to the closed CSV file '" << path_ << "'", InvalidArgument);
     bytes_written_ += rows.size();
     if (buffer_.size() + rows.size() > buffer_bytes_) {
@@ -212,19 +214,38 @@ void CsvWriter::write_all(std::string_view bytes) {
         if (count < 0 && errno == EINTR) {
             continue;
         }
-        SPILLWAY_EXPECTS(count >= 0, "cannot write CSV file '" << path_ << "': " << std::strerror(errno), IoError);
+        if (count < 0) {
+            auto const error = errno;
+            failed_ = true;
+            SPILLWAY_FAIL("cannot write CSV file '" << path_ << "': " << std::strerror(error), IoError);
+        }
         written += static_cast<std::size_t>(count);
     }
 }
 
+void CsvWriter::check_not_failed() const {
+    SPILLWAY_EXPECTS(!failed_, "'" << path_ << "' is incomplete: an earlier write to it failed", IoError);
+}
+
 void CsvWriter::close() {
+    if (failed_) {
+        descriptor_ = FileDescriptor();
+        check_not_failed();
+    }
     if (!descriptor_) {
         return;
     }
-    flush();
-    auto const descriptor = descriptor_.release();
-    SPILLWAY_EXPECTS(::close(descriptor) == 0, "cannot close CSV file '" << path_ << "': " << std::strerror(errno),
-                     IoError);
+    try {
+        flush();
+    } catch (IoError const&) {
+        descriptor_ = FileDescriptor();
+        throw;
+    }
+    if (::close(descriptor_.release()) != 0) {
+        auto const error = errno;
+        failed_ = true;
+        SPILLWAY_FAIL("cannot close CSV file '" << path_ << "': " << std::strerror(error), IoError);
+    }
 }
 
 }  // namespace spillway::io

@@ -2,7 +2,6 @@
 #include <arrow/memory_pool.h>
 #include <arrow/record_batch.h>
 #include <arrow/table.h>
-#include <arrow/util/io_util.h>
 #include <parquet/arrow/reader.h>
 #include <parquet/arrow/writer.h>
 #include <parquet/exception.h>
@@ -139,11 +138,7 @@ std::unique_ptr<parquet::arrow::FileReader> open_reader(
         parquet::ReaderProperties reader_properties(arrow_memory_pool());
         reader_properties.enable_buffered_stream();
         reader_properties.set_buffer_size(static_cast<std::int64_t>(read_buffer_bytes));
-        auto const opened = builder.Open(file, reader_properties, std::move(footer));
-        // A footer that does not decode is an IOError without an errno; a failed read has one.
-        SPILLWAY_EXPECTS(opened.ok() || arrow::internal::ErrnoFromStatus(opened) != 0, what << ": " << opened.message(),
-                         CorruptData);
-        check(opened, what);
+        check(builder.Open(file, reader_properties, std::move(footer)), what);
         auto const& metadata = *builder.raw_reader()->metadata();
         if (groups.empty()) {
             groups.resize(static_cast<std::size_t>(metadata.num_row_groups()));
@@ -355,26 +350,28 @@ class ParquetFileWriter final : public TableFileWriter {
 
     void write(table::Table table) override {
         check_writable(table, schema_, file_.closed(), file_.path());
-        auto const bytes = table.byte_size();
-        if (!held_.empty() && held_bytes_ + bytes > row_group_bytes_) {
-            write_held();
-        }
-        if (writer_ == nullptr) {
-            open(&table);
-        }
-        held_bytes_ += bytes;
-        held_rows_ += table.num_rows();
-        held_.push_back(std::move(table));
-        if (held_rows_ >= row_group_rows_) {
-            write_held();
-        }
+        file_.write([&] {
+            auto const bytes = table.byte_size();
+            if (!held_.empty() && held_bytes_ + bytes > row_group_bytes_) {
+                write_held();
+            }
+            if (writer_ == nullptr) {
+                open(&table);
+            }
+            held_bytes_ += bytes;
+            held_rows_ += table.num_rows();
+            held_.push_back(std::move(table));
+            if (held_rows_ >= row_group_rows_) {
+                write_held();
+            }
+        });
     }
 
     void close() override {
-        if (writer_ == nullptr && !file_.closed()) {
-            open(nullptr);
-        }
         file_.close([&](std::string const& what) {
+            if (writer_ == nullptr) {
+                open(nullptr);
+            }
             guarded(what, [&] {
                 write_held();
                 check(writer_->Close(), what);

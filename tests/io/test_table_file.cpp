@@ -2,10 +2,14 @@
 
 #include <arrow/api.h>
 #include <arrow/io/file.h>
+#include <arrow/ipc/writer.h>
 #include <parquet/arrow/writer.h>
 #include <parquet/file_reader.h>
 
+#include <sys/resource.h>
+
 #include <algorithm>
+#include <csignal>
 #include <cmath>
 #include <fstream>
 #include <limits>
@@ -85,6 +89,37 @@ Table write_counting_parquet(std::filesystem::path const& path, std::int64_t cou
     return rows;
 }
 
+/// Writes an Arrow table as an Arrow IPC file with Arrow C++ directly.
+void write_arrow(std::shared_ptr<arrow::Table> const& table, std::filesystem::path const& path) {
+    auto const file = arrow::io::FileOutputStream::Open(path.string()).ValueOrDie();
+    auto const writer = arrow::ipc::MakeFileWriter(file, table->schema()).ValueOrDie();
+    ASSERT_TRUE(writer->WriteTable(*table).ok());
+    ASSERT_TRUE(writer->Close().ok());
+    ASSERT_TRUE(file->Close().ok());
+}
+
+/// While alive, files this process writes may grow to `bytes` only: a write
+/// past that fails with EFBIG (RLIMIT_FSIZE, with SIGXFSZ ignored), as one
+/// to a full disk fails with ENOSPC.
+class FileSizeLimit {
+  public:
+    explicit FileSizeLimit(rlim_t bytes) : previous_handler_(std::signal(SIGXFSZ, SIG_IGN)) {
+        ::getrlimit(RLIMIT_FSIZE, &previous_);
+        rlimit const limit{bytes, previous_.rlim_max};
+        EXPECT_EQ(::setrlimit(RLIMIT_FSIZE, &limit), 0);
+    }
+    FileSizeLimit(FileSizeLimit const&) = delete;
+    FileSizeLimit& operator=(FileSizeLimit const&) = delete;
+    ~FileSizeLimit() {
+        ::setrlimit(RLIMIT_FSIZE, &previous_);
+        std::signal(SIGXFSZ, previous_handler_);
+    }
+
+  private:
+    rlimit previous_{};
+    void (*previous_handler_)(int);
+};
+
 class TableFileTest : public testing::TestWithParam<FileFormat> {
   protected:
     std::filesystem::path path(std::string const& name) const {
@@ -133,6 +168,26 @@ TEST_P(TableFileTest, AWriterRefusesOtherColumnsAndWritesAfterClose) {
     EXPECT_THROW_WITH(writer->write(other.finish()), InvalidArgument, "cannot go to '" + file.string());
     writer->close();
     EXPECT_THROW_WITH(writer->write(edge_values()), InvalidArgument, "is closed");
+}
+
+TEST_P(TableFileTest, AfterAFailedWriteEveryLaterWriteAndCloseSaysTheFileIsIncomplete) {
+    auto const file = path("full");
+    auto const rows = table::test::random_table(5000, 3);
+    auto writer = create_table_file(file, GetParam(), rows.schema());
+    {
+        FileSizeLimit const full(256);
+        EXPECT_THROW(
+            {
+                writer->write(rows.slice(0, rows.num_rows()));
+                writer->close();
+            },
+            IoError);
+    }
+    // Retried with room on the disk, the rows written half, or not at all,
+    // must not end in a file that reads as whole.
+    EXPECT_THROW_WITH(writer->close(), IoError, "is incomplete: an earlier write to it failed");
+    EXPECT_THROW_WITH(writer->write(rows.slice(0, 10)), IoError, "is incomplete");
+    EXPECT_THROW_WITH(writer->close(), IoError, "is incomplete");
 }
 
 INSTANTIATE_TEST_SUITE_P(Formats, TableFileTest,
@@ -357,6 +412,50 @@ TEST(ParquetFile, AFileThatIsNotParquetOrIsTruncatedIsCorruptDataNamingIt) {
                       IoError, "missing.parquet");
 }
 
+TEST(ParquetFile, APageThatDoesNotDecodeIsCorruptDataNamingTheFile) {
+    test::TemporaryDirectory directory;
+    auto const file = directory.path() / "pages.parquet";
+    auto const rows = table::test::random_table(1000, 4);
+    auto writer = create_table_file(file, FileFormat::parquet, rows.schema());
+    writer->write(rows.slice(0, rows.num_rows()));
+    writer->close();
+    {
+        std::fstream bytes(file, std::ios::in | std::ios::out | std::ios::binary);
+        bytes.seekp(4);  // past the magic: the first page's header
+        bytes << std::string(12, '\xff');
+    }
+    EXPECT_THROW_WITH(read_all(file, FileFormat::parquet), CorruptData, "pages.parquet");
+    EXPECT_THROW_WITH(static_cast<void>(ParquetRowGroups(file).read(0)), CorruptData, "pages.parquet");
+}
+
+TEST(ArrowFile, ANullEntryOfADictionaryIsANullRow) {
+    test::TemporaryDirectory directory;
+    arrow::Int32Builder indices;
+    arrow::StringBuilder entries;
+    ASSERT_TRUE(indices.AppendValues({0, 1, 0}).ok());
+    ASSERT_TRUE(entries.Append("a").ok());
+    ASSERT_TRUE(entries.AppendNull().ok());
+    auto const dictionary =
+        arrow::DictionaryArray::FromArrays(indices.Finish().ValueOrDie(), entries.Finish().ValueOrDie()).ValueOrDie();
+    write_arrow(arrow::Table::Make(arrow::schema({arrow::field("s", dictionary->type())}), {dictionary}),
+                directory.path() / "dictionary.arrow");
+    auto const read = read_all(directory.path() / "dictionary.arrow", FileFormat::arrow);
+    ASSERT_EQ(read.num_rows(), 3u);
+    EXPECT_EQ(read.column(0).string(0), "a");
+    EXPECT_TRUE(read.column(0).is_null(1));
+    EXPECT_EQ(read.column(0).string(2), "a");
+}
+
+TEST(ArrowFile, StringOffsetsThatDecreaseAreCorruptDataNamingTheFile) {
+    test::TemporaryDirectory directory;
+    std::vector<std::int32_t> const offsets{0, 3, 1};
+    auto const strings = arrow::MakeArray(arrow::ArrayData::Make(
+        arrow::utf8(), 2, {nullptr, arrow::Buffer::Wrap(offsets), arrow::Buffer::FromString("abc")}, 0));
+    auto const file = directory.path() / "offsets.arrow";
+    write_arrow(arrow::Table::Make(arrow::schema({arrow::field("s", arrow::utf8())}), {strings}), file);
+    EXPECT_THROW_WITH(read_all(file, FileFormat::arrow), CorruptData, "offsets.arrow");
+}
+
 TEST(ArrowFile, AFileThatIsNotArrowIsCorruptDataNamingIt) {
     test::TemporaryDirectory directory;
     auto const garbage = directory.path() / "garbage.arrow";
@@ -408,6 +507,15 @@ TEST(TableFile, ABadOptionIsAnInvalidArgumentThatLeavesTheFileAsItWas) {
     options = {};
     options.row_group_rows = 0;
     refused(FileFormat::parquet, options, "row_group_rows is 0; a Parquet row group holds 1 to");
+
+    // A CSV header whose name needs the quotes the dialect lacks.
+    std::ofstream(existing) << "kept";
+    options = {};
+    options.csv.quote = std::nullopt;
+    EXPECT_THROW_WITH(static_cast<void>(create_table_file(existing, FileFormat::csv,
+                                                          Schema({{"a,b", DataType::int64}}), options)),
+                      InvalidArgument, "without quoting");
+    EXPECT_EQ(std::filesystem::file_size(existing), 4U);
 
     options = {};
     options.compression_level = -5;

@@ -34,7 +34,9 @@ void append_csv_header(table::Schema const& schema, CsvOptions const& options, s
 /// header (if the options say so) when opened, then tables or rows already
 /// formatted. Rows already formatted never grow the buffer past its size: a
 /// run of rows at least that large is written straight from the caller's
-/// memory.
+/// memory. Once a write to the file has failed, the file is incomplete:
+/// every later `write`, `write_rows` and `close` throws `IoError` saying so
+/// (`close` still closes it).
 ///
 /// Thread safety: externally synchronized. Neither copyable nor movable (it
 /// owns an open file); hold it in a `std::unique_ptr` to move it.
@@ -46,7 +48,9 @@ class CsvWriter {
     /// Creates or truncates `path` and, if `options.header`, writes the
     /// header of `schema`. Buffers up to `buffer_bytes` before writing.
     /// @throws IoError naming the path if it cannot be created.
-    /// @throws InvalidArgument if the options are invalid or `buffer_bytes` is 0.
+    /// @throws InvalidArgument if the options are invalid, `buffer_bytes` is
+    ///         0, or a column name needs quoting and `options.quote` is unset;
+    ///         before `path` is touched.
     CsvWriter(std::filesystem::path path, CsvOptions options, table::Schema const& schema,
               std::size_t buffer_bytes = default_buffer_bytes);
     CsvWriter(CsvWriter const&) = delete;
@@ -57,17 +61,18 @@ class CsvWriter {
 
     /// Writes the rows of `table`.
     /// @throws InvalidArgument as `append_csv_rows` does, or if the writer is closed.
-    /// @throws IoError naming the path if writing fails.
+    /// @throws IoError naming the path if writing fails, or failed before.
     void write(table::Table const& table);
 
     /// Writes `rows`, whole rows already in this file's dialect, verbatim
     /// (rows copied from a `CsvBlock`, say).
     /// @throws InvalidArgument if the writer is closed.
-    /// @throws IoError naming the path if writing fails.
+    /// @throws IoError naming the path if writing fails, or failed before.
     void write_rows(std::string_view rows);
 
-    /// Writes what is buffered and closes the file.
-    /// @throws IoError naming the path if writing or closing fails.
+    /// Writes what is buffered and closes the file; does nothing once closed.
+    /// @throws IoError naming the path if writing or closing fails, or
+    ///         writing failed before.
     void close();
 
     /// The bytes written so far, header included, buffered ones too.
@@ -77,7 +82,10 @@ class CsvWriter {
     /// Writes the buffer to the file and empties it.
     void flush();
     /// Writes `bytes` to the file.
+    /// @throws IoError, marking the writer failed, if the file refuses them.
     void write_all(std::string_view bytes);
+    /// @throws IoError if a write failed before.
+    void check_not_failed() const;
 
     std::string path_;
     CsvOptions options_;
@@ -85,6 +93,7 @@ class CsvWriter {
     FileDescriptor descriptor_;  ///< none once closed
     std::string buffer_;   ///< formatted bytes not yet written
     std::uint64_t bytes_written_ = 0;
+    bool failed_ = false;  ///< a write to the file failed: what it holds is incomplete
 };
 
 }  // namespace spillway::io

@@ -113,7 +113,9 @@ struct WriteOptions {
 /// the first rows written (keys, prices, free text): the writer holds the
 /// tables written (sharing their buffers) until a row group's worth has
 /// come; Arrow IPC files one record batch per `write`; CSV the rows as
-/// `io::append_csv_rows` formats them.
+/// `io::append_csv_rows` formats them. Once a `write` or `close` has
+/// failed with `IoError`, the file is incomplete: every later `write` and
+/// `close` throws `IoError` saying so, and the caller removes the file.
 ///
 /// Thread safety: externally synchronized.
 class TableFileWriter {
@@ -122,11 +124,13 @@ class TableFileWriter {
 
     /// Appends the rows of `table`, whose schema is the writer's.
     /// @throws InvalidArgument if the schema differs or the writer is closed.
-    /// @throws IoError naming the file if writing fails.
+    /// @throws IoError naming the file if writing fails, or failed before.
     virtual void write(table::Table table) = 0;
 
-    /// Finishes the file (a Parquet or Arrow footer) and closes it.
-    /// @throws IoError naming the file if writing or closing fails.
+    /// Finishes the file (a Parquet or Arrow footer) and closes it; does
+    /// nothing once it has succeeded.
+    /// @throws IoError naming the file if writing or closing fails, or
+    ///         writing failed before.
     virtual void close() = 0;
 
     /// The bytes written to the file so far.
