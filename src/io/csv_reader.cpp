@@ -9,6 +9,8 @@
 #include <charconv>
 #include <cstring>
 #include <string>
+#include <string_view>
+#include <unordered_set>
 
 // Inlined: one hash per row, and a call per row would cost more than short rows do.
 #define XXH_INLINE_ALL
@@ -244,10 +246,15 @@ Schema infer_schema(std::string_view text, std::vector<std::string> names, CsvOp
             if (value.empty() && !quoted) {
                 return;  // a null fits every type
             }
+            // Digits that spell an integer other than exactly (`042`, `-0`)
+            // make a string: a number would hash as another key than the
+            // same text in a column of strings does.
             std::int64_t integer;
             double real;
-            row[field] = {parse_number(value, integer), parse_float64(value, real), parse_date32(value).has_value(),
-                          true};
+            bool const integer_text = parse_number(value, integer);
+            bool const exact = integer_text && table::spelled_integer(value).has_value();
+            row[field] = {exact, integer_text == exact && parse_float64(value, real),
+                          parse_date32(value).has_value(), true};
         },
         [&](std::size_t, std::size_t, std::size_t fields, bool last_empty) {
             if (columns == 0) {
@@ -492,6 +499,12 @@ CsvReader::CsvReader(std::filesystem::path path, CsvOptions options, std::option
     } else if (pending_size_ == 0 && names.empty()) {
         schema = Schema();  // an empty file (a byte order mark at most): no columns
     } else {
+        std::unordered_set<std::string_view> seen;
+        for (auto const& name : names) {
+            SPILLWAY_EXPECTS(seen.insert(name).second,
+                             path_ << ":1: two columns are named '" << name << "'; each column needs a name of its own",
+                             CorruptData);
+        }
         auto const rows_end = pending_size_ == 0 ? 0 : complete_rows();
         std::string_view const sample(pending_.get(), rows_end);
         schema = infer_schema(sample, std::move(names), options_, CsvErrors(path_, sample, next_line_));
@@ -517,6 +530,7 @@ void CsvReader::fill() {
     }
     if (end_of_file_ && pending_size_ != 0 && pending_[pending_size_ - 1] != '\n') {
         pending_[pending_size_++] = '\n';  // the buffer has one byte to spare for this
+        added_line_break_ = true;
     }
 }
 
@@ -530,6 +544,9 @@ void CsvReader::skip_byte_order_mark() {
         pending_size_ -= byte_order_mark.size();
         std::memmove(pending_.get(), pending_.get() + byte_order_mark.size(), pending_size_);
         fill();
+        if (added_line_break_ && pending_size_ == 1) {
+            pending_size_ = 0;  // the file is the mark alone: empty
+        }
     }
 }
 

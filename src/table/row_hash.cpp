@@ -38,9 +38,8 @@ std::uint64_t hash_double(double value, std::uint64_t hash) noexcept {
     return XXH3_64bits_withSeed(&bits, sizeof bits, hash);
 }
 
-/// The integer `text` spells exactly: an optional `-` and decimal digits
-/// without a leading zero (`0` itself, but not `-0`, `042` or `+4`), within
-/// int64's range.
+}  // namespace
+
 std::optional<std::int64_t> spelled_integer(std::string_view text) noexcept {
     auto const digits = text.substr(text.starts_with('-') ? 1 : 0);
     if (digits.empty() || digits.size() > 19 || digits[0] < '0' || digits[0] > '9'
@@ -54,6 +53,8 @@ std::optional<std::int64_t> spelled_integer(std::string_view text) noexcept {
     }
     return value;
 }
+
+namespace {
 
 /// Chains a string: as the integer it spells exactly, as the date it spells
 /// as `YYYY-MM-DD` (days since the epoch), or as its bytes.

@@ -10,6 +10,7 @@
 
 #include <spillway/table/date32.hpp>
 #include <spillway/table/hash_partition.hpp>
+#include <spillway/table/row_hash.hpp>
 #include <spillway/table/table_builder.hpp>
 #include <spillway/table/tpch_generator.hpp>
 
@@ -117,6 +118,24 @@ TEST_F(CsvReaderTest, AnEmptyFileHasNoRows) {
     CsvReader header_only(file("header.csv", "id,name\n"), CsvOptions());
     EXPECT_EQ(header_only.schema().to_string(), "id:string, name:string");
     EXPECT_FALSE(header_only.read().has_value());
+
+    CsvOptions without_header;
+    without_header.header = false;
+    for (auto const& options : {CsvOptions(), without_header}) {
+        CsvReader mark_only(file("mark.csv", "\xef\xbb\xbf"), options);
+        EXPECT_EQ(mark_only.schema().size(), 0u) << "a byte order mark alone is an empty file";
+        EXPECT_FALSE(mark_only.read_block().has_value());
+    }
+}
+
+TEST_F(CsvReaderTest, TwoColumnsOfOneNameAreCorruptDataUnlessASchemaNamesThem) {
+    EXPECT_THROW_WITH(CsvReader(file("twice.csv", "a,b,a\n1,2,3\n"), CsvOptions()), CorruptData,
+                      "twice.csv:1: two columns are named 'a'");
+    EXPECT_THROW_WITH(CsvReader(file("unnamed.csv", "a,,\n1,2,3\n"), CsvOptions()), CorruptData,
+                      "unnamed.csv:1: two columns are named ''");
+    Schema const schema({{"a", DataType::int64}, {"b", DataType::int64}, {"c", DataType::int64}});
+    EXPECT_EQ(read_all(file("twice.csv", "a,b,a\n1,2,3\n"), CsvOptions(), schema).column(2).values<std::int64_t>()[0],
+              3);
 }
 
 TEST_F(CsvReaderTest, AnEmptyHeaderLineIsRefusedRatherThanReadAsAColumnWithoutAName) {
@@ -453,6 +472,30 @@ TEST_F(CsvReaderTest, InferenceWidensToTheNarrowestTypeThatHoldsEveryValue) {
     options.infer_rows = 1;
     EXPECT_EQ(CsvReader(path, options).schema().to_string(),
               "column0:int64, column1:int64, column2:date32, column3:int64, column4:string, column5:int64");
+}
+
+TEST_F(CsvReaderTest, DigitsThatSpellAnIntegerOtherThanExactlyMakeAColumnOfStrings) {
+    // `042` as a number would hash as 42, and as text in a column of strings
+    // (say, where another table has `unknown` in it) as its bytes: only a
+    // column of strings keeps such a key in one partition in every table.
+    CsvOptions options;
+    options.header = false;
+    auto const path = file("spelled.csv", "42,042,-0,1.5,7,-7\n43,1,2,007,8,0\n");
+    CsvReader reader(path, options);
+    EXPECT_EQ(reader.schema().to_string(),
+              "column0:int64, column1:string, column2:string, column3:string, column4:int64, column5:int64");
+    auto const rows = read_all(reader);
+    EXPECT_EQ(rows.column(1).string(0), "042");
+    EXPECT_EQ(rows.column(3).string(1), "007");
+    for (std::size_t column = 1; column < 4; ++column) {
+        std::vector<std::size_t> const key{column};
+        auto const as_read = hash_rows(rows, key);
+        TableBuilder strings(Schema({{"key", DataType::string}}));
+        strings.column(0).append(rows.column(column).string(0));
+        strings.column(0).append(rows.column(column).string(1));
+        EXPECT_EQ(as_read, hash_rows(strings.finish(), std::vector<std::size_t>{0}))
+            << "column " << column << " hashes as the same text in a column of strings";
+    }
 }
 
 TEST_F(CsvReaderTest, AMissingFileIsAnIoErrorNamingIt) {

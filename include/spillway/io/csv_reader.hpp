@@ -154,7 +154,10 @@ class CsvBlock {
 /// mark, reads the header if the options say there is one, and settles the schema: the one given (whose
 /// names win over the header's), or one inferred from the first `infer_rows` rows (each column gets the first of
 /// int64, float64, date32 and string that holds every non-null value seen; a
-/// column without any is string). Without a header the columns
+/// column without any is string). A value is a number only if it spells an
+/// integer exactly or is no integer at all: a column holding `042` or `-0`
+/// is string, so that its keys hash as the same text does in a column of
+/// strings (`table::spelled_integer`). Without a header the columns
 /// are named `column0`, `column1`, ...
 ///
 /// Memory: the reader holds one buffer of `chunk_bytes + 1` bytes, and each
@@ -171,8 +174,9 @@ class CsvReader {
     /// @throws CorruptData naming the file and line if the header does not
     /// match a given schema or the quoting of the rows used for inference is
     /// malformed (rows with the wrong number of fields are passed over there;
-    /// parsing reports them), if the header line is empty, or if the file
-    /// is gzip-compressed.
+    /// parsing reports them), if the header line is empty, if two of its
+    /// names are equal (when the schema is inferred), or if the file is
+    /// gzip-compressed.
     CsvReader(std::filesystem::path path, CsvOptions options, std::optional<table::Schema> schema = std::nullopt);
     CsvReader(CsvReader const&) = delete;
     CsvReader& operator=(CsvReader const&) = delete;
@@ -214,6 +218,7 @@ class CsvReader {
     std::shared_ptr<detail::CsvSource const> source_;  ///< set once the schema is known
     FileDescriptor descriptor_;
     bool end_of_file_ = false;
+    bool added_line_break_ = false;  ///< `fill` ended the file's last row, which had no line break
     std::unique_ptr<char[]> pending_;  ///< chunk_bytes + 1 bytes: read but not yet handed out
     std::size_t pending_size_ = 0;
     std::uint64_t next_line_ = 1;  ///< the line number of the first pending byte

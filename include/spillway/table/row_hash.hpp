@@ -4,7 +4,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include <spillway/memory/host_allocator.hpp>
@@ -46,6 +48,11 @@ inline constexpr std::uint64_t checksum_hash_seed = 0x5350494c4c574159;  // "SPI
 [[nodiscard]] std::vector<std::uint64_t> hash_rows(
     Table const& table, std::span<std::size_t const> columns, std::uint64_t seed = partition_hash_seed
 );
+
+/// The integer `text` spells exactly: an optional `-` and decimal digits
+/// without a leading zero (`0` itself, but not `-0`, `042` or `+4`), within
+/// int64's range. `hash_rows` hashes such a string as that integer.
+[[nodiscard]] std::optional<std::int64_t> spelled_integer(std::string_view text) noexcept;
 
 /// Row hashes in storage charged to a HOST resource (`memory::HostAllocator`).
 using ChargedRowHashes = std::vector<std::uint64_t, memory::HostAllocator<std::uint64_t>>;
