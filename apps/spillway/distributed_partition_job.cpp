@@ -286,9 +286,7 @@ RunSummary DistributedPartitionJob::run(Progress& progress) {
         }
     }
     report_partition_check(read_back, total.input, summary);
-    if (*summary.verified && staged_output_) {
-        staged_output_->commit();
-    }
+    verified_ = *summary.verified;
     auto const verified = Clock::now();
     progress.start("clean up", local_ranks, Progress::Unit::items);
     ranks_.release_resources([&] { progress.advance(1); });
@@ -423,6 +421,12 @@ std::vector<DistributedPartitionJob::RankResult> DistributedPartitionJob::run_ra
 
     result.memory = RankMemoryFigures::of(resource);
     return gather_values(results, resource, result);
+}
+
+void DistributedPartitionJob::commit() {
+    if (verified_ && staged_output_) {
+        staged_output_->commit();
+    }
 }
 
 }  // namespace spillway::cli

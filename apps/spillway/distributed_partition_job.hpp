@@ -115,6 +115,7 @@ class DistributedPartitionJob final : public Job {
     DistributedPartitionJob(PartitionArguments arguments, Options const& options);
 
     [[nodiscard]] RunSummary run(Progress& progress) override;
+    void commit() override;
 
   private:
     /// What one rank found, in the form the ranks exchange.
@@ -151,6 +152,7 @@ class DistributedPartitionJob final : public Job {
     std::uint64_t bound_ = 0;  ///< the most memory the plan takes
     std::uint64_t receive_batch_bytes_ = 0;  ///< of received chunks unpacked and written as one table
     io::WriteOptions write_options_;
+    bool verified_ = false;  ///< whether `run` verified the output
     std::optional<StagedOutput> staged_output_;  ///< in the process of rank 0
     /// How long a join's window may make no progress before it is reported
     /// (option `seq_join_stall_timeout`; 0: never).

@@ -147,11 +147,6 @@ RunSummary GenerateJob::run(Progress& progress) {
             bytes += output.file->bytes_written();
         }
     }
-    if (file_) {
-        file_->commit();
-    } else {
-        directory_->commit();
-    }
     progress.finish();
 
     RunSummary summary;
@@ -176,6 +171,14 @@ RunSummary GenerateJob::run(Progress& progress) {
     summary.phases = {{"generate", summary.seconds}};
     summary.peak_resident_bytes = peak_resident_bytes();
     return summary;
+}
+
+void GenerateJob::commit() {
+    if (file_) {
+        file_->commit();
+    } else {
+        directory_->commit();
+    }
 }
 
 }  // namespace spillway::cli

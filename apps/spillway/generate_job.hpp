@@ -67,6 +67,7 @@ class GenerateJob final : public Job {
     GenerateJob(GenerateArguments arguments, Options const& options);
 
     [[nodiscard]] RunSummary run(Progress& progress) override;
+    void commit() override;
 
   private:
     /// One table to write, and its file's writer: CSV text, formatted by

@@ -22,6 +22,13 @@ class Job {
     /// happened, including whether the output passed verification.
     /// @throws spillway::Error if the work fails.
     [[nodiscard]] virtual RunSummary run(Progress& progress) = 0;
+
+    /// Moves the output `run` wrote into place if it passed verification;
+    /// does nothing for a job that writes none. Called once, after `run`
+    /// returned and the trace was written, so that a run that fails until
+    /// then leaves no output.
+    /// @throws spillway::Error if the output cannot be moved.
+    virtual void commit() {}
 };
 
 }  // namespace spillway::cli

@@ -68,6 +68,7 @@ class PartitionJob final : public Job {
     PartitionJob(PartitionArguments arguments, Options const& options);
 
     [[nodiscard]] RunSummary run(Progress& progress) override;
+    void commit() override;
 
   private:
     CsvInput input_;
@@ -75,6 +76,7 @@ class PartitionJob final : public Job {
     std::vector<std::string> key_names_;
     std::uint32_t partitions_;
     PartitionPlan plan_;
+    bool verified_ = false;  ///< whether `run` verified the output
     std::optional<StagedOutput> staged_output_;                      ///< made once the checks pass
     std::vector<std::filesystem::path> output_files_;                ///< in the staging directory, by partition
     std::vector<std::unique_ptr<io::CsvWriter>> writers_;         ///< by partition

@@ -73,6 +73,7 @@ ExitCode run_job(std::function<std::unique_ptr<Job>()> const& make_job, std::str
         summary = job->run(progress);
         ran = true;
         trace->write();
+        job->commit();
     } catch (std::exception const& error) {
         wait_out_interruption();
         auto const message = message_of(error);

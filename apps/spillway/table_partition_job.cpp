@@ -171,10 +171,14 @@ RunSummary TablePartitionJob::run(Progress& progress) {
                       {"verify", std::chrono::duration<double>(finished - partitioned).count()}};
     summary.peak_resident_bytes = peak_resident_bytes();
     report_partition_check(check, input_checksum, summary);
-    if (*summary.verified) {
+    verified_ = *summary.verified;
+    return summary;
+}
+
+void TablePartitionJob::commit() {
+    if (verified_) {
         staged_output_->commit();
     }
-    return summary;
 }
 
 }  // namespace spillway::cli

@@ -65,6 +65,7 @@ class TablePartitionJob final : public Job {
     TablePartitionJob(PartitionArguments arguments, Options const& options);
 
     [[nodiscard]] RunSummary run(Progress& progress) override;
+    void commit() override;
 
   private:
     PartitionInput input_;
@@ -74,6 +75,7 @@ class TablePartitionJob final : public Job {
     std::vector<std::string> key_names_;
     std::uint32_t partitions_;
     PartitionPlan plan_;
+    bool verified_ = false;  ///< whether `run` verified the output
     std::optional<StagedOutput> staged_output_;                  ///< made once the checks pass
     /// The writer of one partition's file, which one worker at a time appends to.
     struct PartitionWriter {

@@ -35,7 +35,9 @@ std::string run_command(std::vector<std::string> const& arguments, cli::Progress
                      InvalidArgument);
     cli::RunSummary summary;
     try {
-        summary = command_line.make_job(options)->run(progress);
+        auto const job = command_line.make_job(options);
+        summary = job->run(progress);
+        job->commit();
     } catch (Error const& error) {
         // The same type, with the tool's flags named (`CommandLine::name_flags`).
         with_error_type(error, [&]<typename Type>(Type const&, char const*) {

@@ -1,6 +1,8 @@
 #include <spillway/core/trace.hpp>
 
 #include <atomic>
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <vector>
 
@@ -134,7 +136,9 @@ void write(std::filesystem::path const& path) {
     file << nlohmann::json{{"traceEvents", std::move(events)}, {"displayTimeUnit", "ms"}}.dump(
         -1, ' ', false, nlohmann::json::error_handler_t::replace);
     file.close();
-    SPILLWAY_EXPECTS(!file.fail(), "cannot write trace file '" << path.string() << "'", IoError);
+    auto const error = errno;
+    SPILLWAY_EXPECTS(!file.fail(), "cannot write trace file '" << path.string() << "': " << std::strerror(error),
+                     IoError);
 }
 
 void record(char const* category, char const* name, std::chrono::steady_clock::time_point start,

@@ -53,6 +53,7 @@ class PartitionCheckTest : public testing::Test {
         Progress quiet(Progress::Style::none, ignored);
         auto const summary = job.run(quiet);
         ASSERT_EQ(summary.verified, true);
+        job.commit();
         input_ = CsvInput::open({directory_.path() / "input.csv"}, {"id"}, options);
         for (int partition = 0; partition < 4; ++partition) {
             files_.push_back(directory_.path() / "out" / ("part-0000" + std::to_string(partition) + ".csv"));

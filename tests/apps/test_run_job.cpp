@@ -19,10 +19,17 @@ using testing::HasSubstr;
 
 namespace {
 
-/// A job that returns a summary it was given, or throws while running.
+/// A job that returns a summary it was given, or throws while running, and
+/// counts its commits in `*commits` if given.
 class FixedJob final : public Job {
   public:
-    explicit FixedJob(std::optional<bool> verified, bool fail = false) : verified_(verified), fail_(fail) {}
+    explicit FixedJob(std::optional<bool> verified, bool fail = false, int* commits = nullptr)
+        : verified_(verified), fail_(fail), commits_(commits) {}
+    void commit() override {
+        if (commits_ != nullptr) {
+            ++*commits_;
+        }
+    }
     RunSummary run(Progress&) override {
         if (fail_) {
             SPILLWAY_FAIL("the disk is full", IoError);
@@ -37,6 +44,7 @@ class FixedJob final : public Job {
   private:
     std::optional<bool> verified_;
     bool fail_;
+    int* commits_;
 };
 
 struct Outcome {
@@ -60,6 +68,21 @@ TEST(RunJob, AVerifiedJobSucceedsAndPrintsItsSummary) {
     EXPECT_EQ(outcome.code, ExitCode::success);
     EXPECT_THAT(outcome.out, HasSubstr("\"verified\":true"));
     EXPECT_EQ(outcome.err, "");
+}
+
+TEST(RunJob, TheOutputIsCommittedOnlyOnceTheTraceIsWritten) {
+    int commits = 0;
+    auto const written = run([&] { return std::make_unique<FixedJob>(true, false, &commits); });
+    EXPECT_EQ(written.code, ExitCode::success);
+    EXPECT_EQ(commits, 1);
+
+    // /dev/full opens, and refuses every write with ENOSPC.
+    commits = 0;
+    auto const full = run([&] { return std::make_unique<FixedJob>(true, false, &commits); },
+                          OutputFlags{true, false, "/dev/full"});
+    EXPECT_EQ(full.code, ExitCode::failure);
+    EXPECT_THAT(full.err, HasSubstr("cannot write trace file '/dev/full': No space left on device"));
+    EXPECT_EQ(commits, 0) << "a run whose trace failed leaves no output";
 }
 
 TEST(RunJob, AFailedVerificationIsExitCodeThreeAndSaysWhy) {
