@@ -39,6 +39,13 @@ def _in_keywords(message: str, flags: dict[str, Any]) -> str:
                   message)
 
 
+def _duration_of(value: Any) -> Any:
+    """A duration flag's value: a number of seconds as ``"<n>s"``; anything else as it is."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return f"{value}s"
+    return value
+
+
 def partition(
     inputs: PathLike | Sequence[PathLike],
     key: str | int | Sequence[str | int],
@@ -46,6 +53,8 @@ def partition(
     *,
     partitions: int | None = None,
     ranks: int | None = None,
+    comm: str | None = None,
+    collective_timeout: str | float | None = None,
     memory_limit: Size | None = None,
     spill_directory: PathLike | None = None,
     codec: str | None = None,
@@ -85,6 +94,11 @@ def partition(
             shuffle the rows by key, spilling what does not fit into
             ``spill_directory`` (compressed with ``codec``), and each writes
             the partitions it owns: the same files, one open per rank.
+        comm: ``"local"``, the only one from Python: the ranks are threads
+            of this process. For ranks in several processes, run the tool:
+            ``mpirun -np N spillway partition --comm mpi ...``.
+        collective_timeout: how long a rank may send nothing before the job
+            fails naming it: ``"60s"``, ``"2min"``, or seconds as a number.
         memory_limit: what the job may use: bytes, ``"1GiB"`` or ``"25%"``
             of RAM (default 80%).
         schema: column types of CSV input, ``{"id": "int64"}``: ``int32``,
@@ -123,6 +137,8 @@ def partition(
     flags = {
         "partitions": partitions,
         "ranks": ranks,
+        "comm": comm,
+        "collective-timeout": _duration_of(collective_timeout),
         "memory-limit": memory_limit,
         "spill-dir": None if spill_directory is None else path_of("spill_directory", spill_directory),
         "codec": codec,

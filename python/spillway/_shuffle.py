@@ -75,6 +75,9 @@ class ShuffleResult(_Closable["_core.LocalShuffle"]):
         return self._partitions
 
     def __iter__(self) -> Iterator[tuple[int, pa.Table]]:
+        if self._core is None:
+            raise InvalidArgument(f"the {self._what} is closed: each partition is handed out once, and "
+                                  "iterating to the end (or close()) frees the rest")
         while self._next < self._partitions:
             partition = self._next
             self._next += 1

@@ -31,7 +31,8 @@ std::string run_command(std::vector<std::string> const& arguments, cli::Progress
     }
     auto const options = command_line.options();
     SPILLWAY_EXPECTS(options.get_choice("comm", {"local", "mpi"}, "local") == "local",
-                     "from Python, jobs run in this process (comm local); use spillway.MpiCommunicator for MPI",
+                     "from Python, jobs run in this process (comm local); over MPI, use spillway.Shuffler with "
+                     "spillway.MpiCommunicator, or run the tool under mpirun",
                      InvalidArgument);
     cli::RunSummary summary;
     try {

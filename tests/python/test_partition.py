@@ -115,6 +115,17 @@ def test_a_schema_takes_pyarrow_types(tmp_path: Path):
                                     ("name", pa.string())])
 
 
+def test_ranks_take_the_tools_comm_and_collective_timeout(lineitem_parquet: Path, tmp_path: Path):
+    summary = spillway.partition(lineitem_parquet, "l_orderkey", tmp_path / "out", partitions=4, ranks=2,
+                                 comm="local", collective_timeout=30)
+    assert summary.verified
+    with pytest.raises(spillway.InvalidArgument, match="or run the tool under mpirun"):
+        spillway.partition(lineitem_parquet, "l_orderkey", tmp_path / "mpi", comm="mpi")
+    with pytest.raises(spillway.InvalidArgument, match="collective_timeout"):
+        spillway.partition(lineitem_parquet, "l_orderkey", tmp_path / "bad", collective_timeout="soon")
+    assert not (tmp_path / "mpi").exists() and not (tmp_path / "bad").exists()
+
+
 def test_usage_errors_name_the_keyword_and_leave_the_output_alone(lineitem_parquet: Path, tmp_path: Path):
     output = tmp_path / "out"
     output.mkdir()

@@ -139,6 +139,13 @@ def test_many_small_batches_are_sent_together_not_one_chunk_per_piece(tmp_path):
     assert rows(pa.concat_tables(part for _, part in result)) == rows(table)
 
 
+def test_a_result_iterated_to_its_end_refuses_a_second_pass():
+    result = spillway.shuffle(sample(100), "k", partitions=3)
+    assert len(list(result)) == 3
+    with pytest.raises(spillway.InvalidArgument, match="each partition is handed out once"):
+        list(result)
+
+
 def test_closing_early_frees_the_spill_files(tmp_path):
     result = spillway.shuffle(sample(), "k", partitions=8, memory_limit="1MiB",
                               options={"spill_force_disk": "true"}, spill_directory=tmp_path)
