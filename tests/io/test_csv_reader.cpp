@@ -402,6 +402,24 @@ TEST_F(CsvReaderTest, SkipsAByteOrderMarkKeepsTheHeaderLineAndRejectsGzip) {
                       "rows.csv.gz' is gzip-compressed; decompress it first");
 }
 
+TEST_F(CsvReaderTest, AFileThatStartsAsACompressedStreamParquetOrArrowIsRefusedSayingWhichItIs) {
+    for (auto const& [start, kind] : {
+             std::pair{std::string("\x28\xb5\x2f\xfd\x04\x58", 6), "zstd-compressed; decompress it first"},
+             std::pair{std::string("\xfd" "7zXZ\0\0", 8), "xz-compressed"},
+             std::pair{std::string("BZh91AY&SY\x01", 11), "bzip2-compressed"},
+             std::pair{std::string("PK\x03\x04\x14\0", 6), "a zip archive"},
+             std::pair{std::string("PAR1\x15\x04\x15", 7), "a Parquet file, not CSV text; read it as that format"},
+             std::pair{std::string("ARROW1\0\0\xff\xff", 10), "an Arrow IPC file, not CSV text"},
+             std::pair{std::string("\xff\xff\xff\xff\x78\0", 6), "an Arrow IPC stream, not CSV text"},
+         }) {
+        EXPECT_THROW_WITH(CsvReader(file("data", start), CsvOptions()), CorruptData, "data' is " + std::string(kind));
+    }
+    // Text that merely begins with the same letters is text.
+    for (auto const* text : {"PAR1,ARROW1\n1,2\n", "BZh9,PK\n1,2\n"}) {
+        EXPECT_EQ(CsvReader(file("text.csv", text), CsvOptions()).schema().size(), 2u) << text;
+    }
+}
+
 TEST_F(CsvReaderTest, AReaderThatFailsAfterOpeningItsFileClosesIt) {
     auto const open_descriptors = [] {
         return std::distance(std::filesystem::directory_iterator("/proc/self/fd"), std::filesystem::directory_iterator());

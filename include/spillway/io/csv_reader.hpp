@@ -176,7 +176,8 @@ class CsvReader {
     /// malformed (rows with the wrong number of fields are passed over there;
     /// parsing reports them), if the header line is empty, if two of its
     /// names are equal (when the schema is inferred), or if the file is
-    /// gzip-compressed.
+    /// not text: gzip, zstd, bzip2, xz or zip compressed, Parquet or Arrow
+    /// IPC (by the bytes it starts with).
     CsvReader(std::filesystem::path path, CsvOptions options, std::optional<table::Schema> schema = std::nullopt);
     CsvReader(CsvReader const&) = delete;
     CsvReader& operator=(CsvReader const&) = delete;
@@ -206,8 +207,9 @@ class CsvReader {
     /// are pending or the file ends; at the end, adds a missing final `\n`.
     void fill();
     /// Drops a UTF-8 byte order mark at the start of the file.
-    /// @throws CorruptData if the file is gzip-compressed.
-    void skip_byte_order_mark();
+    /// @throws CorruptData if the file starts as a compressed stream, a
+    ///         Parquet file or Arrow IPC data does.
+    void check_start_of_file();
     /// The bytes up to the end of the last whole row pending.
     /// @throws CorruptData if there is none.
     [[nodiscard]] std::size_t complete_rows() const;
