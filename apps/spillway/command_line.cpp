@@ -281,8 +281,9 @@ CommandLine::CommandLine() : app_(description, "spillway") {
         ->delimiter(',');
     partition_command_
         ->add_option("--input-format", partition_.input_format,
-                     "csv, parquet or arrow (Arrow IPC / Feather v2); default: from the first input's extension "
-                     "(.parquet, .pq; .arrow, .feather, .ipc; anything else is CSV)")
+                     "csv, parquet or arrow (an Arrow IPC file, i.e. Feather v2, or an IPC stream); default: from "
+                     "the first input's extension (.parquet, .pq; .arrow, .feather, .ipc, .arrows; anything else is "
+                     "CSV)")
         ->type_name("FORMAT")
         ->check(CLI::IsMember({"csv", "parquet", "arrow", "feather"}, CLI::ignore_case));
     partition_command_

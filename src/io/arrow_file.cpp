@@ -1,8 +1,11 @@
+#include <arrow/buffer.h>
 #include <arrow/io/file.h>
 #include <arrow/ipc/reader.h>
 #include <arrow/ipc/writer.h>
 #include <arrow/memory_pool.h>
 #include <arrow/util/compression.h>
+
+#include <string_view>
 
 #include <spillway/core/error.hpp>
 
@@ -15,7 +18,17 @@
 namespace spillway::io::detail {
 namespace {
 
-/// Reads an Arrow IPC file (Feather version 2) one record batch at a time.
+/// Whether `file` begins as an Arrow IPC file (Feather version 2) does,
+/// rather than as a stream.
+bool starts_as_ipc_file(arrow::io::ReadableFile& file, std::string const& what) {
+    constexpr std::string_view magic = "ARROW1";
+    auto const start = value_of(file.ReadAt(0, static_cast<std::int64_t>(magic.size())), what);
+    check(file.Seek(0), what);  // a stream is read on from its start
+    return start->ToString() == magic;
+}
+
+/// Reads an Arrow IPC file (Feather version 2), or an Arrow IPC stream, one
+/// record batch at a time.
 class ArrowFileReader final : public TableFileReader {
   public:
     explicit ArrowFileReader(std::filesystem::path const& path) : path_(path.string()) {
@@ -23,32 +36,47 @@ class ArrowFileReader final : public TableFileReader {
                                    "cannot open Arrow file '" + path_ + "'");
         auto options = arrow::ipc::IpcReadOptions::Defaults();
         options.memory_pool = arrow_memory_pool();
-        reader_ = value_of(arrow::ipc::RecordBatchFileReader::Open(file, options),
-                           "'" + path_ + "' is not a readable Arrow IPC file");
-        schema_ = to_spillway(*reader_->schema(), path_);
-        rows_ = static_cast<std::uint64_t>(value_of(reader_->CountRows(), "cannot count the rows of '" + path_ + "'"));
+        auto const what = "'" + path_ + "' is not a readable Arrow IPC file or stream";
+        if (starts_as_ipc_file(*file, "cannot read '" + path_ + "'")) {
+            file_reader_ = value_of(arrow::ipc::RecordBatchFileReader::Open(file, options), what);
+            schema_ = to_spillway(*file_reader_->schema(), path_);
+            rows_ = static_cast<std::uint64_t>(
+                value_of(file_reader_->CountRows(), "cannot count the rows of '" + path_ + "'"));
+        } else {
+            stream_reader_ = value_of(arrow::ipc::RecordBatchStreamReader::Open(file, options), what);
+            schema_ = to_spillway(*stream_reader_->schema(), path_);
+        }
     }
 
     [[nodiscard]] table::Schema const& schema() const noexcept override { return schema_; }
 
     [[nodiscard]] std::optional<table::Table> read() override {
-        if (next_ == reader_->num_record_batches()) {
+        auto const what = "cannot read record batch " + std::to_string(next_) + " of '" + path_ + "'";
+        std::shared_ptr<arrow::RecordBatch> batch;
+        if (stream_reader_ != nullptr) {
+            check(stream_reader_->ReadNext(&batch), what);
+        } else if (next_ < file_reader_->num_record_batches()) {
+            batch = value_of(file_reader_->ReadRecordBatch(next_), what);
+        }
+        if (batch == nullptr) {
             return std::nullopt;
         }
-        auto const batch = value_of(reader_->ReadRecordBatch(next_),
-                                    "cannot read record batch " + std::to_string(next_) + " of '" + path_ + "'");
         ++next_;
         return to_table(*batch, path_);
     }
 
-    [[nodiscard]] std::optional<std::uint64_t> rows() const noexcept override { return rows_; }
+    /// A file's rows, as its footer counts them; nothing for a stream.
+    [[nodiscard]] std::optional<std::uint64_t> rows() const noexcept override {
+        return file_reader_ != nullptr ? std::optional(rows_) : std::nullopt;
+    }
 
     /// The file does not record batch sizes in its footer.
     [[nodiscard]] std::uint64_t largest_read_bytes() const noexcept override { return 0; }
 
   private:
     std::string path_;
-    std::shared_ptr<arrow::ipc::RecordBatchFileReader> reader_;
+    std::shared_ptr<arrow::ipc::RecordBatchFileReader> file_reader_;  ///< one of these two
+    std::shared_ptr<arrow::RecordBatchReader> stream_reader_;
     table::Schema schema_;
     std::uint64_t rows_ = 0;
     int next_ = 0;

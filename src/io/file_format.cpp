@@ -44,7 +44,7 @@ FileFormat format_of(std::filesystem::path const& path) {
     if (extension == ".parquet" || extension == ".pq") {
         return FileFormat::parquet;
     }
-    if (extension == ".arrow" || extension == ".feather" || extension == ".ipc") {
+    if (extension == ".arrow" || extension == ".feather" || extension == ".ipc" || extension == ".arrows") {
         return FileFormat::arrow;
     }
     return FileFormat::csv;

@@ -18,6 +18,7 @@ TEST(FileFormat, NamesParseBackAndExtensionsImplyTheFormat) {
     EXPECT_EQ(parse_file_format("feather"), FileFormat::arrow);
     EXPECT_EQ(format_of("data/x.PQ"), FileFormat::parquet);
     EXPECT_EQ(format_of("x.feather"), FileFormat::arrow);
+    EXPECT_EQ(format_of("x.arrows"), FileFormat::arrow);
     EXPECT_EQ(format_of("lineitem.tbl"), FileFormat::csv);
     EXPECT_EQ(format_of("no_extension"), FileFormat::csv);
     EXPECT_THROW_WITH(static_cast<void>(parse_file_format("orc")), InvalidArgument,

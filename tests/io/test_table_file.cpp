@@ -2,6 +2,7 @@
 
 #include <arrow/api.h>
 #include <arrow/io/file.h>
+#include <arrow/ipc/reader.h>
 #include <arrow/ipc/writer.h>
 #include <parquet/arrow/writer.h>
 #include <parquet/file_reader.h>
@@ -454,6 +455,46 @@ TEST(ArrowFile, StringOffsetsThatDecreaseAreCorruptDataNamingTheFile) {
     auto const file = directory.path() / "offsets.arrow";
     write_arrow(arrow::Table::Make(arrow::schema({arrow::field("s", arrow::utf8())}), {strings}), file);
     EXPECT_THROW_WITH(read_all(file, FileFormat::arrow), CorruptData, "offsets.arrow");
+}
+
+TEST(ArrowFile, AnIpcStreamIsReadAsAFileIs) {
+    test::TemporaryDirectory directory;
+    auto const rows = table::test::random_table(3000, 5);
+    auto const as_file = directory.path() / "rows.arrow";
+    auto writer = create_table_file(as_file, FileFormat::arrow, rows.schema());
+    writer->write(rows.slice(0, 1000));
+    writer->write(rows.slice(1000, 2000));
+    writer->close();
+    auto const stream = directory.path() / "rows.arrows";
+    {
+        auto const in = arrow::io::ReadableFile::Open(as_file.string()).ValueOrDie();
+        auto const batches = arrow::ipc::RecordBatchFileReader::Open(in).ValueOrDie();
+        auto const out = arrow::io::FileOutputStream::Open(stream.string()).ValueOrDie();
+        auto const stream_writer = arrow::ipc::MakeStreamWriter(out, batches->schema()).ValueOrDie();
+        for (int index = 0; index < batches->num_record_batches(); ++index) {
+            ASSERT_TRUE(stream_writer->WriteRecordBatch(*batches->ReadRecordBatch(index).ValueOrDie()).ok());
+        }
+        ASSERT_TRUE(stream_writer->Close().ok());
+        ASSERT_TRUE(out->Close().ok());
+    }
+    auto const reader = open_table_file(stream, FileFormat::arrow);
+    EXPECT_EQ(reader->rows(), std::nullopt) << "a stream does not count its rows";
+    EXPECT_EQ(reader->schema(), rows.schema());
+    std::vector<Table> tables;
+    while (auto table = reader->read()) {
+        tables.push_back(std::move(*table));
+    }
+    ASSERT_EQ(tables.size(), 2u);
+    EXPECT_EQ(Table::concatenate(tables), rows);
+    EXPECT_EQ(open_table_file(as_file, FileFormat::arrow)->rows(), 3000u);
+
+    std::filesystem::resize_file(stream, std::filesystem::file_size(stream) / 2);
+    auto const truncated = open_table_file(stream, FileFormat::arrow);
+    auto const read_to_end = [&] {
+        while (truncated->read()) {
+        }
+    };
+    EXPECT_THROW_WITH(read_to_end(), CorruptData, "rows.arrows");
 }
 
 TEST(ArrowFile, AFileThatIsNotArrowIsCorruptDataNamingIt) {

@@ -25,7 +25,8 @@ enum class FileFormat : unsigned char { csv, parquet, arrow };
 [[nodiscard]] FileFormat parse_file_format(std::string_view name);
 
 /// The format a file's name implies: `.parquet` and `.pq` are Parquet,
-/// `.arrow`, `.feather` and `.ipc` Arrow IPC, anything else CSV.
+/// `.arrow`, `.feather`, `.ipc` and `.arrows` (a stream) Arrow IPC,
+/// anything else CSV.
 [[nodiscard]] FileFormat format_of(std::filesystem::path const& path);
 
 /// Whether a file's name ends in `.tbl`, in any case: TPC-H's dialect of

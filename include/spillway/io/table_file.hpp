@@ -27,7 +27,8 @@ inline constexpr std::uint64_t rows_per_read = std::uint64_t{1} << 16;
 /// What one `read` returns: a CSV block (`CsvOptions::chunk_bytes` of text),
 /// up to 65,536 rows of a Parquet row group (a row group is decoded in such
 /// batches, page by page, so a large one does not bound memory), or an Arrow
-/// IPC record batch.
+/// IPC record batch. Arrow IPC input may be a file (Feather version 2) or a
+/// stream, told by its first bytes; Arrow IPC output is a file.
 ///
 /// Column types: spillway's types are read as they are. Parquet and Arrow
 /// columns of a narrower integer type (int8, int16, uint8, uint16) are read
@@ -49,15 +50,15 @@ class TableFileReader {
     /// @throws CorruptData naming the file if its data is malformed.
     [[nodiscard]] virtual std::optional<table::Table> read() = 0;
 
-    /// The rows of the file, if it records them (Parquet and Arrow IPC do,
-    /// CSV does not).
+    /// The rows of the file, if it records them (Parquet and Arrow IPC files
+    /// do, Arrow IPC streams and CSV do not).
     [[nodiscard]] virtual std::optional<std::uint64_t> rows() const noexcept = 0;
 
     /// The most bytes of column data one `read` returns, as far as can be
     /// told before reading on: a CSV block's size; for Parquet, the larger of
     /// the uncompressed size (by the footer) of the most any 65,536 rows read
     /// in a row can take, and the first read's size (read when the file is
-    /// opened) plus a quarter; 0 for an Arrow IPC file, which does not say.
+    /// opened) plus a quarter; 0 for Arrow IPC, which does not say.
     /// A Parquet read holds up to 65,536 rows, of one row group or of
     /// several small ones; putting those together, it holds them twice for
     /// a moment.
