@@ -18,6 +18,13 @@ ColumnBuilder& TableBuilder::column(std::size_t index) {
 }
 
 Table TableBuilder::finish() {
+    for (std::size_t index = 1; index < columns_.size(); ++index) {
+        SPILLWAY_EXPECTS(columns_[index].size() == columns_[0].size(),
+                         "column " << index << " ('" << schema_.field(index).name << "') has "
+                                   << columns_[index].size() << " values but column 0 ('" << schema_.field(0).name
+                                   << "') has " << columns_[0].size() << "; every column needs one per row",
+                         InvalidArgument);
+    }
     std::vector<Column> columns;
     columns.reserve(columns_.size());
     for (auto& builder : columns_) {

@@ -116,5 +116,10 @@ TEST(TableBuilder, RejectsColumnsOfDifferentLengths) {
     TableBuilder builder(Schema({{"a", DataType::int32}, {"b", DataType::int32}}));
     builder.column(0).append(std::int32_t{1});
     EXPECT_THROW_WITH(static_cast<void>(builder.column(2)), InvalidArgument, "column 2 of a table of 2 columns");
-    EXPECT_THROW_WITH(static_cast<void>(builder.finish()), InvalidArgument, "column 'b' has 0 rows");
+    EXPECT_THROW_WITH(static_cast<void>(builder.finish()), InvalidArgument,
+                      "column 1 ('b') has 0 values but column 0 ('a') has 1");
+    builder.column(1).append(std::int32_t{2});
+    auto const table = builder.finish();
+    ASSERT_EQ(table.num_rows(), 1u) << "the values appended before the failed finish are kept";
+    EXPECT_EQ(table.column(1).values<std::int32_t>()[0], 2);
 }

@@ -31,7 +31,8 @@ class TableBuilder {
     [[nodiscard]] std::span<ColumnBuilder> columns() noexcept { return columns_; }
 
     /// The table of every row appended; the builders are empty afterwards.
-    /// @throws InvalidArgument if the columns have different lengths.
+    /// @throws InvalidArgument, keeping every value appended, if the columns
+    ///         have different lengths.
     [[nodiscard]] Table finish();
 
   private:
