@@ -72,14 +72,20 @@ CsvInput CsvInput::open(std::vector<std::filesystem::path> files, std::vector<st
                         Options const& options, std::vector<std::string> const& declared) {
     SPILLWAY_EXPECTS(!files.empty(), "no input file was given; name the CSV files with --input", InvalidArgument);
     CsvInput input;
+    std::uint64_t largest = 0;
     for (auto const& file : files) {
         auto const size = input_file_size(file);
         SPILLWAY_EXPECTS(size != 0, "input file '" << file.string() << "' is empty: it has no header and no rows",
                          InvalidArgument);
         input.bytes += size;
+        largest = std::max(largest, size);
     }
     auto const defaults = io::is_tbl(files.front()) ? io::CsvOptions::tbl() : io::CsvOptions();
     input.options = io::CsvOptions::from_options(options, defaults);
+    // A block larger than every file holds nothing more: small files need
+    // only as much memory as they take.
+    input.options.chunk_bytes = static_cast<std::size_t>(std::clamp<std::uint64_t>(
+        largest + 1, io::CsvOptions::min_chunk_bytes, input.options.chunk_bytes));
     {
         io::CsvReader first(files.front(), input.options);
         SPILLWAY_EXPECTS(first.schema().size() != 0,

@@ -8,8 +8,6 @@
 namespace spillway::io {
 namespace {
 
-constexpr std::size_t min_chunk_bytes = 64;
-
 /// The single character `value` of option `option` names: itself, or
 /// `tab`. `others` names what else the option takes, for the message.
 char parse_character(Options::Value const& value, std::string_view option, std::string_view others = "or 'tab'") {

@@ -103,10 +103,11 @@ TEST_F(CliPartition, RepartitionsTpchTblFilesByColumnNumber) {
 
 TEST_F(CliPartition, PrintsProgressAndATextSummary) {
     auto const result = run_spillway({"partition", "-i", input_.string(), "-k", "l_orderkey", "-o",
-                                      (directory_.path() / "parts").string(), "--partitions", "4"});
+                                      (directory_.path() / "parts").string(), "--partitions", "4", "--block-size",
+                                      "1MiB"});
     ASSERT_EQ(result.exit_code, 0) << result.err;
     EXPECT_THAT(result.out, HasSubstr("spillway partition: verified"));
-    EXPECT_THAT(result.out, HasSubstr("block_size 16.00 MiB")) << "sizes are formatted for people";
+    EXPECT_THAT(result.out, HasSubstr("block_size 1.00 MiB")) << "sizes are formatted for people";
     EXPECT_THAT(result.out, HasSubstr("rows and checksum equal the input's"));
     EXPECT_THAT(result.err, HasSubstr("partition: 100%")) << "plain progress lines when stderr is not a terminal";
     EXPECT_THAT(result.err, HasSubstr("verify: 100%"));
@@ -139,6 +140,14 @@ TEST_F(CliPartition, WritesATraceOfTheWorkItems) {
     EXPECT_GE(check_blocks, 7u);
 }
 
+TEST_F(CliPartition, BlocksOfSmallFilesAreNoLargerThanTheLargestFile) {
+    auto const result = run_spillway({"partition", "-i", input_.string(), "-k", "l_orderkey", "-o",
+                                      (directory_.path() / "parts").string(), "--partitions", "4", "--json"});
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_EQ(result.summary().at("settings").at("block_size_bytes"), std::filesystem::file_size(input_) + 1)
+        << "16 MiB by default, but a block need not outgrow the file it is read from";
+}
+
 TEST_F(CliPartition, ABadSizeIsAUsageErrorNamingTheFlag) {
     auto const result = run_spillway({"partition", "-i", input_.string(), "-k", "l_orderkey", "-o",
                                       (directory_.path() / "parts").string(), "--memory-limit", "lots"});
@@ -150,14 +159,14 @@ TEST_F(CliPartition, ABadSizeIsAUsageErrorNamingTheFlag) {
 TEST_F(CliPartition, ALimitTooSmallFailsAtOnceNamingTheLeastThatWorks) {
     auto const output = directory_.path() / "parts";
     auto const result = run_spillway({"partition", "-i", input_.string(), "-k", "l_orderkey", "-o", output.string(),
-                                      "--memory-limit", "64MiB", "--threads", "2"});
+                                      "--memory-limit", "32MiB", "--threads", "2", "--block-size", "4MiB"});
     EXPECT_EQ(result.exit_code, 2);
-    EXPECT_THAT(result.err, HasSubstr("memory limit 64.00 MiB is too small"));
-    EXPECT_THAT(result.err, HasSubstr("it needs at least 116.00 MiB")) << "one block in flight";
+    EXPECT_THAT(result.err, HasSubstr("memory limit 32.00 MiB is too small"));
+    EXPECT_THAT(result.err, HasSubstr("it needs at least 56.00 MiB")) << "one block in flight";
     EXPECT_FALSE(std::filesystem::exists(output)) << "nothing was started";
 
-    auto const at_least = run_spillway({"partition", "-i", input_.string(), "-k", "l_orderkey", "-o",
-                                        output.string(), "--memory-limit", "116MiB", "--threads", "2", "--json"});
+    auto const at_least = run_spillway({"partition", "-i", input_.string(), "-k", "l_orderkey", "-o", output.string(),
+                                        "--memory-limit", "56MiB", "--threads", "2", "--block-size", "4MiB", "--json"});
     EXPECT_EQ(at_least.exit_code, 0) << at_least.err;
     EXPECT_EQ(at_least.summary().at("settings").at("window"), 1) << "fewer blocks than threads where no more fit";
 }

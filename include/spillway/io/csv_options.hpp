@@ -18,6 +18,8 @@ namespace spillway::io {
 /// unquoted field is an error. An empty unquoted field is null; a quoted
 /// empty field (`""`) is the empty string. TPC-H `.tbl` files are `tbl()`.
 struct CsvOptions {
+    /// The smallest `chunk_bytes`.
+    static constexpr std::size_t min_chunk_bytes = 64;
     /// The largest `chunk_bytes`: row offsets within a block are 32-bit.
     static constexpr std::size_t max_chunk_bytes = std::size_t{1} << 30;
 
