@@ -38,12 +38,12 @@ class ArrowFileReader final : public TableFileReader {
         options.memory_pool = arrow_memory_pool();
         auto const what = "'" + path_ + "' is not a readable Arrow IPC file or stream";
         if (starts_as_ipc_file(*file, "cannot read '" + path_ + "'")) {
-            file_reader_ = value_of(arrow::ipc::RecordBatchFileReader::Open(file, options), what);
+            file_reader_ = decoded_value_of(arrow::ipc::RecordBatchFileReader::Open(file, options), what);
             schema_ = to_spillway(*file_reader_->schema(), path_);
             rows_ = static_cast<std::uint64_t>(
-                value_of(file_reader_->CountRows(), "cannot count the rows of '" + path_ + "'"));
+                decoded_value_of(file_reader_->CountRows(), "cannot count the rows of '" + path_ + "'"));
         } else {
-            stream_reader_ = value_of(arrow::ipc::RecordBatchStreamReader::Open(file, options), what);
+            stream_reader_ = decoded_value_of(arrow::ipc::RecordBatchStreamReader::Open(file, options), what);
             schema_ = to_spillway(*stream_reader_->schema(), path_);
         }
     }
@@ -54,9 +54,9 @@ class ArrowFileReader final : public TableFileReader {
         auto const what = "cannot read record batch " + std::to_string(next_) + " of '" + path_ + "'";
         std::shared_ptr<arrow::RecordBatch> batch;
         if (stream_reader_ != nullptr) {
-            check(stream_reader_->ReadNext(&batch), what);
+            check_decoded(stream_reader_->ReadNext(&batch), what);
         } else if (next_ < file_reader_->num_record_batches()) {
-            batch = value_of(file_reader_->ReadRecordBatch(next_), what);
+            batch = decoded_value_of(file_reader_->ReadRecordBatch(next_), what);
         }
         if (batch == nullptr) {
             return std::nullopt;

@@ -10,7 +10,7 @@ ArrowOutputFile::ArrowOutputFile(std::filesystem::path path, std::string const& 
     : path_(std::move(path)), stream_(value_of(arrow::io::FileOutputStream::Open(path_.string()), what)) {}
 
 void ArrowOutputFile::write(std::function<void()> const& action) {
-    SPILLWAY_EXPECTS(!failed_, "'" << path_.string() << "' is incomplete: an earlier write to it failed", IoError);
+    SPILLWAY_EXPECTS(!failed_, "'" << path_.string() << "' is incomplete: writing it failed before", IoError);
     try {
         action();
     } catch (...) {
@@ -22,6 +22,9 @@ void ArrowOutputFile::write(std::function<void()> const& action) {
 void ArrowOutputFile::close(std::function<void(std::string const& what)> const& finish_writer) {
     if (closed_) {
         return;
+    }
+    if (failed_ && !stream_->closed()) {
+        static_cast<void>(stream_->Close());  // its error is the earlier one's consequence
     }
     auto const what = "cannot finish '" + path_.string() + "'";
     write([&] {

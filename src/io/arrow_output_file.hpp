@@ -13,8 +13,10 @@
 namespace spillway::io::detail {
 
 /// An output stream on a new file, closed once, whose size is known after.
-/// Once a write or the close has failed, the file is incomplete: every
-/// later `write` and `close` throws instead of adding to it.
+/// Once a write or the close has failed (with any exception: the format's
+/// writer may have written part, or dropped what it held), the file is
+/// incomplete: every later `write` and `close` throws instead of adding to
+/// it, and `close` closes the stream.
 ///
 /// Thread safety: externally synchronized.
 class ArrowOutputFile {

@@ -17,15 +17,27 @@
 namespace spillway::io::detail {
 
 /// Throws `IoError` with `what` and Arrow's message unless `status` is OK;
-/// `CorruptData` for Arrow's invalid-data and serialization errors and for
-/// its I/O errors without an errno (a page or footer that does not decode:
-/// a file that is not what it claims to be).
+/// `CorruptData` for Arrow's invalid-data and serialization errors (a file
+/// that is not what it claims to be).
 void check(arrow::Status const& status, std::string const& what);
 
 /// The value of `result`, or throws as `check` does.
 template <typename T>
 T value_of(arrow::Result<T> result, std::string const& what) {
     check(result.status(), what);
+    return std::move(result).ValueUnsafe();
+}
+
+/// As `check`, for what decodes a file's contents (a footer, a page, an IPC
+/// message): Arrow reports one that does not decode as an I/O error without
+/// an errno, which is `CorruptData` too; a failed read has an errno and
+/// stays `IoError`.
+void check_decoded(arrow::Status const& status, std::string const& what);
+
+/// The value of `result`, or throws as `check_decoded` does.
+template <typename T>
+T decoded_value_of(arrow::Result<T> result, std::string const& what) {
+    check_decoded(result.status(), what);
     return std::move(result).ValueUnsafe();
 }
 
@@ -40,7 +52,8 @@ std::shared_ptr<arrow::Schema> to_arrow(table::Schema const& schema);
 /// types as `TableFileReader` describes.
 /// @throws InvalidArgument naming `file` and the column if a type cannot be read.
 /// @throws CorruptData naming `file` if the batch's buffers are malformed
-///         (string offsets that decrease, say).
+///         (too small for its rows, or string offsets that decrease or run
+///         past their data).
 table::Table to_table(arrow::RecordBatch const& batch, std::string const& file);
 
 /// A record batch over `table`'s buffers, which it keeps alive; no copy.

@@ -224,7 +224,7 @@ void CsvWriter::write_all(std::string_view bytes) {
 }
 
 void CsvWriter::check_not_failed() const {
-    SPILLWAY_EXPECTS(!failed_, "'" << path_ << "' is incomplete: an earlier write to it failed", IoError);
+    SPILLWAY_EXPECTS(!failed_, "'" << path_ << "' is incomplete: writing it failed before", IoError);
 }
 
 void CsvWriter::close() {

@@ -138,7 +138,7 @@ std::unique_ptr<parquet::arrow::FileReader> open_reader(
         parquet::ReaderProperties reader_properties(arrow_memory_pool());
         reader_properties.enable_buffered_stream();
         reader_properties.set_buffer_size(static_cast<std::int64_t>(read_buffer_bytes));
-        check(builder.Open(file, reader_properties, std::move(footer)), what);
+        check_decoded(builder.Open(file, reader_properties, std::move(footer)), what);
         auto const& metadata = *builder.raw_reader()->metadata();
         if (groups.empty()) {
             groups.resize(static_cast<std::size_t>(metadata.num_row_groups()));
@@ -243,7 +243,7 @@ class ParquetFileReader final : public TableFileReader {
     [[nodiscard]] std::optional<table::Table> next_batch() {
         auto const what = "cannot read '" + path_ + "'";
         std::shared_ptr<arrow::RecordBatch> batch;
-        guarded(what, [&] { check(batches_->ReadNext(&batch), what); });
+        guarded(what, [&] { check_decoded(batches_->ReadNext(&batch), what); });
         if (batch == nullptr) {
             return std::nullopt;
         }
@@ -521,7 +521,7 @@ table::Table ParquetRowGroups::read_columns(std::size_t group, std::vector<int> 
     std::vector<table::Table> tables;
     while (true) {
         std::shared_ptr<arrow::RecordBatch> batch;
-        detail::guarded(what, [&] { detail::check(batches->ReadNext(&batch), what); });
+        detail::guarded(what, [&] { detail::check_decoded(batches->ReadNext(&batch), what); });
         if (batch == nullptr) {
             break;
         }

@@ -186,7 +186,7 @@ TEST_P(TableFileTest, AfterAFailedWriteEveryLaterWriteAndCloseSaysTheFileIsIncom
     }
     // Retried with room on the disk, the rows written half, or not at all,
     // must not end in a file that reads as whole.
-    EXPECT_THROW_WITH(writer->close(), IoError, "is incomplete: an earlier write to it failed");
+    EXPECT_THROW_WITH(writer->close(), IoError, "is incomplete: writing it failed before");
     EXPECT_THROW_WITH(writer->write(rows.slice(0, 10)), IoError, "is incomplete");
     EXPECT_THROW_WITH(writer->close(), IoError, "is incomplete");
 }
@@ -447,14 +447,16 @@ TEST(ArrowFile, ANullEntryOfADictionaryIsANullRow) {
     EXPECT_EQ(read.column(0).string(2), "a");
 }
 
-TEST(ArrowFile, StringOffsetsThatDecreaseAreCorruptDataNamingTheFile) {
+TEST(ArrowFile, StringOffsetsThatDecreaseOrRunPastTheirDataAreCorruptDataNamingTheFile) {
     test::TemporaryDirectory directory;
-    std::vector<std::int32_t> const offsets{0, 3, 1};
-    auto const strings = arrow::MakeArray(arrow::ArrayData::Make(
-        arrow::utf8(), 2, {nullptr, arrow::Buffer::Wrap(offsets), arrow::Buffer::FromString("abc")}, 0));
-    auto const file = directory.path() / "offsets.arrow";
-    write_arrow(arrow::Table::Make(arrow::schema({arrow::field("s", arrow::utf8())}), {strings}), file);
-    EXPECT_THROW_WITH(read_all(file, FileFormat::arrow), CorruptData, "offsets.arrow");
+    for (auto const last : {1, 7, 100'000'000}) {
+        std::vector<std::int32_t> const offsets{0, 3, last};
+        auto const strings = arrow::MakeArray(arrow::ArrayData::Make(
+            arrow::utf8(), 2, {nullptr, arrow::Buffer::Wrap(offsets), arrow::Buffer::FromString("abcdef")}, 0));
+        auto const file = directory.path() / "offsets.arrow";
+        write_arrow(arrow::Table::Make(arrow::schema({arrow::field("s", arrow::utf8())}), {strings}), file);
+        EXPECT_THROW_WITH(read_all(file, FileFormat::arrow), CorruptData, "offsets.arrow") << "last offset " << last;
+    }
 }
 
 TEST(ArrowFile, AnIpcStreamIsReadAsAFileIs) {

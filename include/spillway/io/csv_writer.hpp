@@ -34,9 +34,9 @@ void append_csv_header(table::Schema const& schema, CsvOptions const& options, s
 /// header (if the options say so) when opened, then tables or rows already
 /// formatted. Rows already formatted never grow the buffer past its size: a
 /// run of rows at least that large is written straight from the caller's
-/// memory. Once a write to the file has failed, the file is incomplete:
-/// every later `write`, `write_rows` and `close` throws `IoError` saying so
-/// (`close` still closes it).
+/// memory. Once writing or closing the file has failed, the file is
+/// incomplete: every later `write`, `write_rows` and `close` throws
+/// `IoError` saying so (`close` still closes it).
 ///
 /// Thread safety: externally synchronized. Neither copyable nor movable (it
 /// owns an open file); hold it in a `std::unique_ptr` to move it.
@@ -93,7 +93,7 @@ class CsvWriter {
     FileDescriptor descriptor_;  ///< none once closed
     std::string buffer_;   ///< formatted bytes not yet written
     std::uint64_t bytes_written_ = 0;
-    bool failed_ = false;  ///< a write to the file failed: what it holds is incomplete
+    bool failed_ = false;  ///< writing or closing the file failed: what it holds is incomplete
 };
 
 }  // namespace spillway::io

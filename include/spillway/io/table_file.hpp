@@ -115,8 +115,10 @@ struct WriteOptions {
 /// tables written (sharing their buffers) until a row group's worth has
 /// come; Arrow IPC files one record batch per `write`; CSV the rows as
 /// `io::append_csv_rows` formats them. Once a `write` or `close` has
-/// failed with `IoError`, the file is incomplete: every later `write` and
-/// `close` throws `IoError` saying so, and the caller removes the file.
+/// failed, but for the `InvalidArgument` of a table of other columns or of
+/// a closed writer, the file is incomplete: every later `write` and `close`
+/// throws `IoError` saying so (`close` still closes the file), and the
+/// caller removes the file.
 ///
 /// Thread safety: externally synchronized.
 class TableFileWriter {
