@@ -135,9 +135,12 @@ void write(std::filesystem::path const& path) {
     SPILLWAY_EXPECTS(file.good(), "cannot open trace file '" << path.string() << "' for writing", IoError);
     file << nlohmann::json{{"traceEvents", std::move(events)}, {"displayTimeUnit", "ms"}}.dump(
         -1, ' ', false, nlohmann::json::error_handler_t::replace);
+    errno = 0;
     file.close();
     auto const error = errno;
-    SPILLWAY_EXPECTS(!file.fail(), "cannot write trace file '" << path.string() << "': " << std::strerror(error),
+    SPILLWAY_EXPECTS(!file.fail(),
+                     "cannot write trace file '" << path.string() << "'" << (error != 0 ? ": " : "")
+                                                 << (error != 0 ? std::strerror(error) : ""),
                      IoError);
 }
 

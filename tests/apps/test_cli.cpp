@@ -171,6 +171,16 @@ TEST_F(CliPartition, ALimitTooSmallFailsAtOnceNamingTheLeastThatWorks) {
     EXPECT_EQ(at_least.summary().at("settings").at("window"), 1) << "fewer blocks than threads where no more fit";
 }
 
+TEST_F(CliPartition, ATraceThatCannotBeWrittenFailsTheRunAndLeavesNoOutput) {
+    // /dev/full opens, and refuses every write with ENOSPC.
+    auto const output = directory_.path() / "parts";
+    auto const result = run_spillway({"partition", "-i", input_.string(), "-k", "l_orderkey", "-o", output.string(),
+                                      "--partitions", "4", "--trace", "/dev/full"});
+    EXPECT_EQ(result.exit_code, 1);
+    EXPECT_THAT(result.err, HasSubstr("cannot write trace file '/dev/full': No space left on device"));
+    EXPECT_FALSE(std::filesystem::exists(output)) << "the verified files were not moved into place";
+}
+
 TEST_F(CliPartition, AMissingInputIsAUsageErrorThatLeavesNoTraceFile) {
     auto const missing = directory_.path() / "missing.csv";
     auto const trace = directory_.path() / "trace.json";
