@@ -40,9 +40,12 @@ def _in_keywords(message: str, flags: dict[str, Any]) -> str:
 
 
 def _duration_of(value: Any) -> Any:
-    """A duration flag's value: a number of seconds as ``"<n>s"``; anything else as it is."""
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
+    """A duration flag's value: a number of seconds as ``"<n>s"`` (in plain digits, never an exponent,
+    which the tool does not read); anything else as it is."""
+    if isinstance(value, int) and not isinstance(value, bool):
         return f"{value}s"
+    if isinstance(value, float):
+        return f"{value:f}s"
     return value
 
 

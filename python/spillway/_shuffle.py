@@ -56,7 +56,9 @@ class ShuffleResult(_Closable["_core.LocalShuffle"]):
 
     Iterating yields ``(partition, pyarrow.Table)`` for every partition in
     order, once: a partition with no rows as an empty table of the data's
-    schema. Until a partition is taken, its rows wait in memory or on disk
+    schema. Iterating again goes on after the last partition taken; once
+    every partition is taken, or the result closed, it raises
+    InvalidArgument. Until a partition is taken, its rows wait in memory or on disk
     under the memory limit; the table handed out is the caller's, outside
     the limit. Use it as a context manager, or call ``close``, to free what
     is left (spill files included) without iterating to the end. Use it from
@@ -75,9 +77,14 @@ class ShuffleResult(_Closable["_core.LocalShuffle"]):
         return self._partitions
 
     def __iter__(self) -> Iterator[tuple[int, pa.Table]]:
-        if self._core is None:
+        if self._core is None or self._next == self._partitions:
+            self.close()
             raise InvalidArgument(f"the {self._what} is closed: each partition is handed out once, and "
                                   "iterating to the end (or close()) frees the rest")
+        return self._rest()
+
+    def _rest(self) -> Iterator[tuple[int, pa.Table]]:
+        """The partitions not yet taken, in order; closes the result after the last."""
         while self._next < self._partitions:
             partition = self._next
             self._next += 1

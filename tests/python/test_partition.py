@@ -119,6 +119,9 @@ def test_ranks_take_the_tools_comm_and_collective_timeout(lineitem_parquet: Path
     summary = spillway.partition(lineitem_parquet, "l_orderkey", tmp_path / "out", partitions=4, ranks=2,
                                  comm="local", collective_timeout=30)
     assert summary.verified
+    # Seconds as a float, however Python would print it (1e-05), reach the tool as a duration it reads.
+    assert spillway.partition(lineitem_parquet, "l_orderkey", tmp_path / "one", partitions=4,
+                              collective_timeout=1e-5).verified
     with pytest.raises(spillway.InvalidArgument, match="or run the tool under mpirun"):
         spillway.partition(lineitem_parquet, "l_orderkey", tmp_path / "mpi", comm="mpi")
     with pytest.raises(spillway.InvalidArgument, match="collective_timeout"):

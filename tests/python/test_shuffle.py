@@ -143,7 +143,18 @@ def test_a_result_iterated_to_its_end_refuses_a_second_pass():
     result = spillway.shuffle(sample(100), "k", partitions=3)
     assert len(list(result)) == 3
     with pytest.raises(spillway.InvalidArgument, match="each partition is handed out once"):
-        list(result)
+        iter(result)
+    # A loop that stops at the last partition, before the result knows it is done.
+    result = spillway.shuffle(sample(100), "k", partitions=3)
+    for partition, _ in result:
+        if partition == 2:
+            break
+    with pytest.raises(spillway.InvalidArgument, match="each partition is handed out once"):
+        iter(result)
+    # One that stops earlier goes on where it stopped.
+    result = spillway.shuffle(sample(100), "k", partitions=3)
+    assert next(iter(result))[0] == 0
+    assert [partition for partition, _ in result] == [1, 2]
 
 
 def test_closing_early_frees_the_spill_files(tmp_path):
