@@ -37,13 +37,6 @@ using table::Table;
 using table::TableChecksum;
 namespace detail {
 
-/// What every block of one file shares.
-struct CsvSource {
-    std::string path;
-    CsvOptions options;
-    Schema schema;
-};
-
 /// The number of `\n` in `text`. Counts 240 bytes at a time into a byte, so
 /// the compiler can count 16 or 32 bytes per instruction without widening.
 std::size_t count_line_breaks(std::string_view text) noexcept {

@@ -12,8 +12,16 @@
 
 #include <spillway/core/error.hpp>
 #include <spillway/io/csv_options.hpp>
+#include <spillway/table/schema.hpp>
 
 namespace spillway::io::detail {
+
+/// What every block of one file shares.
+struct CsvSource {
+    std::string path;
+    CsvOptions options;
+    table::Schema schema;
+};
 
 /// Raises `CorruptData` for a position in a block, naming the file and line.
 class CsvErrors {

@@ -135,6 +135,7 @@ class CsvBlock {
 
   private:
     friend class CsvReader;
+    friend class CsvSplits;
     CsvBlock(std::shared_ptr<detail::CsvSource const> source, std::unique_ptr<char[]> text, std::size_t size,
              std::uint64_t first_line, std::size_t line_breaks);
 
