@@ -220,8 +220,9 @@ CommandLine::CommandLine() : app_(description, "spillway") {
     tpch_command_->add_option("--query", tpch_.query, "the TPC-H query's number")->type_name("N")->required();
     tpch_command_
         ->add_option("--data", tpch_.data,
-                     "read the tables from DIR/<table>.parquet (spillway generate --tables all --output-format "
-                     "parquet -o DIR) instead of generating them; --scale and --seed are then ignored")
+                     "read the tables from DIR/<table>.parquet, or else DIR/<table>.tbl (spillway generate --tables "
+                     "all -o DIR, with --output-format parquet or without) instead of generating them; --scale and "
+                     "--seed are then ignored")
         ->type_name("DIR")
         ->check(named_path("a directory"));
     add_rank_flags(*tpch_command_, flags_, "tpch", 1);

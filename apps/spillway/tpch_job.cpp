@@ -46,6 +46,10 @@ nlohmann::ordered_json json_row(table::Table const& table, std::size_t row) {
     return values;
 }
 
+/// The size of the splits a `.tbl` file of `--data` is read in: about the
+/// column data of a Parquet row group of `spillway generate`'s at scale 1.
+constexpr std::uint64_t tbl_split_bytes = std::uint64_t{4} << 20;
+
 /// The op id of the all-gather of every rank's figures: the queries' own
 /// collectives take op ids 0 to 15.
 constexpr shuffle::OpId figures_op = 16;
@@ -68,18 +72,28 @@ TpchJob::TpchJob(TpchArguments arguments, Options const& options)
     tpch::check_implemented(arguments_.query);
     if (!arguments_.data.empty()) {
         for (auto const table : table::all_tpch_tables) {
-            auto const file = arguments_.data / (std::string(table::to_string(table)) + ".parquet");
-            SPILLWAY_EXPECTS(std::filesystem::is_regular_file(file),
-                             "no file " << file.string() << " for table " << table::to_string(table)
-                                        << "; spillway generate --tables all --output-format parquet -o DIR "
-                                           "writes all eight into a new or empty directory DIR",
-                             InvalidArgument);
-            auto groups = std::make_unique<io::ParquetRowGroups>(file);
+            auto const name = arguments_.data / std::string(table::to_string(table));
+            auto const parquet = std::filesystem::path(name).concat(".parquet");
+            auto const tbl = std::filesystem::path(name).concat(".tbl");
             auto const expected = table::TpchGenerator::schema(table);
+            if (!std::filesystem::is_regular_file(parquet) && std::filesystem::is_regular_file(tbl)) {
+                files_[table] = {.path = tbl,
+                                 .parquet = nullptr,
+                                 .tbl = std::make_unique<io::CsvSplits>(tbl, io::CsvOptions::tbl(), expected,
+                                                                        tbl_split_bytes)};
+                continue;
+            }
+            SPILLWAY_EXPECTS(std::filesystem::is_regular_file(parquet),
+                             "no file " << parquet.string() << " or " << tbl.string() << " for table "
+                                        << table::to_string(table)
+                                        << "; spillway generate --tables all -o DIR (with --output-format parquet "
+                                           "or without) writes all eight into a new or empty directory DIR",
+                             InvalidArgument);
+            auto groups = std::make_unique<io::ParquetRowGroups>(parquet);
             for (auto const& field : expected.fields()) {
                 auto const index = groups->schema().find(field.name);
                 SPILLWAY_EXPECTS(index && groups->schema().field(*index).type == field.type,
-                                 file.string() << " has " << (index ? "" : "no column ") << field.name
+                                 parquet.string() << " has " << (index ? "" : "no column ") << field.name
                                                << (index ? " of type " : "")
                                                << (index ? table::to_string(groups->schema().field(*index).type)
                                                          : std::string_view())
@@ -87,7 +101,7 @@ TpchJob::TpchJob(TpchArguments arguments, Options const& options)
                                                << " of type " << table::to_string(field.type),
                                  InvalidArgument);
             }
-            files_[table] = std::move(groups);
+            files_[table] = {.path = parquet, .parquet = std::move(groups), .tbl = nullptr};
         }
     }
     config_.workers = std::max<std::size_t>(1, pool_.concurrency() / ranks_.resources().size());
@@ -100,16 +114,17 @@ RunSummary TpchJob::run(Progress& progress) {
     auto const started = Clock::now();
     auto source = tpch::generated_tables(generator_);
     if (!files_.empty()) {
-        source = {.num_chunks = [this](table::TpchTable table) { return files_.at(table)->size(); },
-                  .chunk = [this](table::TpchTable table, std::size_t group, std::span<std::string const> columns) {
-                      auto chunk = files_.at(table)->read(group, columns);
+        source = {.num_chunks = [this](table::TpchTable table) { return files_.at(table).chunks(); },
+                  .chunk = [this](table::TpchTable table, std::size_t index, std::span<std::string const> columns) {
+                      auto const& file = files_.at(table);
+                      auto chunk = file.read(index, columns);
                       // The queries take every value as given, as TPC-H's columns are NOT NULL.
-                      for (std::size_t index = 0; index < chunk.num_columns(); ++index) {
-                          SPILLWAY_EXPECTS(chunk.column(index).null_count() == 0,
-                                           (arguments_.data / (std::string(table::to_string(table)) + ".parquet"))
-                                                   .string()
-                                               << " has nulls in " << chunk.schema().field(index).name
-                                               << " (row group " << group << "); TPC-H's columns are NOT NULL",
+                      for (std::size_t column = 0; column < chunk.num_columns(); ++column) {
+                          SPILLWAY_EXPECTS(chunk.column(column).null_count() == 0,
+                                           file.path.string()
+                                               << " has nulls in " << chunk.schema().field(column).name << " ("
+                                               << (file.parquet ? "row group " : "split ") << index
+                                               << "); TPC-H's columns are NOT NULL",
                                            CorruptData);
                       }
                       return chunk;

@@ -2,6 +2,8 @@
 // processes, real files. (tests/tpch checks the answers against DuckDB.)
 #include <sys/stat.h>
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -173,6 +175,58 @@ TEST(CliTpch, DataFilesWithoutAColumnOfTheTableOrWithAnotherTypeAreAUsageErrorNa
     EXPECT_THAT(typed.at("error").get<std::string>(),
                 HasSubstr("nation.parquet has n_nationkey of type string; TPC-H nation needs n_nationkey of type "
                           "int64"));
+}
+
+namespace {
+
+/// Whether two `--json` answers hold the same rows: equal strings and
+/// integers, and floating-point numbers within a relative 1e-9 (sums taken
+/// in another order differ in their last digits).
+testing::AssertionResult same_answer(nlohmann::json const& left, nlohmann::json const& right) {
+    if (left.at("columns") != right.at("columns") || left.at("rows").size() != right.at("rows").size()) {
+        return testing::AssertionFailure() << left.dump() << "\nagainst\n" << right.dump();
+    }
+    for (std::size_t row = 0; row < left.at("rows").size(); ++row) {
+        auto const& a = left.at("rows")[row];
+        auto const& b = right.at("rows")[row];
+        for (std::size_t column = 0; column < a.size(); ++column) {
+            bool const equal = a[column].is_number_float() && b[column].is_number()
+                                 ? std::abs(a[column].get<double>() - b[column].get<double>())
+                                       <= 1e-9 * std::max(1.0, std::abs(a[column].get<double>()))
+                                 : a[column] == b[column];
+            if (!equal) {
+                return testing::AssertionFailure() << "row " << row << ": " << a.dump() << " against " << b.dump();
+            }
+        }
+    }
+    return testing::AssertionSuccess();
+}
+
+}  // namespace
+
+TEST(CliTpch, TheTblFilesOfGenerateAnswerAsTheTablesGeneratedInMemoryDo) {
+    spillway::test::TemporaryDirectory directory;
+    auto const data = directory.path() / "tbl";
+    ASSERT_EQ(run_spillway({"generate", "--tables", "all", "--scale", "0.01", "-o", data.string(), "--quiet"})
+                  .exit_code,
+              0);
+    for (auto const* query : {"1", "9", "21"}) {
+        auto const from_files =
+            run_spillway({"tpch", "--query", query, "--data", data.string(), "--ranks", "2", "--json", "--quiet"});
+        auto const generated = run_spillway({"tpch", "--query", query, "--scale", "0.01", "--json", "--quiet"});
+        ASSERT_EQ(from_files.exit_code, 0) << from_files.err;
+        ASSERT_EQ(generated.exit_code, 0) << generated.err;
+        EXPECT_TRUE(same_answer(from_files.summary(), generated.summary())) << "query " << query;
+        EXPECT_EQ(from_files.summary().at("settings").at("data"), data.string());
+    }
+    // A line with a field too few stops the query, naming the file and line.
+    {
+        std::ofstream nation(data / "nation.tbl", std::ios::app);
+        nation << "25|ATLANTIS|1|\n";
+    }
+    auto const failed =
+        failure_of(run_spillway({"tpch", "--query", "7", "--data", data.string(), "--json", "--quiet"}), 1);
+    EXPECT_THAT(failed.at("error").get<std::string>(), HasSubstr("nation.tbl:26:"));
 }
 
 TEST(CliTpch, DataFilesWithNullsFailTheQueryNamingTheFileAndColumn) {
