@@ -39,6 +39,8 @@ def arrow_streams(data: Any) -> Iterator[Any]:
             "Table, RecordBatch or RecordBatchReader, or a Polars DataFrame), a file path, or an iterable of "
             f"them, not {type(data).__name__}"
             + (" (make a table of a dict of columns with pyarrow.table)" if isinstance(data, Mapping) else "")
+            + (" (a lazy query: collect() it, or stream it with collect_batches() or sink it to a file)"
+               if hasattr(data, "collect") else "")
         )
     else:
         for item in data:

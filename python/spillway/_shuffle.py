@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import weakref
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Generic, Self, TypeVar, Union
@@ -11,7 +12,7 @@ import pyarrow as pa
 from spillway import _core
 from spillway._arguments import count_of, mapping_of, names_of, path_of, size_of
 from spillway._arrow import arrow_streams, to_pyarrow
-from spillway._errors import InvalidArgument
+from spillway._errors import Error, InvalidArgument
 
 Size = Union[str, int]
 
@@ -24,6 +25,16 @@ def _options(memory_limit: Size | None, spill_directory: Any, options: Mapping[s
     if spill_directory is not None:
         result["spill_directory"] = path_of("spill_directory", spill_directory)
     return result
+
+
+@contextlib.contextmanager
+def _keywords_in_errors() -> Iterator[None]:
+    """Names ``memory_limit``, the keyword, where spillway's errors name the option it sets."""
+    try:
+        yield
+    except Error as error:
+        error.args = (str(error).replace("memory_limit_host", "memory_limit"),) + error.args[1:]
+        raise
 
 
 CoreT = TypeVar("CoreT")
@@ -166,17 +177,18 @@ def shuffle(
     partitions = count_of("partitions", partitions, _core.MAX_PARTITIONS)
     ranks = count_of("ranks", ranks, _core.MAX_RANKS)
     keys = names_of("key", key)
-    core = _core.LocalShuffle(keys, partitions, ranks, _options(memory_limit, spill_directory, options))
-    try:
-        for stream in arrow_streams(data):
-            if isinstance(stream, str):
-                core.insert_file(stream)
-            else:
-                core.insert(stream)
-        core.finish()
-    except BaseException:
-        core.close()
-        raise
+    with _keywords_in_errors():
+        core = _core.LocalShuffle(keys, partitions, ranks, _options(memory_limit, spill_directory, options))
+        try:
+            for stream in arrow_streams(data):
+                if isinstance(stream, str):
+                    core.insert_file(stream)
+                else:
+                    core.insert(stream)
+            core.finish()
+        except BaseException:
+            core.close()
+            raise
     return ShuffleResult(core, partitions)
 
 
@@ -208,7 +220,8 @@ class MpiCommunicator(_Closable["_core.MpiRank"]):
         if comm is not None and not isinstance(comm, MPI.Comm):
             raise InvalidArgument(f"comm must be an mpi4py communicator, not {comm!r}")
         handle = MPI._handleof(comm if comm is not None else MPI.COMM_WORLD)
-        self._core = _core.MpiRank(handle, _options(memory_limit, spill_directory, options))
+        with _keywords_in_errors():
+            self._core = _core.MpiRank(handle, _options(memory_limit, spill_directory, options))
         self._shufflers: weakref.WeakSet[Shuffler] = weakref.WeakSet()
 
     @property

@@ -191,8 +191,14 @@ def test_errors_name_what_is_wrong():
         spillway.shuffle(table, "k", partitions=0)
     with pytest.raises(spillway.InvalidArgument, match="ranks"):
         spillway.shuffle(table, "k", ranks=0)
-    with pytest.raises(spillway.InvalidArgument, match="memory_limit_host"):
+    with pytest.raises(spillway.InvalidArgument, match="'memory_limit'") as refused:
         spillway.shuffle(table, "k", memory_limit="lots")
+    assert "memory_limit_host" not in str(refused.value), "the keyword, not the option it sets"
+    with pytest.raises(spillway.OutOfMemory, match="raise memory_limit") as refused:
+        spillway.shuffle(table, "k", memory_limit="1KiB")
+    assert "memory_limit_host" not in str(refused.value)
+    with pytest.raises(spillway.InvalidArgument, match=r"collect\(\) it"):
+        spillway.shuffle(pl.LazyFrame({"k": [1, 2]}), "k")
 
 
 def test_an_option_name_that_no_memory_or_shuffle_option_has_is_an_invalid_argument(tmp_path):
