@@ -310,8 +310,9 @@ CommandLine::CommandLine() : app_(description, "spillway") {
 
 void CommandLine::add_output_flags(CLI::App& command) {
     command.add_flag("--json", output_.json,
-                     "print the summary as one JSON object on stdout; \"verified\": true only if verification passed; "
-                     "a failed run prints one too, with \"exit_code\" and \"error\"");
+                     "print the summary as one JSON object on stdout; \"verified\": true only if verification passed "
+                     "(tpch's holds the answer as \"columns\" and \"rows\"); a failed run prints one too, with "
+                     "\"exit_code\" and \"error\"");
     command.add_flag("--quiet,-q", output_.quiet,
                      "print no progress, and no summary unless --json (tpch still prints its answer)");
     command.add_option("--trace", output_.trace,
