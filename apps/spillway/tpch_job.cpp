@@ -46,8 +46,8 @@ nlohmann::ordered_json json_row(table::Table const& table, std::size_t row) {
     return values;
 }
 
-/// The size of the splits a `.tbl` file of `--data` is read in: about the
-/// column data of a Parquet row group of `spillway generate`'s at scale 1.
+/// The size of the splits a `.tbl` file of `--data` is read in: about
+/// 30,000 line items, as many as a chunk of the generator's (8,192 orders).
 constexpr std::uint64_t tbl_split_bytes = std::uint64_t{4} << 20;
 
 /// The op id of the all-gather of every rank's figures: the queries' own

@@ -133,9 +133,9 @@ void write(std::filesystem::path const& path) {
     }
     std::ofstream file(path, std::ios::binary | std::ios::trunc);
     SPILLWAY_EXPECTS(file.good(), "cannot open trace file '" << path.string() << "' for writing", IoError);
+    errno = 0;  // what a failed write of the stream's sets, as it writes or as it closes
     file << nlohmann::json{{"traceEvents", std::move(events)}, {"displayTimeUnit", "ms"}}.dump(
         -1, ' ', false, nlohmann::json::error_handler_t::replace);
-    errno = 0;
     file.close();
     auto const error = errno;
     SPILLWAY_EXPECTS(!file.fail(),

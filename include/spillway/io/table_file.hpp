@@ -115,10 +115,11 @@ struct WriteOptions {
 /// tables written (sharing their buffers) until a row group's worth has
 /// come; Arrow IPC files one record batch per `write`; CSV the rows as
 /// `io::append_csv_rows` formats them. Once a `write` or `close` has
-/// failed, but for the `InvalidArgument` of a table of other columns or of
-/// a closed writer, the file is incomplete: every later `write` and `close`
-/// throws `IoError` saying so (`close` still closes the file), and the
-/// caller removes the file.
+/// failed with `IoError`, the file is incomplete: every later `write` and
+/// `close` throws `IoError` saying so (`close` still closes the file), and
+/// the caller removes the file. A Parquet or Arrow IPC writer is left so by
+/// any other failure too, but for the `InvalidArgument` of a table of other
+/// columns or of a closed writer.
 ///
 /// Thread safety: externally synchronized.
 class TableFileWriter {
