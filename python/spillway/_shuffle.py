@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import time
 import weakref
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Generic, Self, TypeVar, Union
@@ -13,6 +14,7 @@ from spillway import _core
 from spillway._arguments import count_of, mapping_of, names_of, path_of, size_of
 from spillway._arrow import arrow_streams, to_pyarrow
 from spillway._errors import Error, InvalidArgument
+from spillway._progress import Progress, ProgressCallback, callback_of
 
 Size = Union[str, int]
 
@@ -129,6 +131,7 @@ def shuffle(
     memory_limit: Size | None = None,
     spill_directory: Any = None,
     options: Mapping[str, Any] | None = None,
+    progress: Progress = False,
 ) -> ShuffleResult:
     """Hash-partitions ``data`` by ``key`` among ``ranks`` in-process ranks, spilling what does not fit.
 
@@ -157,6 +160,14 @@ def shuffle(
         spill_directory: where spill files go (default ``$TMPDIR`` or /tmp).
         options: other memory and shuffle options, by their names in
             docs/configuration.md, e.g. ``{"spill_codec": "lz4"}``.
+        progress: ``True`` for a tqdm bar, a callable taking
+            ``(phase, done, total, unit, last)``, or ``False``: the rows of
+            Arrow data taken in so far (phase ``"shuffle"``, unit
+            ``"items"``; the total for a pyarrow Table or RecordBatch, else
+            0), at most every 100 ms, and once more at the end. Files that
+            spillway reads itself count no rows. Arrow data is then handed
+            over batch by batch through Python, and an exception the
+            callable raises ends the shuffle.
 
     Returns:
         A :class:`ShuffleResult` to iterate for ``(partition, pyarrow.Table)``.
@@ -177,6 +188,8 @@ def shuffle(
     partitions = count_of("partitions", partitions, _core.MAX_PARTITIONS)
     ranks = count_of("ranks", ranks, _core.MAX_RANKS)
     keys = names_of("key", key)
+    report = callback_of(progress)
+    rows_in = _RowsIn(report, data.num_rows if isinstance(data, (pa.Table, pa.RecordBatch)) else 0) if report else None
     with _keywords_in_errors():
         core = _core.LocalShuffle(keys, partitions, ranks, _options(memory_limit, spill_directory, options))
         try:
@@ -184,12 +197,46 @@ def shuffle(
                 if isinstance(stream, str):
                     core.insert_file(stream)
                 else:
-                    core.insert(stream)
+                    core.insert(rows_in.counted(stream) if rows_in else stream)
             core.finish()
         except BaseException:
             core.close()
             raise
+    if rows_in:
+        rows_in.finish()
     return ShuffleResult(core, partitions)
+
+
+class _RowsIn:
+    """Reports to ``callback`` the rows a shuffle has taken in, as phase ``"shuffle"``, at most every 100 ms."""
+
+    _phase = "shuffle"
+    _interval = 0.1
+
+    def __init__(self, callback: ProgressCallback, total: int) -> None:
+        self._callback = callback
+        self._total = total
+        self._done = 0
+        self._reported = 0.0
+
+    def counted(self, data: Any) -> pa.RecordBatchReader:
+        """The batches of ``data`` (an object with ``__arrow_c_stream__``), each counted as it is handed over."""
+        reader = pa.RecordBatchReader.from_stream(data)
+
+        def batches() -> Iterator[pa.RecordBatch]:
+            for batch in reader:
+                self._done += batch.num_rows
+                now = time.monotonic()
+                if now - self._reported >= self._interval:
+                    self._reported = now
+                    self._callback(self._phase, self._done, self._total, "items", False)
+                yield batch
+
+        return pa.RecordBatchReader.from_batches(reader.schema, batches())
+
+    def finish(self) -> None:
+        """The phase's last report."""
+        self._callback(self._phase, self._done, self._total, "items", True)
 
 
 class MpiCommunicator(_Closable["_core.MpiRank"]):

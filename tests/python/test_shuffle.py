@@ -214,6 +214,35 @@ def test_an_option_name_that_no_memory_or_shuffle_option_has_is_an_invalid_argum
         assert sum(part.num_rows for _, part in result) == 100
 
 
+def test_progress_counts_the_rows_taken_in_and_ends_with_a_last_call():
+    table = sample(50_000)
+    calls = []
+    parts = spillway.shuffle(table.to_batches(max_chunksize=5_000), "k", partitions=4,
+                             progress=lambda *call: calls.append(call))
+    assert sum(part.num_rows for _, part in parts) == 50_000
+    assert calls, "at least the last call"
+    assert all(phase == "shuffle" and unit == "items" for phase, _, _, unit, _ in calls)
+    assert calls[-1] == ("shuffle", 50_000, 0, "items", True), "an iterable of batches has no total"
+    assert [last for *_, last in calls].count(True) == 1
+    done = [call[1] for call in calls]
+    assert done == sorted(done)
+
+    calls.clear()
+    assert len(list(spillway.shuffle(table, "k", partitions=4, progress=lambda *call: calls.append(call)))) == 4
+    assert calls[-1] == ("shuffle", 50_000, 50_000, "items", True), "a table's rows are its total"
+
+
+def test_progress_bars_with_tqdm_and_a_failing_callback_ends_the_shuffle(capsys: pytest.CaptureFixture[str]):
+    assert len(list(spillway.shuffle(sample(1000), "k", partitions=2, progress=True))) == 2
+    assert "shuffle" in capsys.readouterr().err
+
+    def failing(*call):
+        raise RuntimeError("stop here")
+
+    with pytest.raises(spillway.IoError, match="stop here"):
+        spillway.shuffle(sample(1000), "k", partitions=2, progress=failing)
+
+
 def test_ending_early_or_failing_warns_of_nothing(capfd):
     table = sample(1000)
     with spillway.shuffle(table, "k", partitions=4, ranks=2) as result:
