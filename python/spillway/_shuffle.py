@@ -71,9 +71,9 @@ class ShuffleResult(_Closable["_core.LocalShuffle"]):
     order, once: a partition with no rows as an empty table of the data's
     schema. Iterating again goes on after the last partition taken; once
     every partition is taken, or the result closed, it raises
-    InvalidArgument. Until a partition is taken, its rows wait in memory or on disk
-    under the memory limit; the table handed out is the caller's, outside
-    the limit. Use it as a context manager, or call ``close``, to free what
+    InvalidArgument. Until a partition is taken, its rows wait in memory or
+    on disk under the memory limit; the table handed out is the caller's,
+    outside the limit. Use it as a context manager, or call ``close``, to free what
     is left (spill files included) without iterating to the end. Use it from
     one thread at a time.
     """
@@ -199,11 +199,11 @@ def shuffle(
                 else:
                     core.insert(rows_in.counted(stream) if rows_in else stream)
             core.finish()
+            if rows_in:
+                rows_in.finish()
         except BaseException:
             core.close()
             raise
-    if rows_in:
-        rows_in.finish()
     return ShuffleResult(core, partitions)
 
 
