@@ -10,9 +10,14 @@
 namespace spillway::cli {
 namespace {
 
+bool is_integer(table::DataType type) noexcept {
+    return type == table::DataType::int32 || type == table::DataType::int64;
+}
+
 /// Where each column of `first` is in `schema`, the columns of `file`:
 /// empty if `schema` is `first`.
-/// @throws CorruptData naming the file and a column if the names or types differ.
+/// @throws CorruptData naming the file and a column if the names differ, or
+///         the types (but for int32 and int64).
 std::vector<std::size_t> match_columns(table::Schema const& first, std::filesystem::path const& first_file,
                                        table::Schema const& schema, std::filesystem::path const& file) {
     if (schema == first) {
@@ -25,10 +30,11 @@ std::vector<std::size_t> match_columns(table::Schema const& first, std::filesyst
                          "'" << file.string() << "' has no column '" << field.name << "', which '"
                              << first_file.string() << "' has; every input file must have the same columns",
                          CorruptData);
-        SPILLWAY_EXPECTS(schema.field(*found).type == field.type,
-                         "column '" << field.name << "' is " << to_string(schema.field(*found).type) << " in '"
-                                    << file.string() << "' but " << to_string(field.type) << " in '"
-                                    << first_file.string() << "'",
+        auto const type = schema.field(*found).type;
+        SPILLWAY_EXPECTS(type == field.type || (is_integer(type) && is_integer(field.type)),
+                         "column '" << field.name << "' is " << to_string(type) << " in '" << file.string()
+                                    << "' but " << to_string(field.type) << " in '" << first_file.string()
+                                    << "'; a column has one type in every file, or int32 in some and int64 in others",
                          CorruptData);
         order.push_back(*found);
     }
@@ -41,6 +47,16 @@ std::vector<std::size_t> match_columns(table::Schema const& first, std::filesyst
     return order;
 }
 
+/// The values of `column`, an int32 column, as int64.
+table::Column to_int64(table::Column const& column) {
+    auto const values = column.values<std::int32_t>();
+    table::ColumnBuffer data(values.size() * sizeof(std::int64_t));
+    std::copy(values.begin(), values.end(), reinterpret_cast<std::int64_t*>(data.data()));
+    auto const validity = column.validity_buffer();
+    return table::Column::from_buffers(table::DataType::int64, column.size(),
+                                       table::ColumnBuffer(validity.begin(), validity.end()), std::move(data), {});
+}
+
 }  // namespace
 
 TableInput TableInput::open(std::vector<std::filesystem::path> files, std::vector<std::string> const& keys,
@@ -49,6 +65,7 @@ TableInput TableInput::open(std::vector<std::filesystem::path> files, std::vecto
     SPILLWAY_ASSERT(format != io::FileFormat::csv, "CSV input is CsvInput's");
     TableInput input;
     input.format = format;
+    std::vector<table::Schema> schemas;  // by file, each file's own
     for (auto const& file : files) {
         auto const size = input_file_size(file);
         input.bytes += size;
@@ -56,6 +73,7 @@ TableInput TableInput::open(std::vector<std::filesystem::path> files, std::vecto
         if (input.column_orders.empty()) {
             input.schema = reader->schema();
         }
+        schemas.push_back(reader->schema());
         input.column_orders.push_back(match_columns(input.schema, files.front(), reader->schema(), file));
         input.file_rows.push_back(reader->rows().value_or(0));
         input.rows += input.file_rows.back();
@@ -64,6 +82,26 @@ TableInput TableInput::open(std::vector<std::filesystem::path> files, std::vecto
         auto const largest = reader->largest_read_bytes();
         input.largest_read_bytes =
             std::max(input.largest_read_bytes, largest != 0 ? largest : size);
+    }
+    // A column of int32 in some files and int64 in others is int64.
+    auto fields = input.schema.fields();
+    for (std::size_t file = 0; file < schemas.size(); ++file) {
+        for (std::size_t column = 0; column < fields.size(); ++column) {
+            auto const& order = input.column_orders[file];
+            if (schemas[file].field(order.empty() ? column : order[column]).type == table::DataType::int64) {
+                fields[column].type = table::DataType::int64;
+            }
+        }
+    }
+    input.schema = table::Schema(std::move(fields));
+    for (std::size_t file = 0; file < schemas.size(); ++file) {
+        auto& widened = input.widened_columns.emplace_back();
+        for (std::size_t column = 0; column < input.schema.size(); ++column) {
+            auto const& order = input.column_orders[file];
+            if (schemas[file].field(order.empty() ? column : order[column]).type != input.schema.field(column).type) {
+                widened.push_back(column);
+            }
+        }
     }
     input.keys = resolve_keys(input.schema, keys);
     input.files = std::move(files);
@@ -89,7 +127,16 @@ std::optional<FileTable> TableSource::operator()() {
         if (auto table = reader_->read()) {
             auto const file = files_[next_file_ - 1];
             auto const& order = input_.column_orders[file];
-            return FileTable{file, order.empty() ? std::move(*table) : table->select(order)};
+            auto ordered = order.empty() ? std::move(*table) : table->select(order);
+            auto const& widened = input_.widened_columns[file];
+            if (widened.empty()) {
+                return FileTable{file, std::move(ordered)};
+            }
+            auto columns = std::move(ordered).release_columns();
+            for (auto const column : widened) {
+                columns[column] = to_int64(columns[column]);
+            }
+            return FileTable{file, table::Table(input_.schema, std::move(columns))};
         }
         reader_.reset();
     }

@@ -1,7 +1,8 @@
 #pragma once
 /// @file
 /// Parquet or Arrow IPC files a job reads, checked before it starts: they
-/// open, and have the first file's columns (by name, of the same types).
+/// open, and have the first file's columns (by name, of the same types, or
+/// of int32 in some files and int64 in others).
 
 #include <cstddef>
 #include <cstdint>
@@ -21,19 +22,24 @@ namespace spillway::cli {
 /// Input files of one format and one set of columns, and the key columns of
 /// a job. Files are matched by column name: each must have the first file's
 /// columns, of the same types, in any order; tables come out in the first
-/// file's column order.
+/// file's column order. A column of int32 in some files and int64 in others
+/// (a schema that grew) is int64: its int32 values are widened as they are
+/// read.
 ///
 /// Thread safety: a plain value; const member functions may be called
 /// concurrently.
 struct TableInput {
     std::vector<std::filesystem::path> files;
     io::FileFormat format = io::FileFormat::parquet;
-    table::Schema schema;           ///< the first file's columns
+    table::Schema schema;           ///< the first file's columns, int32 ones widened where another file has int64
     std::vector<std::size_t> keys;  ///< indices into `schema`, distinct, in the order given
     /// Per file, the columns of file `f` that make `schema`:
     /// `column_orders[f][j]` is the column of file `f` named as column `j`;
     /// empty where file `f` has `schema` itself.
     std::vector<std::vector<std::size_t>> column_orders;
+    /// Per file, the columns of `schema` that file holds as int32 where
+    /// `schema` has int64.
+    std::vector<std::vector<std::size_t>> widened_columns;
     std::uint64_t bytes = 0;               ///< the files' sizes together
     std::uint64_t rows = 0;                ///< the files' rows together
     std::vector<std::uint64_t> file_rows;  ///< by file, its rows (0 where the file does not say)
@@ -47,7 +53,8 @@ struct TableInput {
     ///         cannot be read.
     /// @throws IoError naming a file that cannot be read.
     /// @throws CorruptData naming the file if it is not of `format`, or naming
-    ///         the file and the column if its columns are not the first file's.
+    ///         the file and the column if its columns are not the first file's
+    ///         (by name, and of the same type but for int32 and int64).
     [[nodiscard]] static TableInput open(std::vector<std::filesystem::path> files,
                                          std::vector<std::string> const& keys, io::FileFormat format);
 };
@@ -59,8 +66,8 @@ struct FileTable {
 };
 
 /// Reads files one after the other, a table at a time (a row group or a
-/// record batch), each with its columns put in one order: a generator
-/// function for `seq_join`.
+/// record batch), each with its columns put in one order and int32 ones
+/// widened as the input's schema says: a generator function for `seq_join`.
 ///
 /// Thread safety: externally synchronized. Holds one open reader at a time.
 class TableSource {

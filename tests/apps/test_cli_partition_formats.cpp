@@ -171,6 +171,29 @@ TEST_F(CliPartitionFormats, CsvOutputOfParquetTakesTheDialectFlags) {
     }
 }
 
+TEST_F(CliPartitionFormats, AColumnOfInt32InSomeFilesAndInt64InOthersIsReadAsInt64) {
+    // A schema that grew: the same users, their ids int32 in the older file.
+    auto const older = write("older.parquet", users(table::DataType::int32, 100));
+    auto const newer = write("newer.parquet", users(table::DataType::int64, 100));
+    auto const alone = partition({"-i", newer.string(), "-k", "user_id", "--partitions", "4", "-o",
+                                  path("alone").string()});
+    ASSERT_EQ(alone.exit_code, 0) << alone.err;
+    for (auto const* ranks : {"1", "2"}) {
+        auto const output = path(std::string("both-") + ranks);
+        auto const both = partition({"-i", older.string() + "," + newer.string(), "-k", "user_id", "--partitions",
+                                     "4", "--ranks", ranks, "-o", output.string()});
+        ASSERT_EQ(both.exit_code, 0) << both.err;
+        EXPECT_EQ(both.summary().at("rows"), 200);
+        for (int partition = 0; partition < 4; ++partition) {
+            auto const name = "part-0000" + std::to_string(partition) + ".parquet";
+            auto reader = io::open_table_file(output / name, io::FileFormat::parquet);
+            EXPECT_EQ(reader->schema().to_string(), "user_id:int64, name:string") << "widened in the output too";
+            auto const whole = io::open_table_file(path("alone") / name, io::FileFormat::parquet)->rows();
+            EXPECT_EQ(reader->rows(), whole.value_or(0) * 2) << "each id's two rows where it alone goes";
+        }
+    }
+}
+
 TEST_F(CliPartitionFormats, BadParquetInputIsAUsageErrorNamingTheFileOrColumn) {
     std::ofstream(path("fake.parquet")) << "user_id,name\n1,x\n";
     auto const fake = partition({"-i", path("fake.parquet").string(), "-k", "user_id", "-o", path("o1").string()});
@@ -180,11 +203,14 @@ TEST_F(CliPartitionFormats, BadParquetInputIsAUsageErrorNamingTheFileOrColumn) {
     EXPECT_FALSE(std::filesystem::exists(path("o1")));
 
     auto const first = write("a.parquet", users(table::DataType::int64, 10));
-    auto const other = write("b.parquet", users(table::DataType::int32, 10));
+    table::TableBuilder named(table::Schema({{"user_id", table::DataType::string}, {"name", table::DataType::string}}));
+    named.column(0).append("1");
+    named.column(1).append("one");
+    auto const other = write("b.parquet", named.finish());
     auto const mixed = partition({"-i", first.string() + "," + other.string(), "-k", "user_id", "-o",
                                   path("o2").string()});
     EXPECT_EQ(mixed.exit_code, 2);
-    EXPECT_THAT(mixed.err, HasSubstr("column 'user_id' is int32 in '" + other.string() + "' but int64"));
+    EXPECT_THAT(mixed.err, HasSubstr("column 'user_id' is string in '" + other.string() + "' but int64"));
 
     auto const schema = partition({"-i", first.string(), "-k", "user_id", "--schema", "user_id:string", "-o",
                                    path("o3").string()});
