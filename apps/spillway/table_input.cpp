@@ -10,6 +10,7 @@
 namespace spillway::cli {
 namespace {
 
+/// Whether `type` is one of the integer types, which files may mix.
 bool is_integer(table::DataType type) noexcept {
     return type == table::DataType::int32 || type == table::DataType::int64;
 }
@@ -65,7 +66,8 @@ TableInput TableInput::open(std::vector<std::filesystem::path> files, std::vecto
     SPILLWAY_ASSERT(format != io::FileFormat::csv, "CSV input is CsvInput's");
     TableInput input;
     input.format = format;
-    std::vector<table::Schema> schemas;  // by file, each file's own
+    std::vector<table::Schema> schemas;         // by file, each file's own
+    std::vector<std::uint64_t> largest_reads;  // by file, the most column data one read returns
     for (auto const& file : files) {
         auto const size = input_file_size(file);
         input.bytes += size;
@@ -77,11 +79,10 @@ TableInput TableInput::open(std::vector<std::filesystem::path> files, std::vecto
         input.column_orders.push_back(match_columns(input.schema, files.front(), reader->schema(), file));
         input.file_rows.push_back(reader->rows().value_or(0));
         input.rows += input.file_rows.back();
-        // A file that does not say how large its reads are is bounded by its size.
         input.reader_bytes = std::max(input.reader_bytes, reader->held_bytes());
+        // A file that does not say how large its reads are is bounded by its size.
         auto const largest = reader->largest_read_bytes();
-        input.largest_read_bytes =
-            std::max(input.largest_read_bytes, largest != 0 ? largest : size);
+        largest_reads.push_back(largest != 0 ? largest : size);
     }
     // A column of int32 in some files and int64 in others is int64.
     auto fields = input.schema.fields();
@@ -102,6 +103,9 @@ TableInput TableInput::open(std::vector<std::filesystem::path> files, std::vecto
                 widened.push_back(column);
             }
         }
+        // A widened column takes 4 bytes more a row than the file says.
+        auto const widening = widened.size() * (sizeof(std::int64_t) - sizeof(std::int32_t)) * io::rows_per_read;
+        input.largest_read_bytes = std::max(input.largest_read_bytes, largest_reads[file] + widening);
     }
     input.keys = resolve_keys(input.schema, keys);
     input.files = std::move(files);
