@@ -43,7 +43,9 @@ struct TableInput {
     std::uint64_t bytes = 0;               ///< the files' sizes together
     std::uint64_t rows = 0;                ///< the files' rows together
     std::vector<std::uint64_t> file_rows;  ///< by file, its rows (0 where the file does not say)
-    std::uint64_t largest_read_bytes = 0;  ///< the most column data one read returns, as the files tell, widened
+    /// The most column data one read returns, as the files tell, with the
+    /// int32 columns read as int64 at their width.
+    std::uint64_t largest_read_bytes = 0;
     std::uint64_t reader_bytes = 0;        ///< the most a file's reader holds besides its tables (`held_bytes`)
 
     /// Checks and describes `files`, all of `format` (not CSV). Each key is
