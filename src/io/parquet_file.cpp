@@ -292,19 +292,20 @@ std::size_t distinct(std::vector<std::uint64_t> hashes) {
 }
 
 /// Whether the values of column `index` keep coming new, judged by the
-/// first rows of `table`: twice the rows hold at least 1.8 times the
-/// distinct values, as for keys, prices and free text, not for dates or
-/// codes. A dictionary of such a column keeps growing with the row group,
-/// and saves little against plain pages and the codec, or outgrows its page,
-/// and the library then falls back to plain pages, having built the
-/// dictionary for nothing. False with too few rows to tell.
-bool keeps_coming_new(table::Table const& table, std::size_t index) {
-    auto const rows = std::min(table.num_rows(), distinct_sample_rows);
+/// rows of `sample` (the first rows of a file, at most `distinct_sample_rows`):
+/// twice the rows hold at least 1.8 times the distinct values, as for keys,
+/// prices and free text, not for dates or codes. A dictionary of such a
+/// column keeps growing with the row group, and saves little against plain
+/// pages and the codec, or outgrows its page, and the library then falls back
+/// to plain pages, having built the dictionary for nothing. False with too
+/// few rows to tell.
+bool keeps_coming_new(table::Table const& sample, std::size_t index) {
+    auto const rows = sample.num_rows();
     if (rows < min_distinct_sample_rows) {
         return false;
     }
     std::size_t const column[] = {index};
-    auto const hashes = table::hash_rows(table.slice(0, rows), column);
+    auto const hashes = table::hash_rows(sample, column);
     auto const in_half = distinct({hashes.begin(), hashes.begin() + static_cast<std::ptrdiff_t>(rows / 2)});
     return 10 * distinct(hashes) >= 18 * in_half;
 }
@@ -314,9 +315,9 @@ bool keeps_coming_new(table::Table const& table, std::size_t index) {
 /// `row_group_rows` rows, and then writing them out, put together into one
 /// table, as a row group, one column chunk after another: only a writer
 /// that writes out has a column writer's pages. Columns are dictionary encoded,
-/// but for those whose first rows written keep coming with new values
-/// (`keeps_coming_new`): the library's writer is opened at the first write,
-/// to look at them.
+/// but for those whose first rows keep coming with new values
+/// (`keeps_coming_new`): the library's writer is opened with the first row
+/// group, to look at its rows (the first table written may be a few rows).
 class ParquetFileWriter final : public TableFileWriter {
   public:
     /// Requires: `options` as `create_parquet_file` checks them; `codec` is
@@ -355,9 +356,6 @@ class ParquetFileWriter final : public TableFileWriter {
             if (!held_.empty() && held_bytes_ + bytes > row_group_bytes_) {
                 write_held();
             }
-            if (writer_ == nullptr) {
-                open(&table);
-            }
             held_bytes_ += bytes;
             held_rows_ += table.num_rows();
             held_.push_back(std::move(table));
@@ -369,11 +367,11 @@ class ParquetFileWriter final : public TableFileWriter {
 
     void close() override {
         file_.close([&](std::string const& what) {
+            write_held();
             if (writer_ == nullptr) {
                 open(nullptr);
             }
             guarded(what, [&] {
-                write_held();
                 check(writer_->Close(), what);
             });
         });
@@ -383,7 +381,8 @@ class ParquetFileWriter final : public TableFileWriter {
 
   private:
     /// Writes the held tables out as row groups of at most `row_group_rows_`
-    /// rows, one column chunk after another.
+    /// rows, one column chunk after another, opening the library's writer
+    /// with the first.
     void write_held() {
         if (held_.empty()) {
             return;
@@ -396,6 +395,9 @@ class ParquetFileWriter final : public TableFileWriter {
             held_.clear();
             held_bytes_ = 0;
             held_rows_ = 0;
+            if (writer_ == nullptr) {
+                open(&rows);
+            }
             auto const table = value_of(
                 arrow::Table::FromRecordBatches(arrow_schema_, {to_record_batch(std::move(rows), arrow_schema_)}), what
             );
@@ -406,9 +408,12 @@ class ParquetFileWriter final : public TableFileWriter {
     /// Opens the library's writer, choosing the columns to encode without a
     /// dictionary by the rows of `first` (all with one if null).
     void open(table::Table const* first) {
-        for (std::size_t index = 0; first != nullptr && index < schema_.size(); ++index) {
-            if (keeps_coming_new(*first, index)) {
-                properties_.disable_dictionary(schema_.field(index).name);
+        if (first != nullptr) {
+            auto const sample = first->slice(0, std::min(first->num_rows(), distinct_sample_rows));
+            for (std::size_t index = 0; index < schema_.size(); ++index) {
+                if (keeps_coming_new(sample, index)) {
+                    properties_.disable_dictionary(schema_.field(index).name);
+                }
             }
         }
         auto const what = "cannot create Parquet file '" + file_.path().string() + "'";
@@ -425,7 +430,7 @@ class ParquetFileWriter final : public TableFileWriter {
     std::uint64_t row_group_bytes_;
     std::uint64_t row_group_rows_;
     parquet::WriterProperties::Builder properties_;  ///< what `open` opens the library's writer with
-    std::unique_ptr<parquet::arrow::FileWriter> writer_;  ///< opened by the first write, or by `close`
+    std::unique_ptr<parquet::arrow::FileWriter> writer_;  ///< opened with the first row group, or by `close`
     std::vector<table::Table> held_;  ///< the rows of the next row group
     std::uint64_t held_bytes_ = 0;  ///< of `held_`'s tables
     std::uint64_t held_rows_ = 0;

@@ -318,6 +318,17 @@ TEST(ParquetFile, AColumnWhoseFirstRowsKeepComingNewIsWrittenWithoutADictionary)
     EXPECT_EQ(dictionary_pages(write("many.parquet", rows_of(20'000))), (std::vector<bool>{false, false, true, true}));
     // Under 1024 rows there is too little to tell: every column has a dictionary.
     EXPECT_EQ(dictionary_pages(write("few.parquet", rows_of(1000))), (std::vector<bool>{true, true, true, true}));
+    // Written 500 rows at a time, as a partition's pieces come, the columns
+    // are judged by the row group's first rows, not by the first 500.
+    auto const rows = rows_of(20'000);
+    auto const pieces = directory.path() / "pieces.parquet";
+    auto writer = create_table_file(pieces, FileFormat::parquet, rows.schema());
+    for (std::size_t begin = 0; begin < rows.num_rows(); begin += 500) {
+        writer->write(rows.slice(begin, 500));
+    }
+    writer->close();
+    EXPECT_EQ(read_all(pieces, FileFormat::parquet), rows);
+    EXPECT_EQ(dictionary_pages(pieces), (std::vector<bool>{false, false, true, true}));
 }
 
 TEST(ParquetFile, ALargeRowGroupIsReadInBatchesOfAtMost65536Rows) {
