@@ -26,13 +26,15 @@ exec::Task<std::vector<ParkedMessage>> receive_all_parked(Channel& input) {
     co_return all;
 }
 
-/// The concatenated tables of `parked`, read back (waiting for memory) and
-/// unpacked into the context's resource.
+/// The concatenated tables of `parked`, read back from their stores
+/// (waiting for memory, until `context` is aborted) and unpacked into the
+/// context's resource.
 exec::Task<table::Table> unpark_tables(stream::Context& context, std::vector<ParkedMessage> parked) {
     std::vector<table::Table> tables;
     tables.reserve(parked.size());
     for (auto& one : parked) {
-        Message message = co_await context.messages().unpark(std::move(one));
+        auto* const store = one.store();
+        Message message = co_await store->unpark(std::move(one), context.abort_token());
         // No co_await inside: a scope ends on the thread that began it.
         memory::ScopedHostResource const scope(&context.resource());
         tables.push_back(stream::unpack_table(message));

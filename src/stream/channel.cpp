@@ -47,7 +47,7 @@ exec::Task<std::optional<Message>> Channel::receive(std::stop_token stop) {
     }
     SpillableMessages* const store = parked->store();
     SPILLWAY_EXPECTS(store != nullptr, "a Channel held a moved-from ParkedMessage", InvalidArgument);
-    co_return co_await store->unpark(std::move(*parked));
+    co_return co_await store->unpark(std::move(*parked), context_.abort_token());
 }
 
 }  // namespace spillway::stream

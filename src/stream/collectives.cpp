@@ -28,7 +28,8 @@ exec::Task<void> split_and_insert(
     auto const partition_of_row = table::partition_rows(table, key_columns, shuffler.total_partitions());
     table::PackedSplit const split(table, partition_of_row, shuffler.total_partitions());
     auto reservation =
-        co_await reserve_memory(context.resource(), context.executor(), table_shuffle::packed_pieces_size(split));
+        co_await reserve_memory(context.resource(), context.executor(), table_shuffle::packed_pieces_size(split),
+                                context.abort_token());
     shuffler.insert(table_shuffle::pack_pieces(split, context.resource(), reservation));
 }
 

@@ -9,6 +9,7 @@ namespace spillway::stream {
 void Context::abort() noexcept {
     MutexLock lock(mutex_);
     aborted_ = true;
+    abort_source_.request_stop();
     for (Channel* channel : channels_) {
         channel->abort();
     }

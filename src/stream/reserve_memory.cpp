@@ -1,13 +1,16 @@
 #include <spillway/stream/reserve_memory.hpp>
 
+#include <spillway/core/error.hpp>
+#include <spillway/core/options.hpp>
 #include <spillway/memory/host_admission.hpp>
+#include <spillway/stream/context.hpp>
 
 #include "stream/poll_backoff.hpp"
 
 namespace spillway::stream {
 
 exec::Task<memory::MemoryReservation> reserve_memory(
-    memory::BufferResource& resource, exec::Executor& executor, std::size_t size
+    memory::BufferResource& resource, exec::Executor& executor, std::size_t size, std::stop_token stop
 ) {
     if (size == 0) {  // nothing to wait for, even over the limit
         co_return resource.try_reserve(memory::MemoryType::HOST, 0);
@@ -18,6 +21,11 @@ exec::Task<memory::MemoryReservation> reserve_memory(
         auto reservation = admission.try_reserve();
         if (reservation.size() == size) {
             co_return reservation;
+        }
+        if (stop.stop_requested()) {
+            SPILLWAY_FAIL("the pipeline was aborted while it waited for " << format_bytes(size)
+                                                                         << " of HOST: another of its actors failed",
+                          stream::PipelineAborted);
         }
         admission.check_progress();
         co_await backoff.pause();

@@ -49,7 +49,7 @@ ParkedMessage SpillableMessages::park(Message message) {
     return ParkedMessage(*this, key, message.sequence, std::move(message.payload.metadata), buffer_size);
 }
 
-exec::Task<Message> SpillableMessages::unpark(ParkedMessage parked) {
+exec::Task<Message> SpillableMessages::unpark(ParkedMessage parked, std::stop_token stop) {
     SPILLWAY_EXPECTS(
         parked.store_ == this, "unpark needs a message parked in this store", InvalidArgument
     );
@@ -57,7 +57,7 @@ exec::Task<Message> SpillableMessages::unpark(ParkedMessage parked) {
     if (!buffer) {
         // Spilled: wait for room to read it back. Nothing else takes it
         // meanwhile, so it is still held, in either tier.
-        auto reservation = co_await reserve_memory(resource_, executor_, parked.buffer_size_);
+        auto reservation = co_await reserve_memory(resource_, executor_, parked.buffer_size_, std::move(stop));
         buffer = store_.extract(parked.key_, reservation);
     }
     SPILLWAY_ASSERT(buffer.has_value(), "a parked message's buffer left the store while it was parked");

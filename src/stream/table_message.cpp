@@ -9,7 +9,7 @@ namespace spillway::stream {
 
 exec::Task<Message> pack_table(Context& context, std::uint64_t sequence, table::Table const& table) {
     auto const size = table::packed_size(table);
-    auto reservation = co_await reserve_memory(context.resource(), context.executor(), size);
+    auto reservation = co_await reserve_memory(context.resource(), context.executor(), size, context.abort_token());
     auto buffer = context.resource().make_buffer(size, reservation);
     auto metadata = table::pack_into(table, buffer.data());
     Message message{

@@ -259,6 +259,37 @@ TEST(QueryActors, AFunctionThatThrowsFailsThePipelineWithItsError) {
     EXPECT_EQ(context.messages().size(), 0U);
 }
 
+TEST(QueryActors, TakeMessagesParkedInAnotherContextsStore) {
+    // The tables come through a channel of one pipeline into the operators
+    // of another, as the output of one query's stage feeds the next.
+    spillway::test::Watchdog const watchdog("operators of one context reading the channel of another");
+    StreamMemory memory;
+    exec::ThreadPool pool(exec::ThreadPool::Config{.threads = 2});
+    stream::Context first(pool, memory.resource);
+    stream::Context second(pool, memory.resource);
+    stream::Channel tables(first), build(first), probe(first), all(second), joined(second);
+    table::Table everything;
+    table::Table join;
+    std::vector<stream::Actor> actors;
+    actors.push_back(send_tables(tables, 6, keyed_tables("t_")));
+    actors.push_back(apply_to_all(tables, all, [](table::Table const& table) { return table; }));
+    actors.push_back(collect_table(all, everything));
+    actors.push_back(send_tables(build, 2, keyed_tables("b_")));
+    actors.push_back(send_tables(probe, 3, keyed_tables("p_")));
+    actors.push_back(broadcast_join(build, probe, joined, JoinSpec{{"b_key", "b_tag"}, {"p_key", "p_tag"}, JoinKind::inner}));
+    actors.push_back(collect_table(joined, join));
+    stream::run_actors(second, std::move(actors));
+    EXPECT_EQ(everything, concatenated("t_", {0, 1, 2, 3, 4, 5}));
+    std::string const build_keys[] = {"b_key", "b_tag"};
+    std::string const probe_keys[] = {"p_key", "p_tag"};
+    auto const expected = hash_join(concatenated("b_", {0, 1}), build_keys, concatenated("p_", {0, 1, 2}), probe_keys,
+                                    JoinKind::inner);
+    EXPECT_EQ(join, expected);
+    EXPECT_GT(join.num_rows(), 0U);
+    EXPECT_EQ(first.messages().size(), 0U);
+    EXPECT_EQ(second.messages().size(), 0U);
+}
+
 TEST(QueryActors, CoalesceTablesJoinsConsecutiveSmallTablesUntilTheyReachTheSizeAndKeepsTheRows) {
     spillway::test::Watchdog const watchdog("coalesce_tables");
     StreamMemory memory;

@@ -209,6 +209,27 @@ TEST(StreamChannel, DestroyingAChannelFreesTheMessagesItHoldsWhereverTheyAre) {
     EXPECT_FALSE(memory.resource.statistics().get("stream.messages.unspill.bytes").has_value());
 }
 
+TEST(StreamChannel, AbortingTheContextEndsAReceiveWaitingForRoomToReadASpilledMessageBack) {
+    StreamMemory memory(2 * mebibyte);
+    memory::MemoryConfig const config = memory.resource.config();
+    ASSERT_GE(config.reserve_timeout, 30s) << "so that only the abort can end the wait in time";
+    RandomChooser chooser(4);
+    DeterministicExecutor executor(chooser);
+    Context context(executor, memory.resource);
+    Channel channel(context);
+    exec::sync_wait(executor, channel.send(test_message(memory.resource, 7, mebibyte)));
+    ASSERT_EQ(spill_all(context), mebibyte);
+    std::optional held = memory.resource.reserve(memory::MemoryType::HOST, 2 * mebibyte, memory::AllowOverbooking::no);
+    exec::TaskGroup group(executor);
+    group.spawn([&](std::stop_token const&) -> exec::Task<void> { co_await channel.receive(); });
+    while (memory.resource.memory_waiting() == 0 && executor.step()) {
+    }
+    ASSERT_EQ(memory.resource.memory_waiting(), mebibyte) << "the receive waits for room";
+    context.abort();
+    EXPECT_THROW_WITH(group.wait(), PipelineAborted, "another of its actors failed");
+    EXPECT_EQ(memory.resource.memory_waiting(), 0U);
+}
+
 TEST(StreamChannel, MovesParkedMessagesWithoutReadingThemBack) {
     StreamMemory memory;
     RandomChooser chooser(6);

@@ -15,6 +15,7 @@
 #include <spillway/core/error.hpp>
 #include <spillway/exec/sync_wait.hpp>
 #include <spillway/exec/thread_pool.hpp>
+#include <spillway/stream/context.hpp>
 
 #include <gtest/gtest.h>
 
@@ -121,4 +122,32 @@ TEST(ReserveMemory, FailsNamingTheTimeoutWhenNothingIsFreedForThatLong) {
     );
     EXPECT_EQ(resource.memory_reserved(MemoryType::HOST), 0U);
     EXPECT_EQ(resource.memory_waiting(), 0U);
+}
+
+TEST(ReserveMemory, AStopRequestedWhileItWaitsEndsItAtOnceWithPipelineAborted) {
+    // A pipeline that failed may never free what its other actors wait for:
+    // the abort ends their waits instead of the timeout.
+    Watchdog const watchdog("a request for memory whose pipeline was aborted while it waited");
+    TemporaryDirectory root;
+    auto config = test_config(root, mebibyte);
+    config.reserve_timeout = std::chrono::minutes(1);
+    BufferResource resource(config);
+    exec::ThreadPool pool(exec::ThreadPool::Config{.threads = 1});
+    auto const held = host_buffer(resource, mebibyte);
+    std::stop_source abort;
+    std::thread aborter([&] {
+        while (resource.memory_waiting() != mebibyte / 2) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
+        abort.request_stop();
+    });
+    EXPECT_THROW_WITH(
+        static_cast<void>(exec::sync_wait(pool, stream::reserve_memory(resource, pool, mebibyte / 2, abort.get_token()))),
+        stream::PipelineAborted, "waited for 512.00 KiB"
+    );
+    aborter.join();
+    EXPECT_EQ(resource.memory_reserved(MemoryType::HOST), 0U);
+    EXPECT_EQ(resource.memory_waiting(), 0U);
+    // Stop requested or not, a request that finds room is granted.
+    EXPECT_EQ(exec::sync_wait(pool, stream::reserve_memory(resource, pool, 0, abort.get_token())).size(), 0U);
 }

@@ -75,7 +75,8 @@ class Channel {
 
     /// The next message, in HOST memory; nothing once the channel is closed
     /// and drained, or if stop was requested first.
-    /// @throws PipelineAborted if the context is aborted.
+    /// @throws PipelineAborted if the context is aborted, while it waits for
+    ///         a message or for the memory to read a spilled one back.
     /// @throws as `SpillableMessages::unpark`; the message is lost then.
     exec::Task<std::optional<Message>> receive(std::stop_token stop = {});
 

@@ -3,6 +3,7 @@
 /// `Context`: what the actors and channels of one streaming pipeline share,
 /// and the abort that stops all of them after a failure.
 
+#include <stop_token>
 #include <vector>
 
 #include <spillway/core/error.hpp>
@@ -58,6 +59,11 @@ class Context {
     void abort() noexcept;
     /// Whether `abort()` has been called.
     [[nodiscard]] bool aborted() const noexcept;
+    /// A token that `abort()` requests, so that the pipeline's waits for
+    /// memory (`reserve_memory`, `SpillableMessages::unpark`) end with
+    /// `PipelineAborted` instead of waiting for memory that may never be
+    /// freed.
+    [[nodiscard]] std::stop_token abort_token() const noexcept { return abort_source_.get_token(); }
 
   private:
     friend Channel;
@@ -76,6 +82,7 @@ class Context {
     mutable Mutex mutex_;
     std::vector<Channel*> channels_ SPILLWAY_GUARDED_BY(mutex_);
     bool aborted_ SPILLWAY_GUARDED_BY(mutex_) = false;
+    std::stop_source abort_source_;  ///< requested by `abort`
 };
 
 }  // namespace spillway::stream

@@ -4,6 +4,7 @@
 /// without holding its thread.
 
 #include <cstddef>
+#include <stop_token>
 
 #include <spillway/exec/executor.hpp>
 #include <spillway/exec/task.hpp>
@@ -23,15 +24,18 @@ namespace spillway::stream {
 /// empty buffer needs, however full HOST is.
 ///
 /// Progress, not wall time, bounds the wait, as for `reserve_or_wait`
-/// (`memory::HostAdmission`).
+/// (`memory::HostAdmission`); a request of `stop` ends it at once (a
+/// pipeline's `Context::abort_token`: the memory it waits for may never be
+/// freed once another actor failed).
 /// @throws OutOfMemory at once if `size` is more than the HOST limit, or once
 ///         `MemoryConfig::reserve_timeout` passes with no HOST memory freed,
 ///         naming what holds it and the options to change.
+/// @throws PipelineAborted if `stop` is requested while it waits.
 /// @throws InvalidArgument if it needs to spill and runs inside a spill
 ///         function.
 /// @throws whatever a spill function throws (nothing stays reserved).
 exec::Task<memory::MemoryReservation> reserve_memory(
-    memory::BufferResource& resource, exec::Executor& executor, std::size_t size
+    memory::BufferResource& resource, exec::Executor& executor, std::size_t size, std::stop_token stop = {}
 );
 
 }  // namespace spillway::stream

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <stop_token>
 #include <vector>
 
 #include <spillway/exec/executor.hpp>
@@ -89,12 +90,13 @@ class SpillableMessages {
 
     /// The message `parked` holds, with its buffer in HOST memory. A
     /// spilled buffer is read back into HOST memory reserved with
-    /// `reserve_memory`, so the coroutine waits for room instead of
-    /// overbooking.
+    /// `reserve_memory(..., stop)`, so the coroutine waits for room instead
+    /// of overbooking, until `stop` is requested.
     /// @throws InvalidArgument if `parked` is empty or of another store.
-    /// @throws OutOfMemory as `reserve_memory`; IoError / CorruptData if the
-    ///         buffer cannot be read back. The message is freed either way.
-    exec::Task<Message> unpark(ParkedMessage parked);
+    /// @throws OutOfMemory, PipelineAborted as `reserve_memory`; IoError /
+    ///         CorruptData if the buffer cannot be read back. The message is
+    ///         freed either way.
+    exec::Task<Message> unpark(ParkedMessage parked, std::stop_token stop = {});
 
     /// The bytes of the parked buffers in `tier`.
     [[nodiscard]] std::uint64_t bytes(memory::MemoryType tier) const { return store_.bytes(tier); }
