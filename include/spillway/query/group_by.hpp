@@ -44,7 +44,7 @@ struct Aggregate {
 /// rows, then `group_by(concatenated partial results, keys,
 /// merging_aggregates(aggregates))` gives what one `group_by` over all the
 /// rows gives, up to the order of the groups and `float64` rounding.
-/// Its working storage (16 bytes a row and a table of the groups) is charged
+/// Its working storage (up to 20 bytes a row and a table of the groups) is charged
 /// to the calling thread's HOST resource (`memory::ScopedHostResource`).
 /// @throws InvalidArgument if a name is not a column of `table`, an
 ///         aggregate's kind does not apply to its column's type, the output

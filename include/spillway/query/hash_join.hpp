@@ -37,7 +37,7 @@ enum class JoinKind : std::uint8_t { inner, semi, anti };
 /// equal the probe's keys); `semi` and `anti` give the probe's columns only.
 ///
 /// Building is O(build rows); a probe is O(probe rows + result rows) for
-/// keys that do not collide. The index (16 to 24 bytes a build row) is
+/// keys that do not collide. The index (20 to 28 bytes a build row) is
 /// charged to the HOST resource current where the table is built
 /// (`memory::ScopedHostResource`), as tables made there are.
 ///
