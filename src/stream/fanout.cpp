@@ -15,7 +15,8 @@ namespace {
 /// `reserve_memory`.
 exec::Task<Message> copy(Context& context, Message const& original) {
     auto const& data = original.payload.data;
-    auto reservation = co_await reserve_memory(context.resource(), context.executor(), data.size(), context.abort_token());
+    auto reservation =
+        co_await reserve_memory(context.resource(), context.executor(), data.size(), context.abort_token());
     auto buffer = context.resource().make_buffer(data.size(), reservation);
     std::ranges::copy(data.data(), buffer.data().begin());
     Message copied{

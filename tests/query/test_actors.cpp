@@ -276,7 +276,9 @@ TEST(QueryActors, TakeMessagesParkedInAnotherContextsStore) {
     actors.push_back(collect_table(all, everything));
     actors.push_back(send_tables(build, 2, keyed_tables("b_")));
     actors.push_back(send_tables(probe, 3, keyed_tables("p_")));
-    actors.push_back(broadcast_join(build, probe, joined, JoinSpec{{"b_key", "b_tag"}, {"p_key", "p_tag"}, JoinKind::inner}));
+    actors.push_back(
+        broadcast_join(build, probe, joined, JoinSpec{{"b_key", "b_tag"}, {"p_key", "p_tag"}, JoinKind::inner})
+    );
     actors.push_back(collect_table(joined, join));
     stream::run_actors(second, std::move(actors));
     EXPECT_EQ(everything, concatenated("t_", {0, 1, 2, 3, 4, 5}));

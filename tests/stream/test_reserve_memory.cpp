@@ -142,7 +142,9 @@ TEST(ReserveMemory, AStopRequestedWhileItWaitsEndsItAtOnceWithPipelineAborted) {
         abort.request_stop();
     });
     EXPECT_THROW_WITH(
-        static_cast<void>(exec::sync_wait(pool, stream::reserve_memory(resource, pool, mebibyte / 2, abort.get_token()))),
+        static_cast<void>(
+            exec::sync_wait(pool, stream::reserve_memory(resource, pool, mebibyte / 2, abort.get_token()))
+        ),
         stream::PipelineAborted, "waited for 512.00 KiB"
     );
     aborter.join();
