@@ -106,7 +106,8 @@ class Communicator {
     ///
     /// Requires: `destination` in `[0, nranks())`; `tag` in `[0, max_tag]`;
     /// `metadata.size() <= max_metadata_size`; the payload, if any, is in HOST
-    /// memory (a moved-from buffer counts as a payload of 0 bytes).
+    /// memory, or holds 0 bytes (a moved-from buffer, or an empty one of any
+    /// tier, is received as an empty HOST payload).
     /// @throws InvalidArgument if a requirement is not met, or if the local
     ///         destination's communicator has been destroyed (the metadata and
     ///         payload are freed).

@@ -139,8 +139,9 @@ class SpillableStore {
     /// example by a coroutine that waited for the room: the read-back takes
     /// the buffer's size from it and leaves the rest. A buffer in HOST leaves
     /// `reservation` alone.
-    /// @throws ReservationError if the buffer is spilled and `reservation`
-    ///         holds less than its size; the buffer stays in the store.
+    /// @throws ReservationError if `reservation` is neither empty nor HOST,
+    ///         or if the buffer is spilled and `reservation` holds less than
+    ///         its size; the buffer stays in the store.
     /// @throws IoError / CorruptData as `extract(key)`.
     std::optional<Buffer> extract(Key key, MemoryReservation& reservation);
 
