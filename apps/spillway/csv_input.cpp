@@ -93,6 +93,7 @@ CsvInput CsvInput::open(std::vector<std::filesystem::path> files, std::vector<st
                          InvalidArgument);
         input.schema = declare_types(first.schema(), declared, input.declared);
         input.header = first.header_line();
+        input.inferred_rows = first.inferred_rows();
     }
     for (auto const& file : files) {
         std::vector<std::string> names;
@@ -154,9 +155,10 @@ io::CsvRows CsvInput::parse(std::size_t file, io::CsvBlock const& block, std::ve
         if (declared[column]) {
             throw;
         }
-        SPILLWAY_FAIL(error.what() << ": the type was inferred from the first " << options.infer_rows << " rows of '"
+        SPILLWAY_FAIL(error.what() << ": the type was inferred from the first " << inferred_rows << " rows of '"
                                    << files.front().string() << "'; declare it with --schema " << error.column()
-                                   << ":string (or another type), or infer from more rows with --infer-rows",
+                                   << ":string (or another type)"
+                                   << (inferred_rows < options.infer_rows ? "" : ", or infer from more rows with --infer-rows"),
                       CorruptData);
     }
 }

@@ -44,6 +44,9 @@ struct CsvInput {
     /// included; empty without a header.
     std::string header;
     std::uint64_t bytes = 0;  ///< the files' sizes together
+    /// The rows of the first file the undeclared types were inferred from
+    /// (`io::CsvReader::inferred_rows`).
+    std::size_t inferred_rows = 0;
 
     /// Checks and describes `files`. The dialect starts from TPC-H `.tbl`
     /// (`CsvOptions::tbl()`) when the first file's name ends in `.tbl`, from

@@ -255,68 +255,92 @@ std::pair<std::vector<std::string>, std::size_t> read_header(std::string_view te
 }
 
 /// The narrowest type that holds every non-null value of each column in the
-/// first `options.infer_rows` rows of `text`: int64, float64, date32 or
-/// string. With no `names`, the columns are named after the first row. Rows
-/// with the wrong number of fields are passed over: parsing reports them.
-Schema infer_schema(std::string_view text, std::vector<std::string> names, CsvOptions const& options,
-                    CsvErrors const& errors) {
+/// first `options.infer_rows` rows of a file: int64, float64, date32 or
+/// string, from texts of whole rows scanned one after another. With no
+/// `names`, the columns are named after the first row. Rows with the wrong
+/// number of fields are passed over: parsing reports them.
+class TypeInference {
+  public:
+    TypeInference(std::vector<std::string> names, CsvOptions const& options)
+        : names_(std::move(names)), columns_(names_.size()), options_(options) {}
+
+    /// Scans the rows of `text` until `options.infer_rows` rows in all are.
+    void scan(std::string_view text, CsvErrors const& errors) {
+        CsvScanner scanner(text, options_, errors);
+        scanner.scan(
+            options_.infer_rows - rows_, CsvScanner::all_fields,
+            [&](std::size_t field, std::string_view value, bool quoted, std::size_t) {
+                if (field == 0) {
+                    row_.clear();
+                }
+                row_.resize(field + 1);
+                if (value.empty() && !quoted) {
+                    return;  // a null fits every type
+                }
+                // Digits that spell an integer other than exactly (`042`,
+                // `-0`) make a string: a number would hash as another key
+                // than the same text in a column of strings does.
+                std::int64_t integer;
+                double real;
+                bool const integer_text = parse_number(value, integer);
+                bool const exact = integer_text && table::spelled_integer(value).has_value();
+                row_[field] = {exact, integer_text == exact && parse_float64(value, real),
+                               parse_date32(value).has_value(), true};
+            },
+            [&](std::size_t, std::size_t, std::size_t fields, bool last_empty) {
+                ++rows_;
+                if (columns_ == 0) {
+                    columns_ = fields - (options_.trailing_delimiter && fields > 1 ? 1 : 0);
+                }
+                if (fields != fields_per_row(columns_, options_) || (options_.trailing_delimiter && !last_empty)) {
+                    return;  // parsing reports it (or skips it); it tells nothing about the types
+                }
+                candidates_.resize(std::max(candidates_.size(), row_.size()));
+                for (std::size_t field = 0; field < row_.size(); ++field) {
+                    candidates_[field].int64 = candidates_[field].int64 && row_[field].int64;
+                    candidates_[field].float64 = candidates_[field].float64 && row_[field].float64;
+                    candidates_[field].date32 = candidates_[field].date32 && row_[field].date32;
+                    candidates_[field].seen = candidates_[field].seen || row_[field].seen;
+                }
+            });
+    }
+
+    /// Whether `options.infer_rows` rows have been scanned.
+    [[nodiscard]] bool done() const noexcept { return rows_ >= options_.infer_rows; }
+    /// The rows scanned.
+    [[nodiscard]] std::size_t rows() const noexcept { return rows_; }
+
+    /// The columns, typed by the rows scanned.
+    [[nodiscard]] Schema schema() const {
+        std::vector<Field> fields;
+        for (std::size_t index = 0; index < columns_; ++index) {
+            auto const candidate = index < candidates_.size() ? candidates_[index] : Candidates{};
+            auto const type = !candidate.seen     ? DataType::string
+                            : candidate.int64    ? DataType::int64
+                            : candidate.float64  ? DataType::float64
+                            : candidate.date32   ? DataType::date32
+                                                 : DataType::string;
+            fields.push_back({index < names_.size() ? names_[index] : "column" + std::to_string(index), type});
+        }
+        return Schema(std::move(fields));
+    }
+
+  private:
+    /// The types every value of a column seen so far fits.
     struct Candidates {
         bool int64 = true;
         bool float64 = true;
         bool date32 = true;
-        bool seen = false;
+        bool seen = false;  ///< a value that is not null
     };
-    std::vector<Candidates> candidates;
-    std::vector<Candidates> row;  // what each value of the row being scanned fits
-    std::size_t columns = names.size();
-    CsvScanner scanner(text, options, errors);
-    scanner.scan(
-        options.infer_rows, CsvScanner::all_fields,
-        [&](std::size_t field, std::string_view value, bool quoted, std::size_t) {
-            if (field == 0) {
-                row.clear();
-            }
-            row.resize(field + 1);
-            if (value.empty() && !quoted) {
-                return;  // a null fits every type
-            }
-            // Digits that spell an integer other than exactly (`042`, `-0`)
-            // make a string: a number would hash as another key than the
-            // same text in a column of strings does.
-            std::int64_t integer;
-            double real;
-            bool const integer_text = parse_number(value, integer);
-            bool const exact = integer_text && table::spelled_integer(value).has_value();
-            row[field] = {exact, integer_text == exact && parse_float64(value, real),
-                          parse_date32(value).has_value(), true};
-        },
-        [&](std::size_t, std::size_t, std::size_t fields, bool last_empty) {
-            if (columns == 0) {
-                columns = fields - (options.trailing_delimiter && fields > 1 ? 1 : 0);
-            }
-            if (fields != fields_per_row(columns, options) || (options.trailing_delimiter && !last_empty)) {
-                return;  // parsing reports it (or skips it); it tells nothing about the types
-            }
-            candidates.resize(std::max(candidates.size(), row.size()));
-            for (std::size_t field = 0; field < row.size(); ++field) {
-                candidates[field].int64 = candidates[field].int64 && row[field].int64;
-                candidates[field].float64 = candidates[field].float64 && row[field].float64;
-                candidates[field].date32 = candidates[field].date32 && row[field].date32;
-                candidates[field].seen = candidates[field].seen || row[field].seen;
-            }
-        });
-    std::vector<Field> fields;
-    for (std::size_t index = 0; index < columns; ++index) {
-        auto const candidate = index < candidates.size() ? candidates[index] : Candidates{};
-        auto const type = !candidate.seen     ? DataType::string
-                        : candidate.int64    ? DataType::int64
-                        : candidate.float64  ? DataType::float64
-                        : candidate.date32   ? DataType::date32
-                                             : DataType::string;
-        fields.push_back({index < names.size() ? names[index] : "column" + std::to_string(index), type});
-    }
-    return Schema(std::move(fields));
-}
+
+    std::vector<std::string> names_;
+    std::size_t columns_;
+    CsvOptions const& options_;
+    std::vector<Candidates> candidates_;
+    std::vector<Candidates> row_;  ///< what each value of the row being scanned fits
+    std::size_t rows_ = 0;
+};
 
 /// Appends to `out` the row of `text` in [begin, end), whose fields start at
 /// `field_starts`, with its fields in `field_order`, then the trailing
@@ -539,14 +563,49 @@ CsvReader::CsvReader(std::filesystem::path path, CsvOptions options, std::option
                              path_ << ":1: two columns are named '" << name << "'; each column needs a name of its own",
                              CorruptData);
         }
-        auto const rows_end = pending_size_ == 0 ? 0 : complete_rows();
-        std::string_view const sample(pending_.get(), rows_end);
-        schema = infer_schema(sample, std::move(names), options_, CsvErrors(path_, sample, next_line_));
+        schema = infer_schema(std::move(names));
     }
     source_ = std::make_shared<detail::CsvSource const>(detail::CsvSource{path_, options_, std::move(*schema)});
 }
 
 CsvReader::~CsvReader() = default;
+
+Schema CsvReader::infer_schema(std::vector<std::string> names) {
+    TypeInference inference(std::move(names), options_);
+    auto rows_end = pending_size_ == 0 ? 0 : complete_rows();
+    inference.scan(std::string_view(pending_.get(), rows_end), CsvErrors(path_, {pending_.get(), rows_end}, next_line_));
+    // The first chunk may hold fewer rows than inference looks at (wide rows,
+    // a small chunk): read on with the same buffer, then read again from
+    // where the rows start. A file that cannot seek (a pipe) keeps what its
+    // first chunk tells; a row longer than a chunk ends the reading on, and
+    // `read_block` reports it when it comes to it.
+    auto const position = ::lseek(descriptor_.get(), 0, SEEK_CUR);
+    if (inference.done() || end_of_file_ || position < 0) {
+        inferred_rows_ = inference.rows();
+        return inference.schema();
+    }
+    auto const rows_start = position - static_cast<off_t>(pending_size_);
+    auto line = next_line_;
+    while (!inference.done() && rows_end != 0) {
+        line += detail::count_line_breaks(std::string_view(pending_.get(), rows_end));
+        std::memmove(pending_.get(), pending_.get() + rows_end, pending_size_ - rows_end);
+        pending_size_ -= rows_end;
+        fill();
+        rows_end = detail::end_of_last_row(std::string_view(pending_.get(), pending_size_), options_.quote);
+        inference.scan(std::string_view(pending_.get(), rows_end), CsvErrors(path_, {pending_.get(), rows_end}, line));
+    }
+    SPILLWAY_EXPECTS(::lseek(descriptor_.get(), rows_start, SEEK_SET) == rows_start,
+                     "cannot read CSV file '" << path_ << "' again from its first row: " << std::strerror(errno),
+                     IoError);
+    pending_size_ = 0;
+    end_of_file_ = false;
+    added_line_break_ = false;
+    fill();
+    inferred_rows_ = inference.rows();
+    return inference.schema();
+}
+
+std::size_t CsvReader::inferred_rows() const noexcept { return inferred_rows_; }
 
 Schema const& CsvReader::schema() const noexcept { return source_->schema; }
 

@@ -139,6 +139,19 @@ TEST_F(CsvInputTest, AValueThatDoesNotParseAsItsInferredTypeNamesTheFlagsThatFix
         EXPECT_THAT(error.what(), testing::Not(testing::HasSubstr("--schema"))) << "the user declared it";
     }
     EXPECT_NO_THROW(parse_all(CsvInput::open({file}, {"id"}, options, {"id:string"})));
+    // A first file of fewer rows than --infer-rows was read whole: the
+    // message counts its rows and does not offer more of them.
+    auto const short_first = write("short.csv", "id,name\n1,a\n2,b\n3,c\n");
+    auto const two_files = CsvInput::open({short_first, file}, {"id"}, options);
+    EXPECT_EQ(two_files.inferred_rows, 3u);
+    try {
+        parse_all(two_files);
+        ADD_FAILURE() << "'unknown' is no int64";
+    } catch (CorruptData const& error) {
+        EXPECT_THAT(error.what(), testing::HasSubstr("the type was inferred from the first 3 rows of '"
+                                                     + short_first.string() + "'; declare it with --schema id:string"));
+        EXPECT_THAT(error.what(), testing::Not(testing::HasSubstr("--infer-rows")));
+    }
 }
 
 TEST_F(CsvInputTest, ABlockSourceReadsEveryFileInOrder) {

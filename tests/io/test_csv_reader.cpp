@@ -345,6 +345,35 @@ TEST_F(CsvReaderTest, AWrongFieldCountFarPastTheInferredRowsIsStillAnError) {
                       "late.csv:3002: expected 2 fields, found 3");
 }
 
+TEST_F(CsvReaderTest, InfersFromTheFirstInferRowsRowsHoweverManyChunksTheyTake) {
+    // 300 rows of about 8 bytes, read 64 bytes at a time: the text on row
+    // 150 makes the column a string only if inference reads past the first
+    // chunk; reading then starts again at the first row.
+    std::string text = "k,v\n";
+    for (int row = 1; row < 300; ++row) {
+        text += std::to_string(row) + "," + (row == 150 ? std::string("abc") : std::to_string(row * 7)) + "\n";
+    }
+    auto const path = file("wide.csv", text);
+    CsvOptions options;
+    options.chunk_bytes = 64;
+    CsvReader reader(path, options);
+    EXPECT_EQ(reader.schema().to_string(), "k:int64, v:string");
+    EXPECT_EQ(reader.inferred_rows(), 299u) << "every row the file has";
+    auto const table = read_all(reader);
+    ASSERT_EQ(table.num_rows(), 299u);
+    EXPECT_EQ(table.column("k").values<std::int64_t>()[0], 1);
+    EXPECT_EQ(table.column("v").string(149), "abc");
+    EXPECT_EQ(table.column("k").values<std::int64_t>()[298], 299);
+    // With fewer rows to infer from, the text is past them, and parsing it
+    // names its line.
+    options.infer_rows = 100;
+    CsvReader fewer(path, options);
+    EXPECT_EQ(fewer.schema().to_string(), "k:int64, v:int64");
+    EXPECT_EQ(fewer.inferred_rows(), 100u);
+    EXPECT_THROW_WITH(static_cast<void>(read_all(fewer)), CorruptData, "wide.csv:151:");
+    EXPECT_EQ(CsvReader(path, options, Schema({{"k", DataType::int64}, {"v", DataType::string}})).inferred_rows(), 0u);
+}
+
 TEST_F(CsvReaderTest, SkippingBadRowsLeavesOutAndCountsRowsWithTheWrongFieldCount) {
     CsvOptions options;
     options.bad_rows = CsvOptions::BadRows::skip;
@@ -476,6 +505,7 @@ TEST_F(CsvReaderTest, ARowLongerThanTheChunkSizeNamesTheSetting) {
     ASSERT_TRUE(reader.read_block().has_value());
     EXPECT_THROW_WITH(static_cast<void>(reader.read_block()), CorruptData, "long.csv:3: no row ends within 64 bytes");
     EXPECT_THROW_WITH(static_cast<void>(reader.read_block()), CorruptData, "csv_chunk_bytes");
+    EXPECT_EQ(reader.inferred_rows(), 1u) << "inference reads on only to the long row";
 }
 
 TEST_F(CsvReaderTest, InferenceWidensToTheNarrowestTypeThatHoldsEveryValue) {

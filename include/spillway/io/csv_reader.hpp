@@ -188,6 +188,13 @@ class CsvReader {
     /// byte order mark) without a given schema.
     [[nodiscard]] table::Schema const& schema() const noexcept;
 
+    /// The rows the column types were inferred from: `infer_rows`, or all
+    /// the file has where that is fewer, or those before a row longer than
+    /// `chunk_bytes` (which reading then reports), or those of the first
+    /// chunk where the file cannot be read twice (a pipe); 0 with a schema
+    /// given.
+    [[nodiscard]] std::size_t inferred_rows() const noexcept;
+
     /// The header row exactly as it is in the file (a byte order mark left
     /// out), line break included; empty if the options say there is none or
     /// the file is empty.
@@ -214,6 +221,11 @@ class CsvReader {
     /// The bytes up to the end of the last whole row pending.
     /// @throws CorruptData if there is none.
     [[nodiscard]] std::size_t complete_rows() const;
+    /// The columns of `names` (or, if empty, of the first row) typed by the
+    /// first `infer_rows` rows, read through the reader's own buffer, which
+    /// then holds the first rows again.
+    /// @throws as the constructor.
+    [[nodiscard]] table::Schema infer_schema(std::vector<std::string> names);
 
     std::string path_;
     CsvOptions options_;
@@ -225,6 +237,7 @@ class CsvReader {
     std::unique_ptr<char[]> pending_;  ///< chunk_bytes + 1 bytes: read but not yet handed out
     std::size_t pending_size_ = 0;
     std::uint64_t next_line_ = 1;  ///< the line number of the first pending byte
+    std::size_t inferred_rows_ = 0;
 };
 
 }  // namespace spillway::io
