@@ -196,7 +196,7 @@ CommandLine::CommandLine() : app_(description, "spillway") {
                      "tables (comma-separated), or all, each written as DIR/<table>.tbl into the directory -o, "
                      "which must be new or empty")
         ->type_name("NAMES")
-        ->delimiter(',')
+        ->check(no_empty_items())
         ->excludes(table_option);
     generate_command_
         ->add_option("--output,-o", generate_.output, "the file (--table) or directory (--tables) to write")
@@ -425,7 +425,9 @@ std::unique_ptr<Job> CommandLine::make_job(Options const& options) const {
         return std::make_unique<TpchJob>(tpch_, options);
     }
     SPILLWAY_ASSERT(generate_command_->parsed(), "CLI11 requires one command");
-    return std::make_unique<GenerateJob>(generate_, options);
+    auto arguments = generate_;
+    arguments.tables = list_items(arguments.tables);
+    return std::make_unique<GenerateJob>(std::move(arguments), options);
 }
 
 }  // namespace spillway::cli

@@ -154,6 +154,11 @@ TEST(CliGenerate, UnknownRepeatedOrBothKindsOfTablesAreUsageErrorsThatWriteNothi
     EXPECT_EQ(run_spillway({"generate", "--tables", "part,part", "-o", output.string()}).exit_code, 2);
     EXPECT_EQ(run_spillway({"generate", "--table", "part", "--tables", "all", "-o", output.string()}).exit_code, 2);
     EXPECT_EQ(run_spillway({"generate", "--table", "lines", "-o", output.string()}).exit_code, 2);
+    for (auto const* tables : {"orders,", ",nation", ",", "orders,,nation"}) {
+        auto const result = run_spillway({"generate", "--tables", tables, "-o", output.string()});
+        EXPECT_EQ(result.exit_code, 2) << tables;
+        EXPECT_THAT(result.err, testing::HasSubstr("--tables: '" + std::string(tables) + "' has an empty item"));
+    }
     EXPECT_FALSE(std::filesystem::exists(output));
 }
 
