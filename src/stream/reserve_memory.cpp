@@ -18,14 +18,14 @@ exec::Task<memory::MemoryReservation> reserve_memory(
     memory::HostAdmission admission(resource, size);
     detail::PollBackoff backoff(executor);
     while (true) {
+        // Before an attempt, which may spill: an aborted pipeline neither
+        // spills nor takes memory any more.
+        SPILLWAY_EXPECTS(!stop.stop_requested(),
+                         "stopped waiting for " << format_bytes(size) << " of HOST: the pipeline was aborted",
+                         stream::PipelineAborted);
         auto reservation = admission.try_reserve();
         if (reservation.size() == size) {
             co_return reservation;
-        }
-        if (stop.stop_requested()) {
-            SPILLWAY_FAIL("the pipeline was aborted while it waited for " << format_bytes(size)
-                                                                         << " of HOST: another of its actors failed",
-                          stream::PipelineAborted);
         }
         admission.check_progress();
         co_await backoff.pause();

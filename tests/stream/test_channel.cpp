@@ -226,7 +226,7 @@ TEST(StreamChannel, AbortingTheContextEndsAReceiveWaitingForRoomToReadASpilledMe
     }
     ASSERT_EQ(memory.resource.memory_waiting(), mebibyte) << "the receive waits for room";
     context.abort();
-    EXPECT_THROW_WITH(group.wait(), PipelineAborted, "another of its actors failed");
+    EXPECT_THROW_WITH(group.wait(), PipelineAborted, "the pipeline was aborted");
     EXPECT_EQ(memory.resource.memory_waiting(), 0U);
 }
 

@@ -133,7 +133,7 @@ TEST(ReserveMemory, AStopRequestedWhileItWaitsEndsItAtOnceWithPipelineAborted) {
     config.reserve_timeout = std::chrono::minutes(1);
     BufferResource resource(config);
     exec::ThreadPool pool(exec::ThreadPool::Config{.threads = 1});
-    auto const held = host_buffer(resource, mebibyte);
+    std::optional<Buffer> held = host_buffer(resource, mebibyte);
     std::stop_source abort;
     std::thread aborter([&] {
         while (resource.memory_waiting() != mebibyte / 2) {
@@ -145,11 +145,20 @@ TEST(ReserveMemory, AStopRequestedWhileItWaitsEndsItAtOnceWithPipelineAborted) {
         static_cast<void>(
             exec::sync_wait(pool, stream::reserve_memory(resource, pool, mebibyte / 2, abort.get_token()))
         ),
-        stream::PipelineAborted, "waited for 512.00 KiB"
+        stream::PipelineAborted, "stopped waiting for 512.00 KiB of HOST: the pipeline was aborted"
     );
     aborter.join();
     EXPECT_EQ(resource.memory_reserved(MemoryType::HOST), 0U);
     EXPECT_EQ(resource.memory_waiting(), 0U);
-    // Stop requested or not, a request that finds room is granted.
+    // Once stop is requested, nothing more is taken, even what fits (a
+    // pipeline that failed needs no more memory); 0 bytes still are.
+    held.reset();
+    EXPECT_THROW_WITH(
+        static_cast<void>(
+            exec::sync_wait(pool, stream::reserve_memory(resource, pool, mebibyte / 2, abort.get_token()))
+        ),
+        stream::PipelineAborted, "the pipeline was aborted"
+    );
+    EXPECT_EQ(resource.memory_reserved(MemoryType::HOST), 0U);
     EXPECT_EQ(exec::sync_wait(pool, stream::reserve_memory(resource, pool, 0, abort.get_token())).size(), 0U);
 }

@@ -7,9 +7,12 @@
 /// Filter, project and the partial phase of a group-by apply to each table
 /// on its own, so they run as `stream::transform_tables`. The operators
 /// here need more than one table at a time. Those that wait for a whole
-/// partition or stream keep its messages parked in the context's
-/// `stream::SpillableMessages`, spillable, until they use them; only the
-/// tables they work on at once must fit in memory.
+/// partition or stream keep its messages parked where they came parked (the
+/// `stream::SpillableMessages` of the input channel's context), spillable,
+/// until they use them; only the tables they work on at once must fit in
+/// memory. Reading a spilled message back waits for memory until the
+/// actor's own context is aborted: its output channel's (`collect_table`'s
+/// input's).
 #include <cstddef>
 #include <cstdint>
 #include <functional>

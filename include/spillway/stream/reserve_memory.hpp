@@ -24,13 +24,15 @@ namespace spillway::stream {
 /// empty buffer needs, however full HOST is.
 ///
 /// Progress, not wall time, bounds the wait, as for `reserve_or_wait`
-/// (`memory::HostAdmission`); a request of `stop` ends it at once (a
-/// pipeline's `Context::abort_token`: the memory it waits for may never be
-/// freed once another actor failed).
+/// (`memory::HostAdmission`); a request of `stop` ends it before its next
+/// attempt, within one pause (a pipeline's `Context::abort_token`: the memory
+/// it waits for may never be freed once another actor failed, and what it
+/// would spill for is of no use).
 /// @throws OutOfMemory at once if `size` is more than the HOST limit, or once
 ///         `MemoryConfig::reserve_timeout` passes with no HOST memory freed,
 ///         naming what holds it and the options to change.
-/// @throws PipelineAborted if `stop` is requested while it waits.
+/// @throws PipelineAborted if `stop` is requested before it has the memory
+///         (a request of 0 bytes has it at once); nothing stays reserved.
 /// @throws InvalidArgument if it needs to spill and runs inside a spill
 ///         function.
 /// @throws whatever a spill function throws (nothing stays reserved).
