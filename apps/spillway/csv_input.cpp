@@ -95,9 +95,13 @@ CsvInput CsvInput::open(std::vector<std::filesystem::path> files, std::vector<st
         input.header = first.header_line();
         input.inferred_rows = first.inferred_rows();
     }
+    // Only the names of each file's columns are wanted here: one row of
+    // inference is enough.
+    auto names_only = input.options;
+    names_only.infer_rows = 1;
     for (auto const& file : files) {
         std::vector<std::string> names;
-        io::CsvReader const reader(file, input.options);
+        io::CsvReader const reader(file, names_only);
         for (auto const& field : reader.schema().fields()) {
             names.push_back(field.name);
         }
@@ -155,10 +159,10 @@ io::CsvRows CsvInput::parse(std::size_t file, io::CsvBlock const& block, std::ve
         if (declared[column]) {
             throw;
         }
+        auto const more_rows = inferred_rows < options.infer_rows ? "" : ", or infer from more rows with --infer-rows";
         SPILLWAY_FAIL(error.what() << ": the type was inferred from the first " << inferred_rows << " rows of '"
                                    << files.front().string() << "'; declare it with --schema " << error.column()
-                                   << ":string (or another type)"
-                                   << (inferred_rows < options.infer_rows ? "" : ", or infer from more rows with --infer-rows"),
+                                   << ":string (or another type)" << more_rows,
                       CorruptData);
     }
 }
