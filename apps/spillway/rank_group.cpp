@@ -27,7 +27,7 @@ RankMemoryFigures RankMemoryFigures::of(memory::BufferResource const& resource) 
     return {
         .spilled_bytes = total("memory.copy.host_to_disk.bytes"),
         .read_back_bytes = total("memory.copy.disk_to_host.bytes"),
-        .sent_bytes = total("shuffle.send.bytes"),
+        .sent_bytes = total("shuffle.send.bytes") + total("allgather.send.bytes"),
         .peak_host = resource.peak_memory_used(memory::MemoryType::HOST),
         .peak_disk = resource.peak_memory_used(memory::MemoryType::DISK),
     };

@@ -30,7 +30,7 @@ namespace spillway::cli {
 struct RankMemoryFigures {
     std::uint64_t spilled_bytes = 0;
     std::uint64_t read_back_bytes = 0;
-    std::uint64_t sent_bytes = 0;  ///< of chunks sent to other ranks
+    std::uint64_t sent_bytes = 0;  ///< of chunks sent to other ranks, by shuffles and all-gathers
     std::uint64_t peak_host = 0;
     std::uint64_t peak_disk = 0;
 

@@ -90,6 +90,13 @@ TEST(CliTpch, AnAnswerWithoutRowsStillNamesItsColumns) {
     EXPECT_EQ(summary.at("columns"), (nlohmann::json{"supp_nation", "cust_nation", "l_year", "revenue"}));
 }
 
+TEST(CliTpch, TheBytesSentCountAllGathersAsWellAsShuffles) {
+    // Q1 moves rows only by all-gathering each rank's partial sums.
+    auto const result = run_spillway({"tpch", "--query", "1", "--scale", "0.001", "--ranks", "2", "--json", "--quiet"});
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_GT(result.summary().at("sent_bytes").get<std::uint64_t>(), 0U);
+}
+
 TEST(CliTpch, AQueryThatIsNotImplementedOrAMissingDataFileIsAUsageError) {
     auto const unknown = failure_of(run_spillway({"tpch", "--query", "2", "--json", "--quiet"}), 2);
     EXPECT_THAT(unknown.at("error").get<std::string>(), HasSubstr("the queries are 1, 3, 4, 5, 7, 9, 18, 21"));
