@@ -545,9 +545,7 @@ CsvReader::CsvReader(std::filesystem::path path, CsvOptions options, std::option
         SPILLWAY_EXPECTS(header_line_ != "\n" && header_line_ != "\r\n",
                          path_ << ":1: the header line is empty; its first line names the columns", CorruptData);
         next_line_ += detail::count_line_breaks(std::string_view(pending_.get(), header_bytes));
-        std::memmove(pending_.get(), pending_.get() + header_bytes, pending_size_ - header_bytes);
-        pending_size_ -= header_bytes;
-        fill();
+        drop_pending(header_bytes);
     }
     if (schema.has_value()) {
         SPILLWAY_EXPECTS(names.empty() || names.size() == schema->size(),
@@ -580,27 +578,24 @@ Schema CsvReader::infer_schema(std::vector<std::string> names) {
     // first chunk tells; a row longer than a chunk ends the reading on, and
     // `read_block` reports it when it comes to it.
     auto const position = ::lseek(descriptor_.get(), 0, SEEK_CUR);
-    if (inference.done() || end_of_file_ || position < 0) {
-        inferred_rows_ = inference.rows();
-        return inference.schema();
-    }
-    auto const rows_start = position - static_cast<off_t>(pending_size_);
-    auto line = next_line_;
-    while (!inference.done() && rows_end != 0) {
-        line += detail::count_line_breaks(std::string_view(pending_.get(), rows_end));
-        std::memmove(pending_.get(), pending_.get() + rows_end, pending_size_ - rows_end);
-        pending_size_ -= rows_end;
+    if (!inference.done() && !end_of_file_ && position >= 0) {
+        auto const rows_start = position - static_cast<off_t>(pending_size_);
+        auto line = next_line_;
+        while (!inference.done() && rows_end != 0) {
+            line += detail::count_line_breaks(std::string_view(pending_.get(), rows_end));
+            drop_pending(rows_end);
+            rows_end = detail::end_of_last_row(std::string_view(pending_.get(), pending_size_), options_.quote);
+            inference.scan(std::string_view(pending_.get(), rows_end),
+                           CsvErrors(path_, {pending_.get(), rows_end}, line));
+        }
+        SPILLWAY_EXPECTS(::lseek(descriptor_.get(), rows_start, SEEK_SET) == rows_start,
+                         "cannot read CSV file '" << path_ << "' again from its first row: " << std::strerror(errno),
+                         IoError);
+        pending_size_ = 0;
+        end_of_file_ = false;
+        added_line_break_ = false;
         fill();
-        rows_end = detail::end_of_last_row(std::string_view(pending_.get(), pending_size_), options_.quote);
-        inference.scan(std::string_view(pending_.get(), rows_end), CsvErrors(path_, {pending_.get(), rows_end}, line));
     }
-    SPILLWAY_EXPECTS(::lseek(descriptor_.get(), rows_start, SEEK_SET) == rows_start,
-                     "cannot read CSV file '" << path_ << "' again from its first row: " << std::strerror(errno),
-                     IoError);
-    pending_size_ = 0;
-    end_of_file_ = false;
-    added_line_break_ = false;
-    fill();
     inferred_rows_ = inference.rows();
     return inference.schema();
 }
@@ -627,6 +622,12 @@ void CsvReader::fill() {
     }
 }
 
+void CsvReader::drop_pending(std::size_t bytes) {
+    std::memmove(pending_.get(), pending_.get() + bytes, pending_size_ - bytes);
+    pending_size_ -= bytes;
+    fill();
+}
+
 void CsvReader::check_start_of_file() {
     std::string_view const start(pending_.get(), pending_size_);
     if (auto const kind = binary_kind(start)) {
@@ -634,9 +635,7 @@ void CsvReader::check_start_of_file() {
     }
     constexpr std::string_view byte_order_mark = "\xef\xbb\xbf";
     if (start.starts_with(byte_order_mark)) {
-        pending_size_ -= byte_order_mark.size();
-        std::memmove(pending_.get(), pending_.get() + byte_order_mark.size(), pending_size_);
-        fill();
+        drop_pending(byte_order_mark.size());
         if (added_line_break_ && pending_size_ == 1) {
             pending_size_ = 0;  // the file is the mark alone: empty
         }

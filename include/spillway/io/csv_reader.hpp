@@ -214,6 +214,9 @@ class CsvReader {
     /// Reads from the file after the bytes already pending until `chunk_bytes`
     /// are pending or the file ends; at the end, adds a missing final `\n`.
     void fill();
+    /// Drops the first `bytes` pending bytes and reads on after the rest.
+    /// Requires: `bytes <= pending_size_`.
+    void drop_pending(std::size_t bytes);
     /// Drops a UTF-8 byte order mark at the start of the file.
     /// @throws CorruptData if the file starts as a compressed stream, a
     ///         Parquet file or Arrow IPC data does.
