@@ -84,12 +84,16 @@ TableInput TableInput::open(std::vector<std::filesystem::path> files, std::vecto
         auto const largest = reader->largest_read_bytes();
         largest_reads.push_back(largest != 0 ? largest : size);
     }
+    // The type of the first file's column `column` in file `file`.
+    auto const type_in = [&](std::size_t file, std::size_t column) {
+        auto const& order = input.column_orders[file];
+        return schemas[file].field(order.empty() ? column : order[column]).type;
+    };
     // A column of int32 in some files and int64 in others is int64.
     auto fields = input.schema.fields();
     for (std::size_t file = 0; file < schemas.size(); ++file) {
         for (std::size_t column = 0; column < fields.size(); ++column) {
-            auto const& order = input.column_orders[file];
-            if (schemas[file].field(order.empty() ? column : order[column]).type == table::DataType::int64) {
+            if (type_in(file, column) == table::DataType::int64) {
                 fields[column].type = table::DataType::int64;
             }
         }
@@ -98,8 +102,7 @@ TableInput TableInput::open(std::vector<std::filesystem::path> files, std::vecto
     for (std::size_t file = 0; file < schemas.size(); ++file) {
         auto& widened = input.widened_columns.emplace_back();
         for (std::size_t column = 0; column < input.schema.size(); ++column) {
-            auto const& order = input.column_orders[file];
-            if (schemas[file].field(order.empty() ? column : order[column]).type != input.schema.field(column).type) {
+            if (type_in(file, column) != input.schema.field(column).type) {
                 widened.push_back(column);
             }
         }
