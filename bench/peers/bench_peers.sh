@@ -16,6 +16,9 @@
 #   spillway-cli-csv, duckdb-csv  the same two from the CSV that the Parquet
 #                 file was made from (spillway's generated lineitem)
 #   polars        sink_parquet with PartitionBy hash % 64
+#   duckdb-matched, polars-matched  the same two, in row groups of as many
+#                 rows as spillway-cli's (the median of its output's, which
+#                 its write buffers bound; spillway-cli runs first)
 #   dask          distributed LocalCluster, shuffle_method="p2p"
 #   spark         pyspark local[2], repartition(64, key)
 #   ray           Ray Data repartition(64, keys=[key])
@@ -31,12 +34,15 @@
 # measured inside each tool's process, without start-up (for spillway-cli,
 # its own summary, which includes its verification).
 #
-# METRIC shuffle_vs_<tool> is the tool's time / spillway-ranks's, with
-# shuffle_vs_<tool>_budget_factor; shuffle_mpi_vs_ranks is spillway-ranks's
-# time / spillway-ranks-mpi's; shuffle_python_vs_ranks the Python package's
-# in-process time / spillway-ranks's; partition_parquet_vs_duckdb,
+# METRIC shuffle_vs_<tool> is the tool's time / spillway-ranks's;
+# shuffle_mpi_vs_ranks is spillway-ranks's time / spillway-ranks-mpi's;
+# shuffle_python_vs_ranks the Python package's in-process time /
+# spillway-ranks's; partition_parquet_vs_duckdb,
 # partition_parquet_vs_polars and partition_csv_vs_duckdb compare
-# `spillway partition` with those two.
+# `spillway partition` with those two, the Parquet ones with the peer in row
+# groups of the size spillway-cli wrote (the -matched runs; ..._2p20_row_groups
+# with the peer's of 2^20 rows). Each ratio comes with <name>_budget_factor,
+# the budget factor the peer finished at.
 #
 # Usage: spillway_bench_peers [SCALE] [BUDGET_MIB] [TOOL...]   (default 4, 1024, every tool)
 set -euo pipefail
@@ -52,8 +58,13 @@ budget=${2:-1024}
 shift $(($# > 2 ? 2 : $#))
 tools=("$@")
 ((${#tools[@]} != 0)) \
-  || tools=(spillway-ranks spillway-ranks-mpi spillway spillway-mpi spillway-cli duckdb polars dask spark ray
-            spillway-cli-csv duckdb-csv)
+  || tools=(spillway-ranks spillway-ranks-mpi spillway spillway-mpi spillway-cli duckdb duckdb-matched polars
+            polars-matched dask spark ray spillway-cli-csv duckdb-csv)
+seen_cli=false
+for tool in "${tools[@]}"; do
+  [[ $tool != spillway-cli ]] || seen_cli=true
+  [[ $tool != *-matched ]] || $seen_cli || fail "$tool needs spillway-cli before it in the tools"
+done
 partitions=64
 threads=2
 key=l_orderkey
@@ -77,6 +88,17 @@ fi
 work="$here/work"
 rm -rf "$work" && mkdir -p "$work"
 trap 'rm -rf "$work"' EXIT
+
+# row_group_rows DIR: the median rows of a row group in the Parquet files under DIR.
+row_group_rows() {
+  "$python" - "$1" <<'PYTHON'
+import glob, statistics, sys
+import pyarrow.parquet as pq
+rows = [group.num_rows for path in glob.glob(f"{sys.argv[1]}/**/*.parquet", recursive=True)
+        for group in (lambda meta: [meta.row_group(i) for i in range(meta.num_row_groups)])(pq.read_metadata(path))]
+print(int(statistics.median(rows)))
+PYTHON
+}
 
 # run TOOL FACTOR: runs the tool once at FACTOR x the budget in its cgroup and
 # checks its output; prints "SECONDS PEAK_MIB", or nothing if it failed.
@@ -105,6 +127,14 @@ run() {
       (cd "$work" && "${run_in_cgroup[@]}" "$cgroup" "$mpirun" --allow-run-as-root --oversubscribe -np 4 \
         -x OMPI_MCA_btl=self,vader -x OMPI_MCA_btl_vader_single_copy_mechanism=none \
         "$python" "$peer" "$tool" "$parquet" "$out" $key $partitions $threads "$limit" parquet) >"$log" 2>&1 || true
+      seconds=$(grep -ao 'seconds [0-9.e+-]*' "$log" | awk '{ print $2 }' | tail -1)
+      ;;
+    *-matched)
+      local rows
+      rows=$(row_group_rows "$work/out-spillway-cli") \
+        || { echo "bench_peers: spillway-cli wrote no row groups for $tool to match" >&2; return 0; }
+      (cd "$work" && PEER_ROW_GROUP_ROWS=$rows "${run_in_cgroup[@]}" "$cgroup" "$python" "$peer" "${tool%-matched}" \
+        "$input" "$out" $key $partitions $threads "$limit" $format) >"$log" 2>&1 || true
       seconds=$(grep -ao 'seconds [0-9.e+-]*' "$log" | awk '{ print $2 }' | tail -1)
       ;;
     *)
@@ -150,16 +180,25 @@ ratio() {
   fi
   awk -v name="$1" -v p="$peer" -v s="$base" 'BEGIN { printf "METRIC %s %.3f ratio\n", name, p / s }'
 }
+# budget_factor NAME TOOL: the budget factor the tool finished at, where it did.
+budget_factor() {
+  [[ -z ${factor_of[$2]:-} ]] || echo "METRIC ${1}_budget_factor ${factor_of[$2]} factor"
+}
 for tool in dask spark polars duckdb ray; do
   ratio "shuffle_vs_$tool" "$tool" spillway-ranks
-  [[ -z ${factor_of[$tool]:-} ]] || echo "METRIC shuffle_vs_${tool}_budget_factor ${factor_of[$tool]} factor"
+  budget_factor "shuffle_vs_$tool" "$tool"
 done
 ratio shuffle_mpi_vs_ranks spillway-ranks spillway-ranks-mpi
 ratio shuffle_python_vs_ranks spillway spillway-ranks
 ratio shuffle_python_mpi_vs_ranks spillway-mpi spillway-ranks
-ratio partition_parquet_vs_duckdb duckdb spillway-cli
-ratio partition_parquet_vs_polars polars spillway-cli
+ratio partition_parquet_vs_duckdb duckdb-matched spillway-cli
+budget_factor partition_parquet_vs_duckdb duckdb-matched
+ratio partition_parquet_vs_duckdb_2p20_row_groups duckdb spillway-cli
+ratio partition_parquet_vs_polars polars-matched spillway-cli
+budget_factor partition_parquet_vs_polars polars-matched
+ratio partition_parquet_vs_polars_2p20_row_groups polars spillway-cli
 ratio partition_csv_vs_duckdb duckdb-csv spillway-cli-csv
+budget_factor partition_csv_vs_duckdb duckdb-csv
 if [[ -n ${seconds_of[spillway-ranks]:-} ]]; then
   awk -v b="$(stat -c %s "$parquet")" -v s="${seconds_of[spillway-ranks]}" \
     'BEGIN { printf "METRIC shuffle_spillway_parquet_rate %.1f MB/s\n", b / s / 1e6 }'

@@ -6,7 +6,7 @@ zstd-compressed Parquet at level `zstd_level`, timed inside the process
 Usage: peer_partition.py TOOL INPUT OUTPUT_DIR KEY PARTITIONS THREADS MEMORY_LIMIT_MIB FORMAT [RANKS]
 
 TOOL is one of
-- duckdb: COPY ... PARTITION_BY on hash(KEY) % PARTITIONS, row groups of 2^20 rows;
+- duckdb: COPY ... PARTITION_BY on hash(KEY) % PARTITIONS;
 - polars: sink_parquet with PartitionBy on the same expression;
 - dask: a LocalCluster of THREADS single-threaded workers sharing the memory
   limit, `shuffle(KEY, shuffle_method="p2p")` into PARTITIONS partitions;
@@ -30,7 +30,9 @@ import os
 import sys
 import time
 
-row_group_rows = 1 << 20
+# The most rows in a row group, for every tool that writes with a size of
+# its own: 2^20, or the environment's PEER_ROW_GROUP_ROWS.
+row_group_rows = int(os.environ.get("PEER_ROW_GROUP_ROWS", 1 << 20))
 # Every tool compresses at one zstd level: 1, the Arrow library's default,
 # which `spillway partition` and pyarrow use. DuckDB, Polars and Spark
 # default to 3, which compresses more slowly.
