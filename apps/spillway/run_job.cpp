@@ -69,15 +69,15 @@ ExitCode run_job(std::function<std::unique_ptr<Job>()> const& make_job, std::str
     Progress progress(reporting ? Progress::choose(output.quiet, STDERR_FILENO) : Progress::Style::none, err);
     RunSummary summary;
     bool ran = false;
+    std::string failure;  // this process's error, if its run or its trace failed
     try {
         summary = job->run(progress);
         ran = true;
         trace->write();
-        job->commit();
     } catch (std::exception const& error) {
         wait_out_interruption();
-        auto const message = message_of(error);
-        err << prefix << message << "\n";
+        failure = message_of(error);
+        err << prefix << failure << "\n";
         if (!ran) {
             try {
                 trace->write();  // what led to the failure
@@ -85,14 +85,31 @@ ExitCode run_job(std::function<std::unique_ptr<Job>()> const& make_job, std::str
                 err << prefix << message_of(trace_error) << "\n";
             }
         }
-        auto const code = fail(ExitCode::failure, message);
         if (dynamic_cast<PeerTimeout const*>(&error) != nullptr) {
             // Its sends to the silent rank never complete: end the job here.
+            auto const code = fail(ExitCode::failure, failure);
             out.flush();
             err.flush();
             processes.abort_job(to_int(code));
+            return code;
         }
-        return code;
+    }
+    // The output is committed only where every process ran and wrote its trace.
+    if (!processes.all(failure.empty())) {
+        if (failure.empty()) {
+            failure = "another rank failed; see its message";
+            if (reporting) {
+                err << prefix << failure << "\n";
+            }
+        }
+        return fail(ExitCode::failure, failure);
+    }
+    try {
+        job->commit();
+    } catch (std::exception const& error) {
+        auto const message = message_of(error);
+        err << prefix << message << "\n";
+        return fail(ExitCode::failure, message);
     }
 
     bool const verified = summary.verified.value_or(true);

@@ -35,7 +35,9 @@ namespace spillway::cli {
 ///
 /// With several `processes` (an MPI job), every process calls this: they
 /// agree that every one made its job before any runs it (so a usage error on
-/// one process stops all), each prints its own errors prefixed with its rank,
+/// one process stops all), and that every one ran it and wrote its trace
+/// before any commits its output (so a failure on one process leaves no
+/// output and fails all), each prints its own errors prefixed with its rank,
 /// and only process 0 prints progress, the summary and the JSON object.
 /// `--trace FILE` then writes one file per process, `FILE` with `-rank<N>`
 /// before its extension.

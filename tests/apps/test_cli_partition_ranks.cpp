@@ -286,6 +286,24 @@ TEST_F(CliPartitionRanks, MpiProcessesWriteTheFilesOneRankWritesIntoOneDirectory
     EXPECT_TRUE(spill_directory_is_empty());
 }
 
+TEST_F(CliPartitionRanks, MpiProcessesCommitNothingWhenOneCannotWriteItsTrace) {
+    auto const input = write_parquet("keyed.parquet", keyed_rows(1000), 100);
+    // Rank 1's trace, t-rank1.json, opens (it is /dev/full) but refuses every write.
+    std::filesystem::create_symlink("/dev/full", path("t-rank1.json"));
+    auto const mpi = mpi_partition(2, {"-i", input.string(), "-k", "key", "--partitions", "5", "--spill-dir",
+                                       spill_.path().string(), "--trace", path("t.json").string(), "-o",
+                                       path("out").string()});
+    EXPECT_EQ(mpi.exit_code, 1) << mpi.err;
+    EXPECT_THAT(mpi.err, HasSubstr("rank 1: cannot write trace file"));
+    auto const summary = mpi.summary();
+    EXPECT_EQ(summary.at("verified"), false);
+    EXPECT_EQ(summary.at("exit_code"), 1);
+    EXPECT_THAT(summary.at("error").get<std::string>(), HasSubstr("another rank failed"));
+    EXPECT_FALSE(std::filesystem::exists(path("out"))) << "rank 0 committed the output of a failed job";
+    EXPECT_TRUE(std::filesystem::exists(path("t-rank0.json")));
+    EXPECT_TRUE(spill_directory_is_empty());
+}
+
 TEST_F(CliPartitionRanks, MpiProcessesRefuseAnOutputDirectoryThatIsNotEmptyAndTouchNothingInIt) {
     auto const input = write_parquet("keyed.parquet", keyed_rows(1000), 100);
     std::filesystem::create_directory(path("out"));
