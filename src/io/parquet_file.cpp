@@ -9,6 +9,7 @@
 #include <parquet/properties.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -285,10 +286,32 @@ constexpr std::uint64_t max_page_bytes = std::uint64_t{1} << 20;  // the library
 constexpr std::size_t distinct_sample_rows = 4096;
 constexpr std::size_t min_distinct_sample_rows = 1024;
 
-/// The number of distinct values among `hashes`.
-std::size_t distinct(std::vector<std::uint64_t> hashes) {
-    std::sort(hashes.begin(), hashes.end());
-    return static_cast<std::size_t>(std::unique(hashes.begin(), hashes.end()) - hashes.begin());
+/// The number of distinct values among the first `half` of `hashes`, and
+/// among all of them: one pass through an open-addressing set.
+std::pair<std::size_t, std::size_t> distinct_values(std::span<std::uint64_t const> hashes, std::size_t half) {
+    auto const mask = std::bit_ceil(2 * hashes.size()) - 1;
+    std::vector<std::uint64_t> seen(mask + 1, 0);  // 0: an empty slot; the hash 0 is counted on its own
+    bool seen_zero = false;
+    std::size_t in_half = 0;
+    std::size_t distinct = 0;
+    for (std::size_t row = 0; row < hashes.size(); ++row) {
+        if (row == half) {
+            in_half = distinct;
+        }
+        auto const hash = hashes[row];
+        if (hash == 0) {
+            distinct += seen_zero ? 0 : 1;
+            seen_zero = true;
+            continue;
+        }
+        auto slot = hash & mask;
+        while (seen[slot] != 0 && seen[slot] != hash) {
+            slot = (slot + 1) & mask;
+        }
+        distinct += seen[slot] == 0 ? 1 : 0;
+        seen[slot] = hash;
+    }
+    return {in_half, distinct};
 }
 
 /// Whether the values of column `index` keep coming new, judged by the
@@ -305,9 +328,8 @@ bool keeps_coming_new(table::Table const& sample, std::size_t index) {
         return false;
     }
     std::size_t const column[] = {index};
-    auto const hashes = table::hash_rows(sample, column);
-    auto const in_half = distinct({hashes.begin(), hashes.begin() + static_cast<std::ptrdiff_t>(rows / 2)});
-    return 10 * distinct(hashes) >= 18 * in_half;
+    auto const [in_half, in_all] = distinct_values(table::hash_rows(sample, column), rows / 2);
+    return 10 * in_all >= 18 * in_half;
 }
 
 /// Writes a Parquet file, holding the tables written until one more would
