@@ -17,6 +17,9 @@ Actor route(Channel& input, std::vector<Channel*> outputs) {
     closed_at_exit.push_back(&input);
     CloseAtExit closer(std::move(closed_at_exit));
     while (std::optional<ParkedMessage> parked = co_await input.receive_parked()) {
+        if (std::any_of(outputs.begin(), outputs.end(), [](Channel const* output) { return output->closed(); })) {
+            co_return;
+        }
         auto& output = *outputs[parked->sequence() % outputs.size()];
         if (!co_await output.send_parked(std::move(*parked))) {
             co_return;

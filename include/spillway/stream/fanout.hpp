@@ -29,8 +29,9 @@ enum class FanoutPolicy {
 /// output, which forwards from the output's queue.
 ///
 /// They end when `input` has ended and every message is delivered, or
-/// early once every output has closed (a closed output gets nothing more;
-/// the others go on). They close `input` and every output when they end.
+/// early, at the next message of `input`, once every output has closed (a
+/// closed output gets nothing more; the others go on). They close `input`
+/// and every output when they end.
 /// @throws InvalidArgument if `outputs` is empty, or a channel appears
 ///         twice among `input` and `outputs`.
 [[nodiscard]] std::vector<Actor> fanout(Channel& input, std::vector<Channel*> outputs, FanoutPolicy policy);

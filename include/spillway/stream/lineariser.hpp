@@ -18,8 +18,9 @@ namespace spillway::stream {
 /// So it sends a message once every input has either offered a later one
 /// or ended. Messages move parked, without being read back.
 ///
-/// It ends when every input has ended, or early when `output` closes; it
-/// closes `output` and every input when it ends (`CloseAtExit`).
+/// It ends when every input has ended, or early, at the next message it
+/// sends, once `output` has closed; it closes `output` and every input when
+/// it ends (`CloseAtExit`).
 /// @throws InvalidArgument (from the actor) naming the input and both
 ///         numbers if an input's sequence numbers decrease, or if `inputs`
 ///         is empty.

@@ -17,8 +17,9 @@ namespace spillway::stream {
 /// order, so that an actor per output can work on whole partitions side by
 /// side with the others.
 ///
-/// It ends when the input ends, or early when an output closes; it closes
-/// the input and every output when it ends (`CloseAtExit`).
+/// It ends when the input ends, or early, at its next message, once any
+/// output has closed (whichever output that message is for); it closes the
+/// input and every output when it ends (`CloseAtExit`).
 /// @throws InvalidArgument if `outputs` is empty.
 [[nodiscard]] Actor route_by_sequence(Channel& input, std::vector<Channel*> outputs);
 
