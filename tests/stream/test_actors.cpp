@@ -11,6 +11,7 @@
 #include <common/watchdog.hpp>
 
 #include <algorithm>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -287,6 +288,70 @@ TEST(CloseAtExit, ClosesItsChannelsAndAbortsTheirContextOnlyIfItsActorFails) {
     Channel third(context);
     EXPECT_THROW_WITH(exec::sync_wait(executor, actor(third, third, true)), std::runtime_error, "the actor failed");
     EXPECT_TRUE(context.aborted());
+}
+
+/// A `Work` that calls `action` when it runs, as an executor runs the step of
+/// a coroutine.
+class CallingWork final : public exec::Work {
+  public:
+    explicit CallingWork(std::function<void()> action) : Work(&call), action_(std::move(action)) {}
+
+  private:
+    static void call(Work& work) noexcept { static_cast<CallingWork&>(work).action_(); }
+    std::function<void()> action_;
+};
+
+/// Calls `action` from its destructor: while the thread unwinds an exception.
+struct CallsWhenDestroyed {
+    std::function<void()> action;
+    ~CallsWhenDestroyed() { action(); }
+};
+
+// An executor may resume an actor on another thread than the one that began
+// it, and that thread may be unwinding an exception of its own (a thread that
+// runs the pool's work while it waits, called from a destructor): what the
+// actor's guard sees in flight at its end is not comparable with what it saw
+// at its start, only with what was in flight when the work began.
+TEST(CloseAtExit, AnActorThatEndsWellInWorkRunWhileItsThreadUnwindsAbortsNothing) {
+    StreamMemory memory;
+    RandomChooser chooser(8);
+    DeterministicExecutor executor(chooser);
+    Context context(executor, memory.resource);
+    Channel channel(context);
+    std::optional<CloseAtExit> closer;
+    closer.emplace({&channel});
+    CallingWork ends([&] { closer.reset(); });
+    try {
+        CallsWhenDestroyed const runs{[&] { ends.run(); }};
+        throw std::runtime_error("another failure, on the thread that runs the actor's end");
+    } catch (std::runtime_error const&) {
+    }
+    EXPECT_TRUE(channel.closed());
+    EXPECT_FALSE(context.aborted()) << "the actor did not fail";
+}
+
+TEST(CloseAtExit, AnActorThatFailsInWorkAbortsItsContextThoughItBeganWhileItsThreadUnwound) {
+    StreamMemory memory;
+    RandomChooser chooser(8);
+    DeterministicExecutor executor(chooser);
+    Context context(executor, memory.resource);
+    Channel channel(context);
+    std::optional<CloseAtExit> closer;
+    try {
+        CallsWhenDestroyed const begins{[&] { closer.emplace({&channel}); }};
+        throw std::runtime_error("another failure, on the thread that began the actor");
+    } catch (std::runtime_error const&) {
+    }
+    CallingWork fails([&] {
+        try {
+            CallsWhenDestroyed const ends{[&] { closer.reset(); }};
+            throw std::runtime_error("the actor failed");
+        } catch (std::runtime_error const&) {
+        }
+    });
+    fails.run();
+    EXPECT_TRUE(channel.closed());
+    EXPECT_TRUE(context.aborted()) << "the actor failed: its consumers must see the failure, not an end";
 }
 
 TEST(RunActors, AbortsThePipelineWhenAnActorWithoutChannelsFails) {

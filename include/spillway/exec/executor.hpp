@@ -8,12 +8,19 @@
 #include <chrono>
 #include <coroutine>
 #include <cstddef>
+#include <exception>
 #include <optional>
 #include <stop_token>
 
 #include <spillway/exec/notification.hpp>
 
 namespace spillway::exec {
+
+namespace detail {
+/// `std::uncaught_exceptions()` on this thread when the `Work` it is running
+/// began; -1 outside any work.
+inline thread_local int uncaught_when_work_began = -1;
+}  // namespace detail
 
 /// One piece of work an executor runs once. Intrusive: the owner embeds it
 /// (typically in a coroutine frame or a join's state), so posting allocates
@@ -32,7 +39,12 @@ class Work {
     Work& operator=(Work const&) = delete;
 
     /// Calls the function. Executors call this exactly once per post.
-    void run() noexcept { function_(*this); }
+    void run() noexcept {
+        auto const outer = detail::uncaught_when_work_began;
+        detail::uncaught_when_work_began = std::uncaught_exceptions();
+        function_(*this);
+        detail::uncaught_when_work_began = outer;
+    }
 
     /// Link for the queue of the executor holding this work; nobody else
     /// touches it.
@@ -44,6 +56,17 @@ class Work {
   private:
     Function function_;
 };
+
+/// Whether the calling thread is unwinding an exception thrown since the
+/// `Work` it is running began (`std::uncaught_exceptions()` is above its
+/// count then), or, outside any work, since it counted `outside_work`
+/// uncaught exceptions. For scope guards in coroutines: an executor may
+/// resume a coroutine on another thread than the one that made the guard,
+/// whose count of exceptions in flight may differ.
+[[nodiscard]] inline bool unwinding_since_work_began(int outside_work) noexcept {
+    auto const began = detail::uncaught_when_work_began;
+    return std::uncaught_exceptions() > (began >= 0 ? began : outside_work);
+}
 
 /// A `Work` that an executor runs no earlier than a deadline.
 class TimedWork : public Work {

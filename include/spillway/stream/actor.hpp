@@ -33,7 +33,7 @@ class CloseAtExit {
     /// As above, for a list built at run time.
     explicit CloseAtExit(std::vector<Channel*> channels) : channels_(std::move(channels)) {}
     ~CloseAtExit() {
-        bool const failing = std::uncaught_exceptions() > uncaught_;
+        bool const failing = exec::unwinding_since_work_began(uncaught_);
         for (Channel* channel : channels_) {
             if (failing) {
                 channel->context().abort();
@@ -47,7 +47,8 @@ class CloseAtExit {
   private:
     std::vector<Channel*> channels_;
     /// Exceptions in flight on the constructing thread: more at destruction
-    /// means the actor is unwinding.
+    /// means the actor is unwinding, where it ends outside any executor's
+    /// work (within one, the count when that work began decides).
     int const uncaught_ = std::uncaught_exceptions();
 };
 
