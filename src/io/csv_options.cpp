@@ -1,5 +1,6 @@
 #include <spillway/io/csv_options.hpp>
 
+#include <cctype>
 #include <limits>
 #include <string>
 
@@ -73,11 +74,26 @@ CsvOptions CsvOptions::from_options(Options const& options, CsvOptions const& de
 
 void CsvOptions::validate() const {
     auto const is_line_break = [](char character) { return character == '\n' || character == '\r'; };
+    // Numbers and dates are written unquoted, with these characters.
+    auto const writes_values = [](char character) {
+        auto const byte = static_cast<unsigned char>(character);
+        return std::isalnum(byte) != 0 || character == '+' || character == '-' || character == '.';
+    };
     SPILLWAY_EXPECTS(!is_line_break(delimiter), "the CSV delimiter cannot be a line break (csv_delimiter)",
+                     InvalidArgument);
+    SPILLWAY_EXPECTS(!writes_values(delimiter),
+                     "the CSV delimiter '" << delimiter
+                                           << "' cannot be a letter, a digit, '+', '-' or '.', which numbers and "
+                                              "dates are made of (csv_delimiter)",
                      InvalidArgument);
     SPILLWAY_EXPECTS(!quote || (!is_line_break(*quote) && *quote != delimiter),
                      "the CSV quote '" << describe(quote.value_or(' '))
                                        << "' must differ from the delimiter and line breaks (csv_quote)",
+                     InvalidArgument);
+    SPILLWAY_EXPECTS(!quote || !writes_values(*quote),
+                     "the CSV quote '" << *quote
+                                       << "' cannot be a letter, a digit, '+', '-' or '.', which numbers and dates "
+                                          "are made of (csv_quote)",
                      InvalidArgument);
     SPILLWAY_EXPECTS(chunk_bytes >= min_chunk_bytes && chunk_bytes <= max_chunk_bytes,
                      "CSV chunk size " << chunk_bytes << " is out of range [" << min_chunk_bytes << ", "

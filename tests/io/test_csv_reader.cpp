@@ -579,4 +579,12 @@ TEST_F(CsvReaderTest, ReadsOptionsFromSettings) {
                       "csv_chunk_bytes");
     EXPECT_THROW_WITH(CsvOptions::from_options(Options().set("csv_delimiter", "\n")), InvalidArgument,
                       "cannot be a line break");
+    // Numbers and dates are written unquoted: -2, 1.5, 2020-01-02, 1e+20, inf.
+    for (auto const* character : {"-", ".", "+", "1", "e", "n"}) {
+        EXPECT_THROW_WITH(CsvOptions::from_options(Options().set("csv_delimiter", character)), InvalidArgument,
+                          "the CSV delimiter '" + std::string(character) + "' cannot be a letter, a digit");
+        EXPECT_THROW_WITH(CsvOptions::from_options(Options().set("csv_quote", character)), InvalidArgument,
+                          "the CSV quote '" + std::string(character) + "' cannot be a letter, a digit");
+    }
+    EXPECT_EQ(CsvOptions::from_options(Options().set("csv_delimiter", ";").set("csv_quote", "'")).delimiter, ';');
 }

@@ -55,8 +55,10 @@ struct CsvOptions {
         return from_options(options, CsvOptions());
     }
 
-    /// Checks that the delimiter and quote are distinct and not line breaks,
-    /// `chunk_bytes` is in [64, `max_chunk_bytes`] and `infer_rows` is positive.
+    /// Checks that the delimiter and quote are distinct and neither a line
+    /// break nor a character numbers and dates are written with (a letter, a
+    /// digit, `+`, `-`, `.`), `chunk_bytes` is in [64, `max_chunk_bytes`] and
+    /// `infer_rows` is positive.
     /// @throws InvalidArgument naming the offending setting otherwise.
     void validate() const;
 };
