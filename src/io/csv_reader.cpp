@@ -22,6 +22,7 @@
 #include <spillway/table/date32.hpp>
 #include <spillway/table/row_hash.hpp>
 
+#include "csv_file_start.hpp"
 #include "csv_scanner.hpp"
 
 namespace spillway::io {
@@ -186,46 +187,6 @@ bool append_field(ColumnBuilder& builder, std::string_view text, bool quoted) {
         case DataType::string: builder.append(text); return true;
     }
     return false;
-}
-
-/// What a file that is not text is, by the bytes it starts with, and what
-/// to do about it.
-struct BinaryKind {
-    std::string_view what;
-    std::string_view remedy;
-};
-
-/// The kind of binary file `start` (a file's first bytes) begins, or
-/// nothing if it may be text.
-std::optional<BinaryKind> binary_kind(std::string_view start) {
-    constexpr std::string_view compressed = "decompress it first (CSV input is read as plain text)";
-    constexpr std::string_view other_format =
-        "read it as that format (by its extension: .parquet, .arrow; or by naming the format)";
-    struct Magic {
-        std::string_view bytes;
-        BinaryKind kind;
-    };
-    static constexpr std::array magics{
-        Magic{"\x1f\x8b", {"gzip-compressed", compressed}},
-        Magic{"\x28\xb5\x2f\xfd", {"zstd-compressed", compressed}},
-        Magic{"\xfd" "7zXZ", {"xz-compressed", compressed}},
-        Magic{"PK\x03\x04", {"a zip archive", compressed}},
-        // The magics, and the byte (a Thrift field header) or padding after them.
-        Magic{std::string_view("PAR1\x15", 5), {"a Parquet file, not CSV text", other_format}},
-        Magic{std::string_view("ARROW1\0\0", 8), {"an Arrow IPC file, not CSV text", other_format}},
-        Magic{"\xff\xff\xff\xff", {"an Arrow IPC stream, not CSV text", other_format}},
-    };
-    for (auto const& magic : magics) {
-        if (start.starts_with(magic.bytes)) {
-            return magic.kind;
-        }
-    }
-    // bzip2: "BZh", the block size as a digit, then the first block's magic (the digits of pi).
-    if (start.size() >= 10 && start.starts_with("BZh") && start[3] >= '1' && start[3] <= '9'
-        && start.substr(4, 6) == "\x31\x41\x59\x26\x53\x59") {
-        return BinaryKind{"bzip2-compressed", compressed};
-    }
-    return std::nullopt;
 }
 
 /// The number of fields a row of `columns` columns has.
@@ -630,12 +591,11 @@ void CsvReader::drop_pending(std::size_t bytes) {
 
 void CsvReader::check_start_of_file() {
     std::string_view const start(pending_.get(), pending_size_);
-    if (auto const kind = binary_kind(start)) {
+    if (auto const kind = detail::binary_kind(start)) {
         SPILLWAY_FAIL("'" << path_ << "' is " << kind->what << "; " << kind->remedy, CorruptData);
     }
-    constexpr std::string_view byte_order_mark = "\xef\xbb\xbf";
-    if (start.starts_with(byte_order_mark)) {
-        drop_pending(byte_order_mark.size());
+    if (start.starts_with(detail::byte_order_mark)) {
+        drop_pending(detail::byte_order_mark.size());
         if (added_line_break_ && pending_size_ == 1) {
             pending_size_ = 0;  // the file is the mark alone: empty
         }

@@ -13,6 +13,8 @@
 #include <spillway/core/error.hpp>
 #include <spillway/table/date32.hpp>
 
+#include "csv_file_start.hpp"
+
 namespace spillway::io {
 
 using table::Column;
@@ -41,9 +43,11 @@ class StringWriter {
     }
 
     void append(std::string_view value, std::string& out) const {
+        // A value that would begin a file unread as text is quoted wherever
+        // it is: it may be the file's first.
         bool const needs_quotes = value.empty() || std::ranges::any_of(value, [&](char character) {
             return needs_quotes_[static_cast<unsigned char>(character)];
-        });
+        }) || (options_.quote && detail::read_otherwise_at_file_start(value));
         if (!needs_quotes || (value.empty() && !options_.quote)) {
             out += value;
             return;

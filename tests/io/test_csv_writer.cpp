@@ -1,5 +1,7 @@
 #include <spillway/io/csv_writer.hpp>
 
+#include <spillway/io/csv_reader.hpp>
+
 #include <fstream>
 #include <sstream>
 
@@ -84,6 +86,30 @@ TEST(CsvWriter, WritesTheHeaderTablesAndRawRowsToAFile) {
     EXPECT_TRUE(text.ends_with("\n9,9,9,2000-01-01,raw\n"));
     EXPECT_EQ(writer.bytes_written(), text.size());
     EXPECT_THROW_WITH(writer.write_rows("x\n"), InvalidArgument, "closed CSV file");
+}
+
+TEST(CsvWriter, QuotesAStringThatWouldBeginAFileUnreadAsTextSoThatAFileWithoutHeaderReadsBack) {
+    spillway::test::TemporaryDirectory directory;
+    CsvOptions options;
+    options.header = false;
+    Schema const schema({{"note", DataType::string}});
+    // A byte order mark the reader would drop, and signatures it would refuse: each first in its file.
+    for (std::string_view const first :
+         {std::string_view("\xef\xbb\xbfmarked"), std::string_view("PK\x03\x04zip"), std::string_view("\x1f\x8bgz"),
+          std::string_view("ARROW1\0\0x", 9)}) {
+        TableBuilder builder(schema);
+        builder.column(0).append(first);
+        builder.column(0).append(std::string_view("plain"));
+        auto const rows = builder.finish();
+        auto const path = directory.path() / "first.csv";
+        CsvWriter writer(path, options, schema);
+        writer.write(rows.slice(0, rows.num_rows()));
+        writer.close();
+        CsvReader reader(path, options, schema);
+        auto const read = reader.read();
+        ASSERT_TRUE(read.has_value());
+        EXPECT_EQ(*read, rows) << contents(path);
+    }
 }
 
 TEST(CsvWriter, KeepsRowsInOrderWhetherTheyAreBufferedOrWrittenStraightThrough) {

@@ -18,8 +18,10 @@ namespace spillway::io {
 /// `options` (the header is not written; see `append_csv_header`). Each row
 /// ends with `\n`. Integers and dates (`YYYY-MM-DD`) are written exactly,
 /// doubles in the shortest form that reads back to the same value, nulls as
-/// empty fields. A string is quoted when it is empty or holds the delimiter,
-/// the quote or a line break; quotes inside are doubled. What `CsvReader`
+/// empty fields. A string is quoted when it is empty, holds the delimiter,
+/// the quote or a line break, or begins as a byte order mark or a
+/// compressed or binary file does (which `CsvReader` drops or refuses at a
+/// file's start); quotes inside are doubled. What `CsvReader`
 /// reads back equals the table, except that without quoting an empty string
 /// reads back as null.
 /// @throws InvalidArgument if a string needs quoting but `options.quote` is
