@@ -133,10 +133,8 @@ DistributedPartitionJob::DistributedPartitionJob(PartitionArguments arguments, O
       limit_(memory::MemoryConfig::from_options(options).host_limit.resolve(memory::host_memory_capacity())) {
     stall_timeout_ = options.get_duration("seq_join_stall_timeout", std::chrono::nanoseconds::zero());
     // CSV files keep the input's extension (`.tbl`, say), as `PartitionJob` writes them.
-    auto const& first = arguments.inputs.front();
     extension_ = input_.format() == io::FileFormat::csv && output_format_ == io::FileFormat::csv
-                         && first.has_extension()
-                   ? first.extension().string()
+                   ? csv_partition_extension(arguments.inputs.front())
                    : std::string(io::extension_of(output_format_));
     auto const local_ranks = ranks_.resources().size();
     auto const piece_bytes = input_.piece_bytes();

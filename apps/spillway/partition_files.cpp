@@ -6,6 +6,7 @@
 #include <string>
 
 #include <spillway/core/error.hpp>
+#include <spillway/io/file_format.hpp>
 
 namespace spillway::cli {
 namespace {
@@ -21,6 +22,12 @@ std::filesystem::path partition_file(std::filesystem::path const& directory, std
     char name[32];
     std::snprintf(name, sizeof name, "part-%05u", partition);
     return directory / (std::string(name) + std::string(extension));
+}
+
+std::string csv_partition_extension(std::filesystem::path const& input) {
+    bool const own = input.has_extension() && io::format_of(input) == io::FileFormat::csv
+                  && !io::names_compressed_file(input);
+    return own ? input.extension().string() : std::string(io::extension_of(io::FileFormat::csv));
 }
 
 void check_open_file_limit(std::uint32_t partitions) {

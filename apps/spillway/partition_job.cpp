@@ -43,12 +43,11 @@ PartitionJob::PartitionJob(PartitionArguments arguments, Options const& options)
     plan_ = PartitionPlan::make(limit, input_.options.chunk_bytes, pool_.concurrency(), partitions_, window);
     check_open_file_limit(partitions_);
     staged_output_.emplace(output_);
-    auto const extension = input_.files.front().has_extension() ? input_.files.front().extension()
-                                                                 : std::filesystem::path(".csv");
+    auto const extension = csv_partition_extension(input_.files.front());
     auto writer_options = input_.options;
     writer_options.header = false;  // the input's header line is copied as it is
     for (std::uint32_t partition = 0; partition < partitions_; ++partition) {
-        output_files_.push_back(partition_file(staged_output_->staging(), partition, extension.string()));
+        output_files_.push_back(partition_file(staged_output_->staging(), partition, extension));
         writers_.push_back(std::make_unique<io::CsvWriter>(output_files_.back(), writer_options, input_.schema,
                                                               plan_.write_buffer_bytes));
         writers_.back()->write_rows(input_.header);

@@ -101,6 +101,24 @@ TEST_F(CliPartition, RepartitionsTpchTblFilesByColumnNumber) {
     EXPECT_TRUE(std::filesystem::exists(output / "part-00002.tbl"));
 }
 
+TEST_F(CliPartition, CsvFilesNamedAsAnotherFormatOrACompressedStreamGiveCsvNamedPartitions) {
+    for (std::string const name : {"text.parquet", "plain.csv.gz"}) {
+        auto const input = directory_.path() / name;
+        std::ofstream(input) << "a,b\n1,x\n2,y\n3,z\n";
+        auto const output = directory_.path() / ("parts-" + name);
+        auto const result = run_spillway({"partition", "-i", input.string(), "--input-format", "csv", "-k", "a",
+                                          "--partitions", "2", "-o", output.string(), "--quiet"});
+        ASSERT_EQ(result.exit_code, 0) << result.err;
+        EXPECT_TRUE(std::filesystem::exists(output / "part-00000.csv")) << name;
+        EXPECT_TRUE(std::filesystem::exists(output / "part-00001.csv")) << name;
+        // Read back by their names, as CSV.
+        auto const again = run_spillway({"partition", "-i", (output / "part-*.csv").string(), "-k", "a",
+                                         "--partitions", "2", "-o", (directory_.path() / ("again-" + name)).string(),
+                                         "--quiet"});
+        EXPECT_EQ(again.exit_code, 0) << again.err;
+    }
+}
+
 TEST_F(CliPartition, PrintsProgressAndATextSummary) {
     auto const result = run_spillway({"partition", "-i", input_.string(), "-k", "l_orderkey", "-o",
                                       (directory_.path() / "parts").string(), "--partitions", "4", "--block-size",
