@@ -35,7 +35,7 @@ Exit codes:
      small for shuffle's or partition's plan (the message names the minimum;
      tpch's query fails with 1 instead, naming what it needed), and malformed
      input found in what the job reads to check it (a CSV file's header, a
-     Parquet or Arrow file's first part)
+     Parquet file's first part, an Arrow file's schema)
   3  the job ran but its output failed verification
   130, 143  SIGINT (Ctrl-C) or SIGTERM ended the job; what it had written (a
      partition's output, spilled data) was removed first)";

@@ -144,7 +144,7 @@ def shuffle(
             schema. Read once, batch by batch; Parquet files and Arrow data
             65,536 rows at a time at most, so that a large batch or row
             group is copied in parts within the limit. Column types: int32, int64,
-            float64, date32 and strings (narrower integers, float32,
+            float64, date32 and strings (narrower integers, float16, float32,
             large or view strings and dictionaries of strings are
             converted); other types are refused. Small batches are held,
             within the memory limit, and sent together, so that batches of

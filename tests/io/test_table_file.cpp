@@ -363,28 +363,33 @@ TEST(ParquetFile, ArrowsBuffersComeFromItsJemallocWhereTheLibraryHasOne) {
     EXPECT_EQ(pool->bytes_allocated(), before) << "and go back to it";
 }
 
-TEST(ParquetFile, NarrowerIntegersFloat32AndOtherStringsAreConvertedOnRead) {
+TEST(ParquetFile, NarrowerIntegersFloat16Float32AndOtherStringsAreConvertedOnRead) {
     test::TemporaryDirectory directory;
     arrow::Int16Builder int16;
     arrow::UInt32Builder uint32;
     arrow::FloatBuilder float32;
+    arrow::HalfFloatBuilder float16;
     arrow::LargeStringBuilder large;
     ASSERT_TRUE(int16.AppendValues({-3, 4}).ok());
     ASSERT_TRUE(uint32.AppendValues({4000000000U, 1}).ok());
     ASSERT_TRUE(float32.AppendValues({1.5F, -2.0F}).ok());
+    ASSERT_TRUE(float16.AppendValues({0x3e00, 0xc000}).ok());  // 1.5 and -2.0, as IEEE half floats
     ASSERT_TRUE(large.AppendValues({"a", "ü"}).ok());
     auto const table = arrow::Table::Make(
         arrow::schema({arrow::field("s", arrow::int16()), arrow::field("u", arrow::uint32()),
-                       arrow::field("f", arrow::float32()), arrow::field("t", arrow::large_utf8())}),
+                       arrow::field("f", arrow::float32()), arrow::field("h", arrow::float16()),
+                       arrow::field("t", arrow::large_utf8())}),
         {int16.Finish().ValueOrDie(), uint32.Finish().ValueOrDie(), float32.Finish().ValueOrDie(),
-         large.Finish().ValueOrDie()});
+         float16.Finish().ValueOrDie(), large.Finish().ValueOrDie()});
     write_parquet(table, directory.path() / "narrow.parquet");
     auto const read = read_all(directory.path() / "narrow.parquet", FileFormat::parquet);
-    EXPECT_EQ(read.schema().to_string(), "s:int32, u:int64, f:float64, t:string");
+    EXPECT_EQ(read.schema().to_string(), "s:int32, u:int64, f:float64, h:float64, t:string");
     EXPECT_EQ(read.column(0).values<std::int32_t>()[0], -3);
     EXPECT_EQ(read.column(1).values<std::int64_t>()[0], 4000000000);
     EXPECT_EQ(read.column(2).values<double>()[1], -2.0);
-    EXPECT_EQ(read.column(3).string(1), "ü");
+    EXPECT_EQ(read.column(3).values<double>()[0], 1.5);
+    EXPECT_EQ(read.column(3).values<double>()[1], -2.0);
+    EXPECT_EQ(read.column(4).string(1), "ü");
 }
 
 TEST(ParquetFile, AColumnOfATypeSpillwayDoesNotReadIsRefusedByName) {

@@ -32,7 +32,7 @@ inline constexpr std::uint64_t rows_per_read = std::uint64_t{1} << 16;
 ///
 /// Column types: spillway's types are read as they are. Parquet and Arrow
 /// columns of a narrower integer type (int8, int16, uint8, uint16) are read
-/// as int32, uint32 as int64, float32 as float64, and large or view strings
+/// as int32, uint32 as int64, float16 and float32 as float64, and large or view strings
 /// and dictionary-encoded strings as strings. Any other type is refused when
 /// the file is opened, naming the column and its type.
 ///
