@@ -104,6 +104,7 @@ class ArrowFileWriter final : public TableFileWriter {
 
     void write(table::Table table) override {
         check_writable(table, schema_, file_.closed(), file_.path());
+        check_utf8(table, file_.path());
         file_.write([&] {
             check(writer_->WriteRecordBatch(*to_record_batch(std::move(table), arrow_schema_)),
                   "cannot write to '" + file_.path().string() + "'");

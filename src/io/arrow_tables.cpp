@@ -6,11 +6,14 @@
 #include <arrow/compute/initialize.h>
 #include <arrow/util/bitmap_ops.h>
 #include <arrow/util/io_util.h>
+#include <arrow/util/utf8.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <mutex>
 #include <optional>
+#include <string_view>
 #include <vector>
 
 #include <spillway/core/error.hpp>
@@ -266,6 +269,43 @@ table::Table to_table(arrow::RecordBatch const& batch, std::string const& file) 
         all.push_back(std::move(column));
     }
     return {table::Schema(std::move(schema)), std::move(all)};
+}
+
+void check_utf8(table::Table const& table, std::filesystem::path const& file) {
+    static bool const initialized = (arrow::util::InitializeUTF8(), true);
+    static_cast<void>(initialized);
+    auto const is_utf8 = [](std::string_view text) {
+        return arrow::util::ValidateUTF8(reinterpret_cast<std::uint8_t const*>(text.data()),
+                                         static_cast<std::int64_t>(text.size()));
+    };
+    for (std::size_t index = 0; index < table.num_columns(); ++index) {
+        auto const& column = table.column(index);
+        if (column.type() != table::DataType::string) {
+            continue;
+        }
+        // The characters as a whole, and each string starting where a
+        // character starts (not on a continuation byte, 10xxxxxx), at once;
+        // string by string only to name the first that is not UTF-8.
+        auto const characters = column.characters();
+        auto const offsets = column.offsets();
+        bool const whole = is_utf8(characters) && std::ranges::none_of(offsets, [&](std::int32_t offset) {
+            auto const at = static_cast<std::size_t>(offset);
+            return at < characters.size() && (static_cast<unsigned char>(characters[at]) & 0xc0U) == 0x80U;
+        });
+        if (whole) {
+            continue;
+        }
+        for (std::size_t row = 0; row < column.size(); ++row) {
+            auto const value = characters.substr(static_cast<std::size_t>(offsets[row]),
+                                                 static_cast<std::size_t>(offsets[row + 1] - offsets[row]));
+            SPILLWAY_EXPECTS(is_utf8(value),
+                             "column '" << table.schema().field(index).name << "' holds a string that is not UTF-8 "
+                                        << "(row " << row << " of the rows being written to '" << file.string()
+                                        << "'), which Parquet and Arrow strings must be; write CSV to keep such "
+                                           "bytes as they are",
+                             InvalidArgument);
+        }
+    }
 }
 
 std::shared_ptr<arrow::RecordBatch> to_record_batch(table::Table table, std::shared_ptr<arrow::Schema> const& schema) {

@@ -3,6 +3,7 @@
 /// spillway tables to and from Arrow C++ record batches, through the Arrow
 /// C Data Interface, and Arrow's errors as spillway's.
 
+#include <filesystem>
 #include <memory>
 #include <string>
 
@@ -55,6 +56,12 @@ std::shared_ptr<arrow::Schema> to_arrow(table::Schema const& schema);
 ///         (too small for its rows, or string offsets that decrease or run
 ///         past their data).
 table::Table to_table(arrow::RecordBatch const& batch, std::string const& file);
+
+/// Checks that every string of `table` is UTF-8, as Parquet's and Arrow's
+/// strings must be (CSV holds any bytes).
+/// @throws InvalidArgument naming `file`, the column and the row of the
+///         first string that is not.
+void check_utf8(table::Table const& table, std::filesystem::path const& file);
 
 /// A record batch over `table`'s buffers, which it keeps alive; no copy.
 /// `schema` is `to_arrow(table.schema())`, made once by a caller that hands

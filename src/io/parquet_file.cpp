@@ -373,6 +373,7 @@ class ParquetFileWriter final : public TableFileWriter {
 
     void write(table::Table table) override {
         check_writable(table, schema_, file_.closed(), file_.path());
+        check_utf8(table, file_.path());
         file_.write([&] {
             auto const bytes = table.byte_size();
             if (!held_.empty() && held_bytes_ + bytes > row_group_bytes_) {

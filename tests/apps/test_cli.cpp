@@ -119,6 +119,20 @@ TEST_F(CliPartition, CsvFilesNamedAsAnotherFormatOrACompressedStreamGiveCsvNamed
     }
 }
 
+TEST_F(CliPartition, CsvTextThatIsNotUtf8FailsIntoParquetAndLeavesNothingButGoesIntoCsv) {
+    auto const input = directory_.path() / "latin1.csv";
+    std::ofstream(input) << "id,name\n1,caf\xe9\n2,tea\n";
+    auto const parquet = directory_.path() / "parquet";
+    auto const failed = run_spillway({"partition", "-i", input.string(), "-k", "id", "--partitions", "2",
+                                      "--output-format", "parquet", "-o", parquet.string(), "--quiet"});
+    EXPECT_EQ(failed.exit_code, 1) << failed.err;
+    EXPECT_THAT(failed.err, HasSubstr("column 'name' holds a string that is not UTF-8"));
+    EXPECT_FALSE(std::filesystem::exists(parquet));
+    auto const csv = run_spillway({"partition", "-i", input.string(), "-k", "id", "--partitions", "2", "-o",
+                                   (directory_.path() / "csv").string(), "--quiet"});
+    EXPECT_EQ(csv.exit_code, 0) << csv.err;
+}
+
 TEST_F(CliPartition, PrintsProgressAndATextSummary) {
     auto const result = run_spillway({"partition", "-i", input_.string(), "-k", "l_orderkey", "-o",
                                       (directory_.path() / "parts").string(), "--partitions", "4", "--block-size",

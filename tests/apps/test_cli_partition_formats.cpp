@@ -73,7 +73,7 @@ table::Table users(table::DataType type, int count) {
 }  // namespace
 
 TEST_F(CliPartitionFormats, ParquetToParquetKeepsEveryRowOfEveryTypeAndDuckDbAgrees) {
-    auto const input = write("input.parquet", table::test::random_table(20000, 3, 0.1, 20));
+    auto const input = write("input.parquet", table::test::random_table(20000, 3, 0.1, 20, table::test::RandomStrings::utf8));
     auto const result = partition({"-i", input.string(), "-k", "i64,text", "--partitions", "7", "-o",
                                    path("out").string()});
     ASSERT_EQ(result.exit_code, 0) << result.err;

@@ -110,7 +110,7 @@ class CliPartitionRanks : public testing::Test {
 }  // namespace
 
 TEST_F(CliPartitionRanks, RanksSharingOneParquetFileByRowGroupWriteTheFilesOneRankWrites) {
-    auto const input = write_parquet("input.parquet", table::test::random_table(30000, 5, 0.1, 20), 2000);
+    auto const input = write_parquet("input.parquet", table::test::random_table(30000, 5, 0.1, 20, table::test::RandomStrings::utf8), 2000);
     auto const one = partition({"-i", input.string(), "-k", "i64,text", "--partitions", "7", "-o",
                                 path("one").string()});
     ASSERT_EQ(one.exit_code, 0) << one.err;

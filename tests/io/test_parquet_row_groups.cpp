@@ -39,7 +39,7 @@ std::filesystem::path write_row_groups(std::filesystem::path const& path, table:
 
 TEST(ParquetRowGroups, ThreadsReadingRowGroupsInAnyOrderGetTheFileBackWhole) {
     test::TemporaryDirectory directory;
-    auto const rows = table::test::random_table(2500, 5, 0.1, 10);
+    auto const rows = table::test::random_table(2500, 5, 0.1, 10, table::test::RandomStrings::utf8);
     // Nine groups, the last of 100 rows.
     auto const file = write_row_groups(directory.path() / "rows.parquet", rows, 300);
 
@@ -73,7 +73,7 @@ TEST(ParquetRowGroups, ThreadsReadingRowGroupsInAnyOrderGetTheFileBackWhole) {
 
 TEST(ParquetRowGroups, AReaderOfSomeRowGroupsReadsThemInTheOrderAskedInBoundedBatches) {
     test::TemporaryDirectory directory;
-    auto const rows = table::test::random_table(200'000, 3, 0.1, 10);
+    auto const rows = table::test::random_table(200'000, 3, 0.1, 10, table::test::RandomStrings::utf8);
     // Groups of 80000, 80000 and 40000 rows.
     auto const file = write_row_groups(directory.path() / "rows.parquet", rows, 80'000);
 
@@ -164,7 +164,7 @@ TEST(ParquetRowGroups, SmallRowGroupsAreReadTogetherUpToABatchOfRows) {
 
 TEST(ParquetRowGroups, ARowGroupsColumnsAskedForComeInTheFilesOrderAndOthersAreNotRead) {
     test::TemporaryDirectory directory;
-    auto const rows = table::test::random_table(1000, 8, 0.1, 10);
+    auto const rows = table::test::random_table(1000, 8, 0.1, 10, table::test::RandomStrings::utf8);
     auto const file = write_row_groups(directory.path() / "rows.parquet", rows, 400);
     ParquetRowGroups const groups(file);
     std::string const asked[] = {"text", "i64"};
@@ -178,7 +178,7 @@ TEST(ParquetRowGroups, ARowGroupsColumnsAskedForComeInTheFilesOrderAndOthersAreN
 
 TEST(ParquetRowGroups, ARowGroupWithoutRowsReadsAsATableOfTheFilesColumns) {
     test::TemporaryDirectory directory;
-    auto const rows = table::test::random_table(10, 8, 0.1, 10);
+    auto const rows = table::test::random_table(10, 8, 0.1, 10, table::test::RandomStrings::utf8);
     auto const file = write_row_groups(directory.path() / "empty.parquet", rows.slice(0, 0), 400);
     ParquetRowGroups const groups(file);
     ASSERT_EQ(groups.size(), 1U) << "the writer writes the empty table as one row group";

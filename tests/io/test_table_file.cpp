@@ -127,6 +127,11 @@ class TableFileTest : public testing::TestWithParam<FileFormat> {
         return directory_.path() / (name + std::string(extension_of(GetParam())));
     }
 
+    /// The strings the format holds: CSV any bytes, Parquet and Arrow UTF-8.
+    [[nodiscard]] table::test::RandomStrings strings() const {
+        return GetParam() == FileFormat::csv ? table::test::RandomStrings::any_bytes : table::test::RandomStrings::utf8;
+    }
+
     test::TemporaryDirectory directory_;
 };
 
@@ -135,7 +140,7 @@ class TableFileTest : public testing::TestWithParam<FileFormat> {
 TEST_P(TableFileTest, RoundTripsEveryTypeWithNullsAndMultiByteUtf8) {
     auto const file = path("edges");
     auto const edges = edge_values();
-    auto const random = table::test::random_table(3000, 17, 0.2, 30);
+    auto const random = table::test::random_table(3000, 17, 0.2, 30, strings());
     auto writer = create_table_file(file, GetParam(), edges.schema());
     writer->write(edges.slice(0, edges.num_rows()));
     writer->write(random.slice(0, random.num_rows()));
@@ -173,7 +178,7 @@ TEST_P(TableFileTest, AWriterRefusesOtherColumnsAndWritesAfterClose) {
 
 TEST_P(TableFileTest, AfterAFailedWriteEveryLaterWriteAndCloseSaysTheFileIsIncomplete) {
     auto const file = path("full");
-    auto const rows = table::test::random_table(5000, 3);
+    auto const rows = table::test::random_table(5000, 3, 0.1, 40, strings());
     auto writer = create_table_file(file, GetParam(), rows.schema());
     {
         FileSizeLimit const full(256);
@@ -207,7 +212,7 @@ std::vector<std::int64_t> row_groups(std::filesystem::path const& path) {
 
 TEST(ParquetFile, RowGroupsAreBoundedByRowsAndByBytes) {
     test::TemporaryDirectory directory;
-    auto const rows = table::test::random_table(2500, 5, 0.1, 10);
+    auto const rows = table::test::random_table(2500, 5, 0.1, 10, table::test::RandomStrings::utf8);
     WriteOptions by_rows;
     by_rows.row_group_rows = 1000;
     auto writer = create_table_file(directory.path() / "rows.parquet", FileFormat::parquet, rows.schema(), by_rows);
@@ -416,7 +421,7 @@ TEST(ParquetFile, AFileThatIsNotParquetOrIsTruncatedIsCorruptDataNamingIt) {
                       "'" + empty_footer.string() + "' is not a readable Parquet file");
 
     auto const whole = directory.path() / "whole.parquet";
-    auto const rows = table::test::random_table(1000, 9);
+    auto const rows = table::test::random_table(1000, 9, 0.1, 40, table::test::RandomStrings::utf8);
     auto writer = create_table_file(whole, FileFormat::parquet, rows.schema());
     writer->write(rows.slice(0, rows.num_rows()));
     writer->close();
@@ -432,7 +437,7 @@ TEST(ParquetFile, AFileThatIsNotParquetOrIsTruncatedIsCorruptDataNamingIt) {
 TEST(ParquetFile, APageThatDoesNotDecodeIsCorruptDataNamingTheFile) {
     test::TemporaryDirectory directory;
     auto const file = directory.path() / "pages.parquet";
-    auto const rows = table::test::random_table(1000, 4);
+    auto const rows = table::test::random_table(1000, 4, 0.1, 40, table::test::RandomStrings::utf8);
     auto writer = create_table_file(file, FileFormat::parquet, rows.schema());
     writer->write(rows.slice(0, rows.num_rows()));
     writer->close();
@@ -477,7 +482,7 @@ TEST(ArrowFile, StringOffsetsThatDecreaseOrRunPastTheirDataAreCorruptDataNamingT
 
 TEST(ArrowFile, AnIpcStreamIsReadAsAFileIs) {
     test::TemporaryDirectory directory;
-    auto const rows = table::test::random_table(3000, 5);
+    auto const rows = table::test::random_table(3000, 5, 0.1, 40, table::test::RandomStrings::utf8);
     auto const as_file = directory.path() / "rows.arrow";
     auto writer = create_table_file(as_file, FileFormat::arrow, rows.schema());
     writer->write(rows.slice(0, 1000));
@@ -521,6 +526,35 @@ TEST(ArrowFile, AFileThatIsNotArrowIsCorruptDataNamingIt) {
     std::ofstream(garbage) << "not an arrow file at all";
     EXPECT_THROW_WITH(static_cast<void>(open_table_file(garbage, FileFormat::arrow)), CorruptData,
                       "'" + garbage.string() + "' is not a readable Arrow IPC file");
+}
+
+TEST(TableFile, ParquetAndArrowRefuseAStringThatIsNotUtf8NamingItsColumnAndRowAndWriteTheRest) {
+    test::TemporaryDirectory directory;
+    Schema const schema({{"id", DataType::int64}, {"name", DataType::string}});
+    auto const rows_of = [&](std::initializer_list<std::string_view> names) {
+        TableBuilder builder(schema);
+        std::int64_t id = 0;
+        for (auto const name : names) {
+            builder.column(0).append(id++);
+            builder.column(1).append(name);
+        }
+        return builder.finish();
+    };
+    // Latin-1's é; a character cut between two strings; UTF-8's é, a whole one.
+    auto const latin1 = rows_of({"caf\xc3\xa9", "caf\xe9"});
+    auto const cut = rows_of({"caf\xc3", "\xa9"});
+    auto const good = rows_of({"caf\xc3\xa9", "\xe2\x82\xac", ""});
+    for (auto const format : {FileFormat::parquet, FileFormat::arrow}) {
+        auto const file = directory.path() / ("names" + std::string(extension_of(format)));
+        auto writer = create_table_file(file, format, schema);
+        EXPECT_THROW_WITH(writer->write(latin1.slice(0, latin1.num_rows())), InvalidArgument,
+                          "column 'name' holds a string that is not UTF-8 (row 1 of the rows being written to '"
+                              + file.string() + "')");
+        EXPECT_THROW_WITH(writer->write(cut.slice(0, cut.num_rows())), InvalidArgument, "(row 0 of the rows");
+        writer->write(good.slice(0, good.num_rows()));
+        writer->close();
+        EXPECT_EQ(read_all(file, format), good) << "the writer goes on after a refused table";
+    }
 }
 
 TEST(TableFile, UnknownCompressionIsAnInvalidArgumentListingTheCodecs) {

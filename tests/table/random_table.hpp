@@ -23,11 +23,43 @@ inline Schema every_type_schema() {
                    {"text", DataType::string}});
 }
 
+/// What the strings of `random_table` are made of.
+enum class RandomStrings {
+    any_bytes,  ///< bytes of any value: what CSV and spillway's own formats hold
+    utf8,       ///< UTF-8 of any code point: what Parquet and Arrow strings must be
+};
+
+/// Appends the UTF-8 of a code point drawn from `random` to `text`, unless
+/// that would take it past `length` bytes: half of them ASCII, the others
+/// of 2, 3 or 4 bytes. Returns whether it appended.
+inline bool append_random_code_point(std::mt19937_64& random, std::size_t length, std::string& text) {
+    static constexpr std::uint32_t lowest[] = {0, 0x80, 0x800, 0x10000};
+    static constexpr std::uint32_t highest[] = {0x7f, 0x7ff, 0xffff, 0x10ffff};
+    static constexpr std::uint32_t lead[] = {0, 0xc0, 0xe0, 0xf0};  // 110xxxxx, 1110xxxx, 11110xxx
+    auto const bytes = random() % 2 == 0 ? 1U : 2U + static_cast<unsigned>(random() % 3);
+    if (text.size() + bytes > length) {
+        return false;
+    }
+    auto point = std::uniform_int_distribution<std::uint32_t>(lowest[bytes - 1], highest[bytes - 1])(random);
+    if (point >= 0xd800 && point <= 0xdfff) {
+        point = 0xfffd;  // surrogates are no characters
+    }
+    if (bytes == 1) {
+        text += static_cast<char>(point);
+        return true;
+    }
+    text += static_cast<char>(lead[bytes - 1] | (point >> (6 * (bytes - 1))));
+    for (auto shift = static_cast<int>(6 * (bytes - 2)); shift >= 0; shift -= 6) {
+        text += static_cast<char>(0x80U | ((point >> shift) & 0x3fU));
+    }
+    return true;
+}
+
 /// `rows` rows of `every_type_schema()` drawn from `seed`: each value is null
 /// with probability `null_fraction`; strings are 0 to `max_string` bytes of
-/// any byte value, including delimiters, quotes and newlines.
+/// `strings`, including delimiters, quotes and newlines.
 inline Table random_table(std::size_t rows, std::uint64_t seed, double null_fraction = 0.1,
-                          std::size_t max_string = 40) {
+                          std::size_t max_string = 40, RandomStrings strings = RandomStrings::any_bytes) {
     std::mt19937_64 random(seed);
     std::bernoulli_distribution is_null(null_fraction);
     std::uniform_int_distribution<std::size_t> length(0, max_string);
@@ -46,9 +78,16 @@ inline Table random_table(std::size_t rows, std::uint64_t seed, double null_frac
                 case 2: out.append(std::uniform_real_distribution<double>(-1e9, 1e9)(random)); break;
                 case 3: out.append(static_cast<std::int32_t>(random() % 40000) - 10000); break;
                 default: {
-                    std::string text(length(random), '\0');
-                    for (auto& c : text) {
-                        c = static_cast<char>(byte(random));
+                    std::string text;
+                    auto const bytes = length(random);
+                    if (strings == RandomStrings::utf8) {
+                        while (append_random_code_point(random, bytes, text)) {
+                        }
+                    } else {
+                        text.resize(bytes);
+                        for (auto& c : text) {
+                            c = static_cast<char>(byte(random));
+                        }
                     }
                     out.append(text);
                 }

@@ -119,7 +119,7 @@ struct WriteOptions {
 /// `close` throws `IoError` saying so (`close` still closes the file), and
 /// the caller removes the file. A Parquet or Arrow IPC writer is left so by
 /// any other failure too, but for the `InvalidArgument` of a table of other
-/// columns or of a closed writer.
+/// columns, of a closed writer or of a string that is not UTF-8.
 ///
 /// Thread safety: externally synchronized.
 class TableFileWriter {
@@ -127,7 +127,10 @@ class TableFileWriter {
     virtual ~TableFileWriter() = default;
 
     /// Appends the rows of `table`, whose schema is the writer's.
-    /// @throws InvalidArgument if the schema differs or the writer is closed.
+    /// @throws InvalidArgument if the schema differs or the writer is closed,
+    ///         or, for Parquet and Arrow IPC, whose strings are UTF-8, if a
+    ///         string is not (naming its column and row); the writer is left
+    ///         as it was.
     /// @throws IoError naming the file if writing fails, or failed before.
     virtual void write(table::Table table) = 0;
 
