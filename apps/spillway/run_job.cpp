@@ -69,13 +69,15 @@ ExitCode run_job(std::function<std::unique_ptr<Job>()> const& make_job, std::str
     Progress progress(reporting ? Progress::choose(output.quiet, STDERR_FILENO) : Progress::Style::none, err);
     RunSummary summary;
     bool ran = false;
-    std::string failure;  // this process's error, if its run or its trace failed
+    bool failed = false;  // whether this process's run or trace failed
+    std::string failure;  // and its error
     try {
         summary = job->run(progress);
         ran = true;
         trace->write();
     } catch (std::exception const& error) {
         wait_out_interruption();
+        failed = true;
         failure = message_of(error);
         err << prefix << failure << "\n";
         if (!ran) {
@@ -95,8 +97,8 @@ ExitCode run_job(std::function<std::unique_ptr<Job>()> const& make_job, std::str
         }
     }
     // The output is committed only where every process ran and wrote its trace.
-    if (!processes.all(failure.empty())) {
-        if (failure.empty()) {
+    if (!processes.all(!failed)) {
+        if (!failed) {
             failure = "another rank failed; see its message";
             if (reporting) {
                 err << prefix << failure << "\n";

@@ -1,5 +1,6 @@
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
 #include <tuple>
 
 #include <nlohmann/json.hpp>
@@ -83,6 +84,22 @@ TEST(RunJob, TheOutputIsCommittedOnlyOnceTheTraceIsWritten) {
     EXPECT_EQ(full.code, ExitCode::failure);
     EXPECT_THAT(full.err, HasSubstr("cannot write trace file '/dev/full': No space left on device"));
     EXPECT_EQ(commits, 0) << "a run whose trace failed leaves no output";
+}
+
+TEST(RunJob, AFailureWithoutAMessageCommitsNothingEither) {
+    class Silent final : public Job {
+      public:
+        explicit Silent(int* commits) : commits_(commits) {}
+        void commit() override { ++*commits_; }
+        RunSummary run(Progress&) override { throw std::runtime_error(""); }
+
+      private:
+        int* commits_;
+    };
+    int commits = 0;
+    auto const outcome = run([&] { return std::make_unique<Silent>(&commits); });
+    EXPECT_EQ(outcome.code, ExitCode::failure);
+    EXPECT_EQ(commits, 0);
 }
 
 TEST(RunJob, AFailedVerificationIsExitCodeThreeAndSaysWhy) {
