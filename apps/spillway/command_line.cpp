@@ -259,7 +259,8 @@ CommandLine::CommandLine() : app_(description, "spillway") {
         ->required();
     partition_command_->add_option("--output,-o", partition_.output,
                                    "directory for the files part-00000.csv (.parquet, .arrow; CSV from CSV keeps the "
-                                   "input's extension), ...; made if missing, must be empty; "
+                                   "input's extension, .tbl say, unless it names another format), "
+                                   "...; made if missing, must be empty; "
                                    "the files appear in it only if the run verified them")
         ->type_name("DIR")
         ->required();

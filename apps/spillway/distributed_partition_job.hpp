@@ -68,7 +68,7 @@ namespace spillway::cli {
 ///   output equal the input's.
 ///
 /// The files are those of `TablePartitionJob`: `part-NNNNN.<format>` in the
-/// output directory (CSV from CSV input: the first input's extension), in
+/// output directory (CSV from CSV input: `csv_partition_extension`), in
 /// the first input's column order, zstd-compressed Parquet unless told
 /// otherwise. CSV output is written from the parsed values, not copied
 /// verbatim: numbers in their shortest form, a header of the column names

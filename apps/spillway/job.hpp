@@ -26,8 +26,8 @@ class Job {
     /// Moves the output `run` wrote into place if it passed verification;
     /// does nothing for a job that writes none. Called once, after `run`
     /// returned and this process's trace was written, so that a run that
-    /// fails until then in this process leaves no output. (Over MPI, rank
-    /// 0's process commits, whatever the others' traces do.)
+    /// fails until then in this process leaves no output. (Over MPI, only
+    /// once every process's run and trace succeeded: `run_job`.)
     /// @throws spillway::Error if the output cannot be moved.
     virtual void commit() {}
 };

@@ -44,7 +44,7 @@ struct PartitionArguments {
 /// only the key columns, hash them and split the block's rows by partition;
 /// the calling thread appends each block's pieces to the partition files in
 /// input order. Memory stays within the limit as `PartitionPlan` describes.
-/// Output files are `part-NNNNN<ext>` (the first input's extension), with the
+/// Output files are `part-NNNNN<ext>` (`csv_partition_extension` of the first input), with the
 /// first input's header line as it is, if it has one. Inputs whose columns
 /// are in another order have their rows' fields rewritten into the first
 /// input's order. With `csv_bad_rows` = `skip`, rows with the wrong number of

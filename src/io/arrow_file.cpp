@@ -133,6 +133,7 @@ std::unique_ptr<TableFileReader> open_arrow_file(std::filesystem::path const& pa
 std::unique_ptr<TableFileWriter> create_arrow_file(std::filesystem::path const& path, table::Schema const& schema,
                                                    WriteOptions const& options) {
     auto const codec = compression_of(options, false);
+    check_utf8_names(schema, path);
     return std::make_unique<ArrowFileWriter>(path, schema, options, codec);
 }
 

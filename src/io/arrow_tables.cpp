@@ -271,13 +271,28 @@ table::Table to_table(arrow::RecordBatch const& batch, std::string const& file) 
     return {table::Schema(std::move(schema)), std::move(all)};
 }
 
-void check_utf8(table::Table const& table, std::filesystem::path const& file) {
+namespace {
+
+/// Whether `text` is UTF-8.
+bool is_utf8(std::string_view text) {
     static bool const initialized = (arrow::util::InitializeUTF8(), true);
     static_cast<void>(initialized);
-    auto const is_utf8 = [](std::string_view text) {
-        return arrow::util::ValidateUTF8(reinterpret_cast<std::uint8_t const*>(text.data()),
-                                         static_cast<std::int64_t>(text.size()));
-    };
+    return arrow::util::ValidateUTF8(reinterpret_cast<std::uint8_t const*>(text.data()),
+                                     static_cast<std::int64_t>(text.size()));
+}
+
+}  // namespace
+
+void check_utf8_names(table::Schema const& schema, std::filesystem::path const& file) {
+    for (auto const& field : schema.fields()) {
+        SPILLWAY_EXPECTS(is_utf8(field.name),
+                         "the column name '" << field.name << "' is not UTF-8, which Parquet's and Arrow's must be ('"
+                                             << file.string() << "'); write CSV to keep it as it is",
+                         InvalidArgument);
+    }
+}
+
+void check_utf8(table::Table const& table, std::filesystem::path const& file) {
     for (std::size_t index = 0; index < table.num_columns(); ++index) {
         auto const& column = table.column(index);
         if (column.type() != table::DataType::string) {
@@ -285,7 +300,8 @@ void check_utf8(table::Table const& table, std::filesystem::path const& file) {
         }
         // The characters as a whole, and each string starting where a
         // character starts (not on a continuation byte, 10xxxxxx), at once;
-        // string by string only to name the first that is not UTF-8.
+        // string by string only to name the first that is not UTF-8 (or to
+        // pass over bytes under nulls, which are not written).
         auto const characters = column.characters();
         auto const offsets = column.offsets();
         bool const whole = is_utf8(characters) && std::ranges::none_of(offsets, [&](std::int32_t offset) {
@@ -296,6 +312,9 @@ void check_utf8(table::Table const& table, std::filesystem::path const& file) {
             continue;
         }
         for (std::size_t row = 0; row < column.size(); ++row) {
+            if (column.is_null(row)) {
+                continue;
+            }
             auto const value = characters.substr(static_cast<std::size_t>(offsets[row]),
                                                  static_cast<std::size_t>(offsets[row + 1] - offsets[row]));
             SPILLWAY_EXPECTS(is_utf8(value),

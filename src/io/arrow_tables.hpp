@@ -63,6 +63,11 @@ table::Table to_table(arrow::RecordBatch const& batch, std::string const& file);
 ///         first string that is not.
 void check_utf8(table::Table const& table, std::filesystem::path const& file);
 
+/// Checks that every column name of `schema` is UTF-8, as Parquet's and
+/// Arrow's must be.
+/// @throws InvalidArgument naming `file` and the first name that is not.
+void check_utf8_names(table::Schema const& schema, std::filesystem::path const& file);
+
 /// A record batch over `table`'s buffers, which it keeps alive; no copy.
 /// `schema` is `to_arrow(table.schema())`, made once by a caller that hands
 /// over many tables of it.

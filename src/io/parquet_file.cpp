@@ -473,6 +473,7 @@ std::unique_ptr<TableFileWriter> create_parquet_file(std::filesystem::path const
                      "row_group_rows is " << options.row_group_rows << "; a Parquet row group holds 1 to " << most_rows
                                           << " rows",
                      InvalidArgument);
+    check_utf8_names(schema, path);
     return std::make_unique<ParquetFileWriter>(path, schema, options, codec);
 }
 

@@ -1,6 +1,7 @@
 #include <spillway/io/table_file.hpp>
 
 #include <arrow/api.h>
+#include <arrow/c/bridge.h>
 #include <arrow/io/file.h>
 #include <arrow/ipc/reader.h>
 #include <arrow/ipc/writer.h>
@@ -19,6 +20,7 @@
 
 #include <spillway/core/error.hpp>
 #include <spillway/io/parquet_row_groups.hpp>
+#include <spillway/table/arrow_interop.hpp>
 #include <spillway/table/table_builder.hpp>
 
 #include <common/error_matchers.hpp>
@@ -555,6 +557,32 @@ TEST(TableFile, ParquetAndArrowRefuseAStringThatIsNotUtf8NamingItsColumnAndRowAn
         writer->close();
         EXPECT_EQ(read_all(file, format), good) << "the writer goes on after a refused table";
     }
+    // A column name, before the file is made.
+    for (auto const format : {FileFormat::parquet, FileFormat::arrow}) {
+        auto const file = directory.path() / ("named" + std::string(extension_of(format)));
+        EXPECT_THROW_WITH(static_cast<void>(create_table_file(file, format, Schema({{"caf\xe9", DataType::int64}}))),
+                          InvalidArgument, "the column name 'caf\xe9' is not UTF-8");
+        EXPECT_FALSE(std::filesystem::exists(file));
+    }
+    // Bytes under a null are not written, and not checked: row 1 is null over Latin-1's é.
+    std::int32_t const offsets[] = {0, 4, 5};
+    auto const under_null = arrow::MakeArray(arrow::ArrayData::Make(
+        arrow::utf8(), 2,
+        {arrow::Buffer::FromString(std::string(1, '\x01')),
+         arrow::Buffer::FromString(std::string(reinterpret_cast<char const*>(offsets), sizeof offsets)),
+         arrow::Buffer::FromString("abcd\xe9")},
+        1));
+    auto const batch = arrow::RecordBatch::Make(arrow::schema({arrow::field("name", arrow::utf8())}), 2, {under_null});
+    ArrowSchema exported_schema;
+    ArrowArray exported_array;
+    ASSERT_TRUE(arrow::ExportRecordBatch(*batch, &exported_array, &exported_schema).ok());
+    auto const with_null = table::import_table(&exported_schema, &exported_array);
+    ASSERT_TRUE(with_null.column(0).is_null(1));
+    auto const file = directory.path() / "under_null.parquet";
+    auto writer = create_table_file(file, FileFormat::parquet, with_null.schema());
+    writer->write(with_null.slice(0, with_null.num_rows()));
+    writer->close();
+    EXPECT_EQ(read_all(file, FileFormat::parquet), with_null);
 }
 
 TEST(TableFile, UnknownCompressionIsAnInvalidArgumentListingTheCodecs) {

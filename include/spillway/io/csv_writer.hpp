@@ -19,9 +19,11 @@ namespace spillway::io {
 /// ends with `\n`. Integers and dates (`YYYY-MM-DD`) are written exactly,
 /// doubles in the shortest form that reads back to the same value, nulls as
 /// empty fields. A string is quoted when it is empty, holds the delimiter,
-/// the quote or a line break, or begins as a byte order mark or a
-/// compressed or binary file does (which `CsvReader` drops or refuses at a
-/// file's start); quotes inside are doubled. What `CsvReader`
+/// the quote or a line break, or, with a quote character, begins as a byte
+/// order mark or a compressed or binary file does (which `CsvReader` drops
+/// or refuses at a file's start; without quoting, as in `.tbl`, it is
+/// written as it is, and a file it begins does not read back); quotes
+/// inside are doubled. What `CsvReader`
 /// reads back equals the table, except that without quoting an empty string
 /// reads back as null.
 /// @throws InvalidArgument if a string needs quoting but `options.quote` is

@@ -162,8 +162,9 @@ class TableFileWriter {
 /// Creates (or truncates) `path` as a file of `format` for tables of
 /// `schema`, laid out as `options` say.
 /// @throws IoError naming the path if it cannot be created.
-/// @throws InvalidArgument if an option is not valid for the format, before
-///         `path` is touched.
+/// @throws InvalidArgument if an option is not valid for the format, or (for
+///         Parquet and Arrow IPC) a column name is not UTF-8, before `path`
+///         is touched.
 [[nodiscard]] std::unique_ptr<TableFileWriter> create_table_file(std::filesystem::path const& path, FileFormat format,
                                                                  table::Schema const& schema,
                                                                  WriteOptions const& options = {});
