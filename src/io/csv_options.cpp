@@ -1,6 +1,5 @@
 #include <spillway/io/csv_options.hpp>
 
-#include <cctype>
 #include <limits>
 #include <string>
 
@@ -76,8 +75,9 @@ void CsvOptions::validate() const {
     auto const is_line_break = [](char character) { return character == '\n' || character == '\r'; };
     // Numbers and dates are written unquoted, with these characters.
     auto const writes_values = [](char character) {
-        auto const byte = static_cast<unsigned char>(character);
-        return std::isalnum(byte) != 0 || character == '+' || character == '-' || character == '.';
+        auto const letter = static_cast<char>(character | 0x20);  // ASCII only, whatever the locale
+        return (character >= '0' && character <= '9') || (letter >= 'a' && letter <= 'z') || character == '+'
+            || character == '-' || character == '.';
     };
     SPILLWAY_EXPECTS(!is_line_break(delimiter), "the CSV delimiter cannot be a line break (csv_delimiter)",
                      InvalidArgument);
