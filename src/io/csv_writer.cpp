@@ -195,6 +195,23 @@ void CsvWriter::write(Table const& table) {
 void CsvWriter::write_rows(std::string_view rows) {
     check_not_failed();
     SPILLWAY_EXPECTS(descriptor_, "writing to the closed CSV file '" << path_ << "'", InvalidArgument);
+    if (bytes_written_ == 0 && options_.quote && !rows.starts_with(*options_.quote)
+        && detail::read_otherwise_at_file_start(rows)) {
+        // The file's first field, unquoted (so holding no quote), begins as a
+        // byte order mark or a binary file does: quoted, the file reads back
+        // as text from its start.
+        auto const field = rows.substr(0, std::min(rows.find(options_.delimiter), rows.find_first_of("\r\n")));
+        std::string quoted(1, *options_.quote);
+        quoted += field;
+        quoted += *options_.quote;
+        quoted += rows.substr(field.size());
+        append_rows(quoted);
+        return;
+    }
+    append_rows(rows);
+}
+
+void CsvWriter::append_rows(std::string_view rows) {
     bytes_written_ += rows.size();
     if (buffer_.size() + rows.size() > buffer_bytes_) {
         flush();

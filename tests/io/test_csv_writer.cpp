@@ -112,6 +112,27 @@ TEST(CsvWriter, QuotesAStringThatWouldBeginAFileUnreadAsTextSoThatAFileWithoutHe
     }
 }
 
+TEST(CsvWriter, RowsWrittenVerbatimQuoteTheFirstFieldOfAFileWithoutHeaderThatWouldBeUnreadAsText) {
+    spillway::test::TemporaryDirectory directory;
+    CsvOptions options;
+    options.header = false;
+    Schema const schema({{"note", DataType::string}, {"n", DataType::int64}});
+    for (std::string_view const rows :
+         {std::string_view("\xef\xbb\xbfmarked,1\nplain,2\n"), std::string_view("PK\x03\x04zip,3\n")}) {
+        auto const path = directory.path() / "verbatim.csv";
+        CsvWriter writer(path, options, schema);
+        writer.write_rows(rows);
+        writer.close();
+        EXPECT_EQ(contents(path).front(), '"') << contents(path);
+        auto const first_field = rows.substr(0, rows.find(','));
+        CsvReader reader(path, options, schema);
+        auto const read = reader.read();
+        ASSERT_TRUE(read.has_value());
+        EXPECT_EQ(read->column(0).string(0), first_field);
+        EXPECT_EQ(writer.bytes_written(), contents(path).size());
+    }
+}
+
 TEST(CsvWriter, KeepsRowsInOrderWhetherTheyAreBufferedOrWrittenStraightThrough) {
     spillway::test::TemporaryDirectory directory;
     auto const path = directory.path() / "out.csv";

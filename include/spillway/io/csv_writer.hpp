@@ -69,7 +69,9 @@ class CsvWriter {
     void write(table::Table const& table);
 
     /// Writes `rows`, whole rows already in this file's dialect, verbatim
-    /// (rows copied from a `CsvBlock`, say).
+    /// (rows copied from a `CsvBlock`, say); but for the first field of a
+    /// file without a header, which is quoted (where the dialect quotes) if
+    /// it begins as a byte order mark or a binary file does (`append_csv_rows`).
     /// @throws InvalidArgument if the writer is closed.
     /// @throws IoError naming the path if writing fails, or failed before.
     void write_rows(std::string_view rows);
@@ -83,6 +85,9 @@ class CsvWriter {
     [[nodiscard]] std::uint64_t bytes_written() const noexcept { return bytes_written_; }
 
   private:
+    /// Writes `rows` through the buffer, or straight from the caller's
+    /// memory if they are at least its size.
+    void append_rows(std::string_view rows);
     /// Writes the buffer to the file and empties it.
     void flush();
     /// Writes `bytes` to the file.
