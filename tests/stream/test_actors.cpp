@@ -15,6 +15,7 @@
 #include <memory>
 #include <optional>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include <spillway/core/error.hpp>
@@ -301,11 +302,19 @@ class CallingWork final : public exec::Work {
     std::function<void()> action_;
 };
 
-/// Calls `action` from its destructor: while the thread unwinds an exception.
-struct CallsWhenDestroyed {
-    std::function<void()> action;
-    ~CallsWhenDestroyed() { action(); }
-};
+/// Calls `action` while the thread unwinds an exception (`what`), from a
+/// destructor, then catches it.
+void while_unwinding(std::string const& what, std::function<void()> const& action) {
+    struct CallsWhenDestroyed {
+        std::function<void()> const& action;
+        ~CallsWhenDestroyed() { action(); }
+    };
+    try {
+        CallsWhenDestroyed const calls{action};
+        throw std::runtime_error(what);
+    } catch (std::runtime_error const&) {
+    }
+}
 
 // An executor may resume an actor on another thread than the one that began
 // it, and that thread may be unwinding an exception of its own (a thread that
@@ -321,11 +330,7 @@ TEST(CloseAtExit, AnActorThatEndsWellInWorkRunWhileItsThreadUnwindsAbortsNothing
     std::optional<CloseAtExit> closer;
     closer.emplace({&channel});
     CallingWork ends([&] { closer.reset(); });
-    try {
-        CallsWhenDestroyed const runs{[&] { ends.run(); }};
-        throw std::runtime_error("another failure, on the thread that runs the actor's end");
-    } catch (std::runtime_error const&) {
-    }
+    while_unwinding("another failure, on the thread that runs the actor's end", [&] { ends.run(); });
     EXPECT_TRUE(channel.closed());
     EXPECT_FALSE(context.aborted()) << "the actor did not fail";
 }
@@ -337,18 +342,8 @@ TEST(CloseAtExit, AnActorThatFailsInWorkAbortsItsContextThoughItBeganWhileItsThr
     Context context(executor, memory.resource);
     Channel channel(context);
     std::optional<CloseAtExit> closer;
-    try {
-        CallsWhenDestroyed const begins{[&] { closer.emplace({&channel}); }};
-        throw std::runtime_error("another failure, on the thread that began the actor");
-    } catch (std::runtime_error const&) {
-    }
-    CallingWork fails([&] {
-        try {
-            CallsWhenDestroyed const ends{[&] { closer.reset(); }};
-            throw std::runtime_error("the actor failed");
-        } catch (std::runtime_error const&) {
-        }
-    });
+    while_unwinding("another failure, on the thread that began the actor", [&] { closer.emplace({&channel}); });
+    CallingWork fails([&] { while_unwinding("the actor failed", [&] { closer.reset(); }); });
     fails.run();
     EXPECT_TRUE(channel.closed());
     EXPECT_TRUE(context.aborted()) << "the actor failed: its consumers must see the failure, not an end";
