@@ -108,9 +108,14 @@ run() {
   rm -rf "$out"
   local input=$parquet format=parquet
   [[ $tool != *-csv ]] || input=$csv format=csv
-  local launch=() flags=(--memory-limit "${limit}MiB" --threads $threads)
+  local launch=() flags=(--memory-limit "${limit}MiB" --threads $threads) peer_env=() rows
   case $tool in
     spillway-ranks) flags+=(--ranks 4) ;;
+    *-matched)
+      rows=$(row_group_rows "$work/out-spillway-cli") \
+        || { echo "bench_peers: spillway-cli wrote no row groups for $tool to match" >&2; return 0; }
+      peer_env=(PEER_ROW_GROUP_ROWS="$rows")
+      ;;
     spillway-ranks-mpi)
       launch=("$mpirun" --allow-run-as-root --oversubscribe -np 4 -x OMPI_MCA_btl=self,vader
               -x OMPI_MCA_btl_vader_single_copy_mechanism=none)
@@ -129,17 +134,10 @@ run() {
         "$python" "$peer" "$tool" "$parquet" "$out" $key $partitions $threads "$limit" parquet) >"$log" 2>&1 || true
       seconds=$(grep -ao 'seconds [0-9.e+-]*' "$log" | awk '{ print $2 }' | tail -1)
       ;;
-    *-matched)
-      local rows
-      rows=$(row_group_rows "$work/out-spillway-cli") \
-        || { echo "bench_peers: spillway-cli wrote no row groups for $tool to match" >&2; return 0; }
-      (cd "$work" && PEER_ROW_GROUP_ROWS=$rows "${run_in_cgroup[@]}" "$cgroup" "$python" "$peer" "${tool%-matched}" \
-        "$input" "$out" $key $partitions $threads "$limit" $format) >"$log" 2>&1 || true
-      seconds=$(grep -ao 'seconds [0-9.e+-]*' "$log" | awk '{ print $2 }' | tail -1)
-      ;;
     *)
-      (cd "$work" && "${run_in_cgroup[@]}" "$cgroup" "$python" "$peer" "${tool%-csv}" "$input" "$out" $key $partitions \
-        $threads "$limit" $format) >"$log" 2>&1 || true
+      local peer_tool=${tool%-csv}
+      (cd "$work" && env "${peer_env[@]}" "${run_in_cgroup[@]}" "$cgroup" "$python" "$peer" "${peer_tool%-matched}" \
+        "$input" "$out" $key $partitions $threads "$limit" $format) >"$log" 2>&1 || true
       # A tool's progress output may share the line.
       seconds=$(grep -ao 'seconds [0-9.e+-]*' "$log" | awk '{ print $2 }' | tail -1)
       ;;
