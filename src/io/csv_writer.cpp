@@ -197,13 +197,12 @@ void CsvWriter::write_rows(std::string_view rows) {
     SPILLWAY_EXPECTS(descriptor_, "writing to the closed CSV file '" << path_ << "'", InvalidArgument);
     if (bytes_written_ == 0 && options_.quote && !rows.starts_with(*options_.quote)
         && detail::read_otherwise_at_file_start(rows)) {
-        // The file's first field, unquoted (so holding no quote), begins as a
-        // byte order mark or a binary file does: quoted, the file reads back
+        // The file's first field, unquoted, begins as a byte order mark or a
+        // binary file does: quoted as a string value is, the file reads back
         // as text from its start.
         auto const field = rows.substr(0, std::min(rows.find(options_.delimiter), rows.find_first_of("\r\n")));
-        std::string quoted(1, *options_.quote);
-        quoted += field;
-        quoted += *options_.quote;
+        std::string quoted;
+        StringWriter(options_).append(field, quoted);
         quoted += rows.substr(field.size());
         append_rows(quoted);
         return;
