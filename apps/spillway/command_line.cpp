@@ -277,7 +277,8 @@ CommandLine::CommandLine() : app_(description, "spillway") {
     add_csv_flags(*partition_command_, flags_);
     partition_command_
         ->add_option("--schema", partition_.schema,
-                     "column types, as column:type (int32, int64, float64, date32, string; comma-separated); "
+                     "column types, as column:type (int32, int64, float64, date32, string, boolean, timestamp_ms, "
+                     "timestamp_us, timestamp_ns, or a timestamp with _utc; comma-separated); "
                      "columns not named are inferred from the first file's first rows")
         ->type_name("COL:TYPE")
         ->delimiter(',');

@@ -9,6 +9,7 @@
 #include <spillway/shuffle/all_gather.hpp>
 #include <spillway/shuffle/shuffle_config.hpp>
 #include <spillway/table/date32.hpp>
+#include <spillway/table/timestamp.hpp>
 
 #include "job_limits.hpp"
 #include "option_flags.hpp"
@@ -38,6 +39,18 @@ nlohmann::ordered_json json_row(table::Table const& table, std::size_t row) {
             case table::DataType::date32: {
                 char text[table::max_date32_chars];
                 auto const length = table::format_date32(column.values<std::int32_t>()[row], text);
+                values.push_back(std::string(text, length));
+                break;
+            }
+            case table::DataType::boolean: values.push_back(column.values<std::uint8_t>()[row] != 0); break;
+            case table::DataType::timestamp_ms:
+            case table::DataType::timestamp_us:
+            case table::DataType::timestamp_ns:
+            case table::DataType::timestamp_ms_utc:
+            case table::DataType::timestamp_us_utc:
+            case table::DataType::timestamp_ns_utc: {
+                char text[table::max_timestamp_chars];
+                auto const length = table::format_timestamp(column.values<std::int64_t>()[row], column.type(), text);
                 values.push_back(std::string(text, length));
                 break;
             }

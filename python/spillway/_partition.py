@@ -19,12 +19,16 @@ Size = Union[str, int]
 
 # pyarrow's names of the types spillway reads that differ from spillway's.
 _PYARROW_TYPE_NAMES = {"double": "float64", "date32[day]": "date32", "large_string": "string",
-                       "string_view": "string"}
+                       "string_view": "string", "bool": "boolean"}
+# pyarrow's names of timestamps, ``timestamp[us]`` or ``timestamp[ns, tz=Europe/Paris]``: any zone is UTC to spillway.
+_PYARROW_TIMESTAMP = re.compile(r"timestamp\[(ms|us|ns)(, tz=.+)?\]")
 
 
 def _type_name(type_: Any) -> str:
     """A column type by spillway's name ("int64"), given as that or as a pyarrow type (``pa.float64()``)."""
     text = str(type_)
+    if timestamp := _PYARROW_TIMESTAMP.fullmatch(text):
+        return f"timestamp_{timestamp.group(1)}" + ("_utc" if timestamp.group(2) else "")
     return _PYARROW_TYPE_NAMES.get(text, text)
 
 
@@ -105,8 +109,10 @@ def partition(
         memory_limit: what the job may use: bytes, ``"1GiB"`` or ``"25%"``
             of RAM (default 80%).
         schema: column types of CSV input, ``{"id": "int64"}``: ``int32``,
-            ``int64``, ``float64``, ``date32`` or ``string``, or the pyarrow
-            type of one of them (``pa.float64()``, ``pa.large_string()``).
+            ``int64``, ``float64``, ``date32``, ``string``, ``boolean``,
+            ``timestamp_ms``, ``timestamp_us``, ``timestamp_ns`` or one of
+            those with ``_utc``, or the pyarrow type of one of them
+            (``pa.float64()``, ``pa.timestamp("us", tz="UTC")``).
         progress: ``True`` for tqdm bars, a callable taking
             ``(phase, done, total, unit, last)``, or ``False``.
 

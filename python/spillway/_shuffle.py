@@ -144,9 +144,11 @@ def shuffle(
             schema. Read once, batch by batch; Parquet files and Arrow data
             65,536 rows at a time at most, so that a large batch or row
             group is copied in parts within the limit. Column types: int32, int64,
-            float64, date32 and strings (narrower integers, float16, float32,
-            large or view strings and dictionaries of strings are
-            converted); other types are refused. Small batches are held,
+            float64, date32, strings, booleans and timestamps in ms, us or
+            ns (narrower integers, uint32, float16, float32, date64, large
+            or view strings, dictionaries of strings and timestamps in
+            seconds are converted; a timestamp with any time zone comes
+            back in UTC); other types are refused. Small batches are held,
             within the memory limit, and sent together, so that batches of
             a few thousand rows split many ways do not become as many tiny
             pieces.

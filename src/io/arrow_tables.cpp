@@ -35,7 +35,14 @@ std::shared_ptr<arrow::DataType> readable_type(arrow::DataType const& type) {
         case arrow::Type::HALF_FLOAT:
         case arrow::Type::FLOAT:
         case arrow::Type::DOUBLE: return arrow::float64();
-        case arrow::Type::DATE32: return arrow::date32();
+        case arrow::Type::DATE32:
+        case arrow::Type::DATE64: return arrow::date32();
+        case arrow::Type::BOOL: return arrow::boolean();
+        case arrow::Type::TIMESTAMP: {
+            auto const& timestamp = static_cast<arrow::TimestampType const&>(type);
+            auto const unit = timestamp.unit() == arrow::TimeUnit::SECOND ? arrow::TimeUnit::MILLI : timestamp.unit();
+            return arrow::timestamp(unit, timestamp.timezone().empty() ? "" : "UTC");
+        }
         case arrow::Type::STRING:
         case arrow::Type::LARGE_STRING:
         case arrow::Type::STRING_VIEW: return arrow::utf8();
@@ -44,6 +51,28 @@ std::shared_ptr<arrow::DataType> readable_type(arrow::DataType const& type) {
             return values != nullptr && values->id() == arrow::Type::STRING ? values : nullptr;
         }
         default: return nullptr;
+    }
+}
+
+/// The spillway type of `type`, which `readable_type` returned.
+table::DataType spillway_type(arrow::DataType const& type) {
+    switch (type.id()) {
+        case arrow::Type::INT32: return table::DataType::int32;
+        case arrow::Type::INT64: return table::DataType::int64;
+        case arrow::Type::DOUBLE: return table::DataType::float64;
+        case arrow::Type::DATE32: return table::DataType::date32;
+        case arrow::Type::BOOL: return table::DataType::boolean;
+        case arrow::Type::TIMESTAMP: {
+            auto const& timestamp = static_cast<arrow::TimestampType const&>(type);
+            bool const utc = !timestamp.timezone().empty();
+            using enum table::DataType;
+            switch (timestamp.unit()) {
+                case arrow::TimeUnit::MILLI: return utc ? timestamp_ms_utc : timestamp_ms;
+                case arrow::TimeUnit::MICRO: return utc ? timestamp_us_utc : timestamp_us;
+                default: return utc ? timestamp_ns_utc : timestamp_ns;
+            }
+        }
+        default: return table::DataType::string;
     }
 }
 
@@ -202,15 +231,11 @@ table::Schema to_spillway(arrow::Schema const& schema, std::string const& file) 
         auto const type = readable_type(*field->type());
         SPILLWAY_EXPECTS(type != nullptr,
                          "'" << file << "': column '" << field->name() << "' has the type " << field->type()->ToString()
-                             << ", which spillway does not read; its types are int32, int64, float64, date32 and "
-                                "string (narrower integers, float32 and other strings are converted)",
+                             << ", which spillway does not read; its types are int32, int64, float64, date32, "
+                                "string, boolean and timestamps in ms, us or ns (narrower integers, uint32, float16, "
+                                "float32, date64, other strings and timestamps in seconds are converted)",
                          InvalidArgument);
-        auto const spillway_type = type->id() == arrow::Type::INT32    ? table::DataType::int32
-                                 : type->id() == arrow::Type::INT64    ? table::DataType::int64
-                                 : type->id() == arrow::Type::DOUBLE   ? table::DataType::float64
-                                 : type->id() == arrow::Type::DATE32   ? table::DataType::date32
-                                                                       : table::DataType::string;
-        fields.push_back({field->name(), spillway_type});
+        fields.push_back({field->name(), spillway_type(*type)});
     }
     return table::Schema(std::move(fields));
 }

@@ -20,6 +20,7 @@
 #include <spillway/core/error.hpp>
 #include <spillway/table/column_builder.hpp>
 #include <spillway/table/date32.hpp>
+#include <spillway/table/timestamp.hpp>
 #include <spillway/table/row_hash.hpp>
 
 #include "csv_file_start.hpp"
@@ -33,6 +34,8 @@ using table::ColumnBuilder;
 using table::DataType;
 using table::Field;
 using table::parse_date32;
+using table::parse_timestamp;
+using table::timestamp_ticks;
 using table::Schema;
 using table::Table;
 using table::TableChecksum;
@@ -185,8 +188,38 @@ bool append_field(ColumnBuilder& builder, std::string_view text, bool quoted) {
             return value.has_value() && (builder.append(*value), true);
         }
         case DataType::string: builder.append(text); return true;
+        case DataType::boolean: {
+            bool const value = text == "true";
+            return (value || text == "false") && (builder.append(value), true);
+        }
+        case DataType::timestamp_ms:
+        case DataType::timestamp_us:
+        case DataType::timestamp_ns:
+        case DataType::timestamp_ms_utc:
+        case DataType::timestamp_us_utc:
+        case DataType::timestamp_ns_utc: {
+            auto const timestamp = parse_timestamp(text);
+            auto const ticks = timestamp ? timestamp_ticks(*timestamp, builder.type()) : std::nullopt;
+            return ticks.has_value() && (builder.append(*ticks), true);
+        }
     }
     return false;
+}
+
+/// How a value of `type` is spelled, for messages: empty where the type's
+/// name says it.
+std::string_view expected_form(DataType type) noexcept {
+    if (type == DataType::boolean) {
+        return " (a boolean is true or false)";
+    }
+    if (table::is_utc_timestamp(type)) {
+        return " (expected YYYY-MM-DD HH:MM:SS, a fraction no finer than the unit, and Z, an offset such as +01:00 "
+               "or none for UTC)";
+    }
+    if (table::is_timestamp(type)) {
+        return " (expected YYYY-MM-DD HH:MM:SS and a fraction no finer than the unit, without a zone)";
+    }
+    return {};
 }
 
 /// The number of fields a row of `columns` columns has.
@@ -216,8 +249,10 @@ std::pair<std::vector<std::string>, std::size_t> read_header(std::string_view te
 }
 
 /// The narrowest type that holds every non-null value of each column in the
-/// first `options.infer_rows` rows of a file: int64, float64, date32 or
-/// string, from texts of whole rows scanned one after another. With no
+/// first `options.infer_rows` rows of a file: int64, float64, date32,
+/// timestamp_us (timestamp_ns where a fraction has more than 6 digits; `_utc`
+/// where every value names a zone), boolean (`true` and `false`) or string,
+/// from texts of whole rows scanned one after another. With no
 /// `names`, the columns are named after the first row. Rows with the wrong
 /// number of fields are passed over: parsing reports them.
 class TypeInference {
@@ -245,8 +280,17 @@ class TypeInference {
                 double real;
                 bool const integer_text = parse_number(value, integer);
                 bool const exact = integer_text && table::spelled_integer(value).has_value();
-                row_[field] = {exact, integer_text == exact && parse_float64(value, real),
-                               parse_date32(value).has_value(), true};
+                auto const date = parse_date32(value);
+                auto const timestamp = date ? std::nullopt : parse_timestamp(value);
+                row_[field] = {.int64 = exact,
+                               .float64 = integer_text == exact && parse_float64(value, real),
+                               .date32 = date.has_value(),
+                               .timestamp = timestamp.has_value(),
+                               .boolean = value == "true" || value == "false",
+                               .seen = true,
+                               .zoned = timestamp && timestamp->has_zone,
+                               .zoneless = timestamp && !timestamp->has_zone,
+                               .nanoseconds = timestamp && timestamp->fraction_digits > 6};
             },
             [&](std::size_t, std::size_t, std::size_t fields, bool last_empty) {
                 ++rows_;
@@ -261,7 +305,12 @@ class TypeInference {
                     candidates_[field].int64 = candidates_[field].int64 && row_[field].int64;
                     candidates_[field].float64 = candidates_[field].float64 && row_[field].float64;
                     candidates_[field].date32 = candidates_[field].date32 && row_[field].date32;
+                    candidates_[field].timestamp = candidates_[field].timestamp && row_[field].timestamp;
+                    candidates_[field].boolean = candidates_[field].boolean && row_[field].boolean;
                     candidates_[field].seen = candidates_[field].seen || row_[field].seen;
+                    candidates_[field].zoned = candidates_[field].zoned || row_[field].zoned;
+                    candidates_[field].zoneless = candidates_[field].zoneless || row_[field].zoneless;
+                    candidates_[field].nanoseconds = candidates_[field].nanoseconds || row_[field].nanoseconds;
                 }
             });
     }
@@ -280,6 +329,8 @@ class TypeInference {
                             : candidate.int64    ? DataType::int64
                             : candidate.float64  ? DataType::float64
                             : candidate.date32   ? DataType::date32
+                            : candidate.timestamp ? timestamp_type(candidate)
+                            : candidate.boolean  ? DataType::boolean
                                                  : DataType::string;
             fields.push_back({index < names_.size() ? names_[index] : "column" + std::to_string(index), type});
         }
@@ -287,13 +338,31 @@ class TypeInference {
     }
 
   private:
-    /// The types every value of a column seen so far fits.
+    /// The types every value of a column seen so far fits, and what its
+    /// timestamps need.
     struct Candidates {
         bool int64 = true;
         bool float64 = true;
         bool date32 = true;
-        bool seen = false;  ///< a value that is not null
+        bool timestamp = true;
+        bool boolean = true;
+        bool seen = false;         ///< a value that is not null
+        bool zoned = false;        ///< a timestamp that names a zone
+        bool zoneless = false;     ///< a timestamp that names none
+        bool nanoseconds = false;  ///< a timestamp with a fraction finer than microseconds
     };
+
+    /// The timestamp type of a column of timestamps: string where some name a
+    /// zone and others do not, since those are no one type.
+    static DataType timestamp_type(Candidates const& candidate) noexcept {
+        if (candidate.zoned && candidate.zoneless) {
+            return DataType::string;
+        }
+        if (candidate.nanoseconds) {
+            return candidate.zoned ? DataType::timestamp_ns_utc : DataType::timestamp_ns;
+        }
+        return candidate.zoned ? DataType::timestamp_us_utc : DataType::timestamp_us;
+    }
 
     std::vector<std::string> names_;
     std::size_t columns_;
@@ -445,7 +514,8 @@ CsvRows CsvBlock::parse_rows(std::span<std::size_t const> columns, bool all_fiel
             if (slot != no_slot && !append_field(builders[slot], value, quoted) && !unparsed) {
                 unparsed = Unparsed{position,
                                     "column '" + schema.field(field).name + "': cannot parse " + quoted_excerpt(value)
-                                        + " as " + std::string(to_string(schema.field(field).type)),
+                                        + " as " + std::string(to_string(schema.field(field).type))
+                                        + std::string(expected_form(schema.field(field).type)),
                                     field};
             }
         },

@@ -12,6 +12,7 @@
 
 #include <spillway/core/error.hpp>
 #include <spillway/table/date32.hpp>
+#include <spillway/table/timestamp.hpp>
 
 #include "csv_file_start.hpp"
 
@@ -20,7 +21,9 @@ namespace spillway::io {
 using table::Column;
 using table::DataType;
 using table::format_date32;
+using table::format_timestamp;
 using table::max_date32_chars;
+using table::max_timestamp_chars;
 using table::Schema;
 using table::Table;
 namespace {
@@ -116,6 +119,18 @@ struct ColumnView {
                                                 static_cast<std::size_t>(offsets[row + 1] - offsets[row])),
                                out);
                 break;
+            case DataType::boolean: out += value<std::uint8_t>(row) != 0 ? "true" : "false"; break;
+            case DataType::timestamp_ms:
+            case DataType::timestamp_us:
+            case DataType::timestamp_ns:
+            case DataType::timestamp_ms_utc:
+            case DataType::timestamp_us_utc:
+            case DataType::timestamp_ns_utc: {
+                // Through the string writer: a space, `:` or `+` may be the delimiter.
+                char text[max_timestamp_chars];
+                strings.append({text, format_timestamp(value<std::int64_t>(row), type, text)}, out);
+                break;
+            }
         }
     }
 };

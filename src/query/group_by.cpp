@@ -34,8 +34,8 @@ struct Groups {
 
 /// The keys of every row of `table`'s `keys` columns as one integer, equal
 /// exactly where the keys are equal, where they fit in 8 bytes: columns
-/// without nulls, each an int64 (alone), an int32 or a date32 (4 bytes),
-/// or a string of at most 7 bytes (its length, then its bytes, in as many
+/// without nulls, each an int64 or a timestamp (alone), an int32 or a
+/// date32 (4 bytes), a boolean (1 byte), or a string of at most 7 bytes (its length, then its bytes, in as many
 /// bytes as the column's longest value needs). Nothing otherwise.
 std::optional<ChargedVector<std::uint64_t>> packed_keys(table::Table const& table,
                                                         std::vector<std::size_t> const& keys) {
@@ -46,7 +46,7 @@ std::optional<ChargedVector<std::uint64_t>> packed_keys(table::Table const& tabl
         if (column.null_count() != 0 || column.type() == table::DataType::float64) {
             return std::nullopt;
         }
-        std::size_t width = column.type() == table::DataType::int64 ? 8 : 4;
+        std::size_t width = table::data_width(column.type());
         if (column.type() == table::DataType::string) {
             auto const offsets = column.offsets();
             std::int32_t longest = 0;
@@ -69,10 +69,23 @@ std::optional<ChargedVector<std::uint64_t>> packed_keys(table::Table const& tabl
     for (std::size_t key = 0; key < keys.size(); ++key) {
         auto const& column = table.column(keys[key]);
         switch (column.type()) {
-            case table::DataType::int64: {
+            case table::DataType::int64:
+            case table::DataType::timestamp_ms:
+            case table::DataType::timestamp_us:
+            case table::DataType::timestamp_ns:
+            case table::DataType::timestamp_ms_utc:
+            case table::DataType::timestamp_us_utc:
+            case table::DataType::timestamp_ns_utc: {
                 auto const values = column.values<std::int64_t>();
                 std::transform(values.begin(), values.end(), packed.begin(),
                                [](std::int64_t value) { return static_cast<std::uint64_t>(value); });
+                break;
+            }
+            case table::DataType::boolean: {
+                auto const values = column.values<std::uint8_t>();
+                for (std::size_t row = 0; row < packed.size(); ++row) {
+                    packed[row] |= std::uint64_t{values[row]} << shift;
+                }
                 break;
             }
             case table::DataType::int32:
@@ -311,8 +324,7 @@ table::Column aggregate_column(table::Table const& table, Aggregate const& aggre
             case DataType::float64:
                 return without_nulls ? sum_without_nulls<double>(column, groups, DataType::float64, -0.0, add)
                                      : fold<double, double>(column, groups, DataType::float64, add);
-            case DataType::date32:
-            case DataType::string: break;
+            default: break;
         }
         SPILLWAY_FAIL("cannot sum column '" << aggregate.column << "' of type " << table::to_string(type)
                                             << " (for '" << aggregate.name << "')",
@@ -322,9 +334,16 @@ table::Column aggregate_column(table::Table const& table, Aggregate const& aggre
     switch (type) {
         case DataType::int32:
         case DataType::date32: return extreme<std::int32_t, std::int32_t>(column, groups, smallest);
-        case DataType::int64: return extreme<std::int64_t, std::int64_t>(column, groups, smallest);
+        case DataType::int64:
+        case DataType::timestamp_ms:
+        case DataType::timestamp_us:
+        case DataType::timestamp_ns:
+        case DataType::timestamp_ms_utc:
+        case DataType::timestamp_us_utc:
+        case DataType::timestamp_ns_utc: return extreme<std::int64_t, std::int64_t>(column, groups, smallest);
         case DataType::float64: return extreme<double, double>(column, groups, smallest);
         case DataType::string: return extreme<std::string_view, std::string>(column, groups, smallest);
+        case DataType::boolean: return extreme<std::uint8_t, bool>(column, groups, smallest);
     }
     SPILLWAY_FAIL("unknown column type", InvalidArgument);
 }

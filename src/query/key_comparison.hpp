@@ -115,7 +115,15 @@ class KeyColumns {
         switch (left.type()) {
             case table::DataType::int32:
             case table::DataType::date32: return left.values<std::int32_t>()[a] == right.values<std::int32_t>()[b];
-            case table::DataType::int64: return left.values<std::int64_t>()[a] == right.values<std::int64_t>()[b];
+            case table::DataType::int64:
+            case table::DataType::timestamp_ms:
+            case table::DataType::timestamp_us:
+            case table::DataType::timestamp_ns:
+            case table::DataType::timestamp_ms_utc:
+            case table::DataType::timestamp_us_utc:
+            case table::DataType::timestamp_ns_utc:
+                return left.values<std::int64_t>()[a] == right.values<std::int64_t>()[b];
+            case table::DataType::boolean: return left.values<std::uint8_t>()[a] == right.values<std::uint8_t>()[b];
             case table::DataType::float64: {
                 double const x = left.values<double>()[a];
                 double const y = right.values<double>()[b];
@@ -155,7 +163,16 @@ class KeyColumns {
             case table::DataType::int32:
             case table::DataType::date32:
                 return order(left.values<std::int32_t>()[a], right.values<std::int32_t>()[b]);
-            case table::DataType::int64: return order(left.values<std::int64_t>()[a], right.values<std::int64_t>()[b]);
+            case table::DataType::int64:
+            case table::DataType::timestamp_ms:
+            case table::DataType::timestamp_us:
+            case table::DataType::timestamp_ns:
+            case table::DataType::timestamp_ms_utc:
+            case table::DataType::timestamp_us_utc:
+            case table::DataType::timestamp_ns_utc:
+                return order(left.values<std::int64_t>()[a], right.values<std::int64_t>()[b]);
+            case table::DataType::boolean:
+                return order(left.values<std::uint8_t>()[a], right.values<std::uint8_t>()[b]);
             case table::DataType::float64: {
                 double const x = left.values<double>()[a];
                 double const y = right.values<double>()[b];

@@ -22,17 +22,46 @@ std::string_view arrow_format(DataType type) noexcept {
         case DataType::float64: return "g";
         case DataType::date32: return "tdD";
         case DataType::string: return "u";
+        case DataType::boolean: return "b";
+        case DataType::timestamp_ms: return "tsm:";
+        case DataType::timestamp_us: return "tsu:";
+        case DataType::timestamp_ns: return "tsn:";
+        case DataType::timestamp_ms_utc: return "tsm:UTC";
+        case DataType::timestamp_us_utc: return "tsu:UTC";
+        case DataType::timestamp_ns_utc: return "tsn:UTC";
     }
     return "";
 }
 
+/// The type of an Arrow format string; a timestamp with any time zone is an
+/// instant (`_utc`), since Arrow stores those in UTC.
 std::optional<DataType> type_of_format(std::string_view format) noexcept {
-    for (auto const type : {DataType::int32, DataType::int64, DataType::float64, DataType::date32, DataType::string}) {
+    if (format.size() >= 4 && format.starts_with("ts") && format[3] == ':') {
+        auto const zoned = format.size() > 4;
+        switch (format[2]) {
+            case 'm': return zoned ? DataType::timestamp_ms_utc : DataType::timestamp_ms;
+            case 'u': return zoned ? DataType::timestamp_us_utc : DataType::timestamp_us;
+            case 'n': return zoned ? DataType::timestamp_ns_utc : DataType::timestamp_ns;
+            default: return std::nullopt;
+        }
+    }
+    for (auto const type : {DataType::int32, DataType::int64, DataType::float64, DataType::date32, DataType::string,
+                            DataType::boolean}) {
         if (arrow_format(type) == format) {
             return type;
         }
     }
     return std::nullopt;
+}
+
+/// The bitmap Arrow holds a `boolean` column's values in, one bit a row.
+ColumnBuffer pack_booleans(Column const& column) {
+    ColumnBuffer bits(detail::bitmap_bytes(column.size()), std::byte{0});
+    auto const values = column.values<std::uint8_t>();
+    for (std::size_t row = 0; row < values.size(); ++row) {
+        detail::set_bit(bits.data(), row, values[row] != 0);
+    }
+    return bits;
 }
 
 /// Where an empty buffer points, since the specification wants mandatory
@@ -83,6 +112,7 @@ struct SchemaNode : Children<ArrowSchema> {
 /// into, and its children.
 struct ArrayNode : Children<ArrowArray> {
     std::shared_ptr<Table const> table;
+    ColumnBuffer boolean_bits;  ///< a `boolean` column's values as Arrow holds them
     std::array<void const*, 3> buffers{};
 };
 
@@ -120,7 +150,12 @@ void write_column_array(ArrowArray* out, std::shared_ptr<Table const> const& tab
     node->table = table;
     auto const& column = table->column(index);
     node->buffers[0] = column.null_count() == 0 ? nullptr : column.validity_buffer().data();
-    node->buffers[1] = buffer_address(column.data_buffer());
+    if (column.type() == DataType::boolean) {
+        node->boolean_bits = pack_booleans(column);
+        node->buffers[1] = buffer_address(node->boolean_bits);
+    } else {
+        node->buffers[1] = buffer_address(column.data_buffer());
+    }
     node->buffers[2] = buffer_address(column.character_buffer());
     *out = ArrowArray{static_cast<std::int64_t>(column.size()),
                       static_cast<std::int64_t>(column.null_count()),
@@ -176,8 +211,9 @@ Column import_column(ArrowSchema const& schema, ArrowArray const& array, std::st
     auto const type = type_of_format(format);
     SPILLWAY_EXPECTS(type.has_value() && schema.dictionary == nullptr,
                      "column '" << name << "' has Arrow format '" << format
-                                << "'; spillway imports i (int32), l (int64), g (float64), tdD (date32) and u (utf8), "
-                                   "without dictionaries",
+                                << "'; spillway imports i (int32), l (int64), g (float64), tdD (date32), u (utf8), "
+                                   "b (boolean) and timestamps in milli-, micro- or nanoseconds (tsm:, tsu:, tsn:, "
+                                   "with or without a time zone), without dictionaries",
                      InvalidArgument);
     SPILLWAY_EXPECTS(array.n_buffers == (*type == DataType::string ? 3 : 2) && array.buffers != nullptr,
                      "column '" << name << "' has " << array.n_buffers << " buffers; its format '" << format
@@ -213,6 +249,11 @@ Column import_column(ArrowSchema const& schema, ArrowArray const& array, std::st
         }
         auto const* text = static_cast<std::byte const*>(array.buffers[2]);
         characters.assign(text + first, text + last);
+    } else if (*type == DataType::boolean) {
+        values.resize(rows);
+        for (std::size_t row = 0; row < rows; ++row) {
+            values[row] = static_cast<std::byte>(detail::get_bit(data, start + row));
+        }
     } else {
         auto const width = data_width(*type);
         values.assign(data + start * width, data + (start + rows) * width);

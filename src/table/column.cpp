@@ -7,6 +7,7 @@
 #include "bitmap.hpp"
 #include "column_access.hpp"
 #include "small_copy.hpp"
+#include "value_width.hpp"
 
 namespace spillway::table {
 namespace {
@@ -25,6 +26,19 @@ void gather_values(std::byte const* source, std::span<std::uint32_t const> rows,
     for (std::size_t index = 0; index < rows.size(); ++index) {
         out[index] = in[rows[index]];
     }
+}
+
+/// What is wrong with a `boolean` column's values: a valid row holding
+/// neither 0 nor 1; empty if nothing is.
+std::string boolean_problem(std::size_t size, std::span<std::byte const> validity, std::span<std::byte const> data) {
+    for (std::size_t row = 0; row < size; ++row) {
+        auto const value = std::to_integer<unsigned>(data[row]);
+        if (value > 1 && (validity.empty() || detail::get_bit(validity.data(), row))) {
+            return "boolean value " + std::to_string(value) + " at row " + std::to_string(row)
+                 + "; a boolean is 0 or 1";
+        }
+    }
+    return {};
 }
 
 /// The validity bits of `rows` of `source`, in order.
@@ -65,6 +79,9 @@ std::string column_problem(DataType type, std::size_t size, std::span<std::byte 
         if (!characters.empty()) {
             return type_name + " column with " + std::to_string(characters.size())
                  + " bytes of characters; only string columns have characters";
+        }
+        if (type == DataType::boolean) {
+            return boolean_problem(size, validity, data);
         }
         return {};
     }
@@ -200,11 +217,9 @@ Column Column::take(std::span<std::uint32_t const> rows) const {
         }
     } else {
         data.resize(rows.size() * data_width(type_));
-        if (data_width(type_) == sizeof(std::uint32_t)) {
-            gather_values<std::uint32_t>(data_.data(), rows, data.data());
-        } else {
-            gather_values<std::uint64_t>(data_.data(), rows, data.data());
-        }
+        detail::visit_value_width(type_, [&]<typename Word>(Word) {
+            gather_values<Word>(data_.data(), rows, data.data());
+        });
     }
     return detail::ColumnAccess::make(type_, rows.size(), std::move(validity), std::move(data),
                                       std::move(characters));

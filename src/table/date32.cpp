@@ -71,8 +71,9 @@ std::optional<std::int32_t> parse_date32(std::string_view text) noexcept {
     return to_date32({static_cast<std::int32_t>(year), static_cast<std::uint32_t>(month), static_cast<std::uint32_t>(day)});
 }
 
-std::size_t format_date32(std::int32_t days, char* out) noexcept {
-    auto const date = to_civil(days);
+std::size_t format_date32(std::int32_t days, char* out) noexcept { return format_civil(to_civil(days), out); }
+
+std::size_t format_civil(CivilDate date, char* out) noexcept {
     auto const magnitude = static_cast<std::uint32_t>(date.year < 0 ? -static_cast<std::int64_t>(date.year) : date.year);
     char* cursor = out;
     if (date.year < 0) {

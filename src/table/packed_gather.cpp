@@ -8,6 +8,7 @@
 #include "packed_layout.hpp"
 #include "partition_scatter.hpp"
 #include "small_copy.hpp"
+#include "value_width.hpp"
 
 namespace spillway::table {
 namespace {
@@ -160,9 +161,9 @@ std::vector<std::byte> PackedGather::pack_into(std::uint32_t partition, std::spa
             auto* out = data;
             for (std::size_t table = 0; table < tables_.size(); ++table) {
                 auto const* values = tables_[table].column(column).data_buffer().data();
-                out = data_width(type) == sizeof(std::uint32_t)
-                          ? gather_values<std::uint32_t>(values, table_rows[table], out)
-                          : gather_values<std::uint64_t>(values, table_rows[table], out);
+                out = detail::visit_value_width(
+                    type, [&]<typename Word>(Word) { return gather_values<Word>(values, table_rows[table], out); }
+                );
             }
         }
     }

@@ -6,6 +6,7 @@
 
 #include "bitmap.hpp"
 #include "small_copy.hpp"
+#include "value_width.hpp"
 
 namespace spillway::table::detail {
 namespace {
@@ -136,10 +137,10 @@ void scatter_column(Column const& column, std::span<std::uint32_t const> partiti
     scatter_validity(column, partition_of_row, rows, row_in_piece, pieces);
     if (column.type() == DataType::string) {
         scatter_strings(column, partition_of_row, row_in_piece, pieces);
-    } else if (data_width(column.type()) == sizeof(std::uint32_t)) {
-        scatter_values<std::uint32_t>(column.data_buffer().data(), partition_of_row, row_in_piece, pieces);
     } else {
-        scatter_values<std::uint64_t>(column.data_buffer().data(), partition_of_row, row_in_piece, pieces);
+        visit_value_width(column.type(), [&]<typename Word>(Word) {
+            scatter_values<Word>(column.data_buffer().data(), partition_of_row, row_in_piece, pieces);
+        });
     }
 }
 

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include <spillway/table/date32.hpp>
+#include <spillway/table/timestamp.hpp>
 
 #include "xxhash.hpp"
 
@@ -57,7 +58,8 @@ std::optional<std::int64_t> spelled_integer(std::string_view text) noexcept {
 namespace {
 
 /// Chains a string: as the integer it spells exactly, as the date it spells
-/// as `YYYY-MM-DD` (days since the epoch), or as its bytes.
+/// as `YYYY-MM-DD` (days since the epoch), as the timestamp it spells (its
+/// microseconds since the epoch), or as its bytes.
 std::uint64_t hash_string(std::string_view text, std::uint64_t hash) noexcept {
     // An integer and a date both begin with a digit or `-`; most strings
     // begin otherwise and go straight to the hash of their bytes.
@@ -74,7 +76,18 @@ std::uint64_t hash_string(std::string_view text, std::uint64_t hash) noexcept {
                 return hash_integer(*days, hash);
             }
         }
+        if (text.size() >= 19) {
+            if (auto const timestamp = parse_timestamp(text)) {
+                return hash_integer(timestamp_microseconds(*timestamp), hash);
+            }
+        }
     }
+    return XXH3_64bits_withSeed(text.data(), text.size(), hash);
+}
+
+/// Chains a boolean as the text the CSV writer gives it, `true` or `false`.
+std::uint64_t hash_boolean(std::uint8_t value, std::uint64_t hash) noexcept {
+    auto const text = value != 0 ? std::string_view("true") : std::string_view("false");
     return XXH3_64bits_withSeed(text.data(), text.size(), hash);
 }
 
@@ -111,6 +124,18 @@ Hashes hash_rows_into(Table const& table, std::span<std::size_t const> columns, 
             case DataType::int64: hash_fixed<std::int64_t>(column, hashes, hash_integer); break;
             case DataType::float64: hash_fixed<double>(column, hashes, hash_double); break;
             case DataType::string: hash_strings(column, hashes); break;
+            case DataType::boolean: hash_fixed<std::uint8_t>(column, hashes, hash_boolean); break;
+            case DataType::timestamp_ms:
+            case DataType::timestamp_us:
+            case DataType::timestamp_ns:
+            case DataType::timestamp_ms_utc:
+            case DataType::timestamp_us_utc:
+            case DataType::timestamp_ns_utc:
+                hash_fixed<std::int64_t>(column, hashes,
+                                         [type = column.type()](std::int64_t ticks, std::uint64_t chained) {
+                                             return hash_integer(timestamp_microseconds(ticks, type), chained);
+                                         });
+                break;
         }
     }
     return hashes;

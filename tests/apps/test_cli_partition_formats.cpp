@@ -4,12 +4,15 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <string>
 #include <vector>
 
 #include <spillway/io/table_file.hpp>
 #include <spillway/table/table_builder.hpp>
+#include <spillway/table/date32.hpp>
 #include <spillway/table/table_checksum.hpp>
+#include <spillway/table/timestamp.hpp>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -130,6 +133,97 @@ TEST_F(CliPartitionFormats, EqualKeysLineUpAcrossCsvParquetAndIntegerWidths) {
     auto const check = duckdb_check({"user_id", users32.string(), path("users").string(), path("events").string()});
     EXPECT_EQ(check.exit_code, 0) << check.out << check.err;
     EXPECT_THAT(check.out, HasSubstr("keys in both tables 300, in differently named files 0"));
+}
+
+TEST_F(CliPartitionFormats, TimestampAndBooleanKeysLineUpAcrossCsvTextAndParquet) {
+    // The same instants, as Parquet nanoseconds in UTC and as CSV text in
+    // three spellings (the first row makes the CSV column text).
+    std::int64_t const start = table::to_date32({2024, 3, 10}) * std::int64_t{86'400};
+    table::TableBuilder logins(table::Schema({{"at", table::DataType::timestamp_ns_utc},
+                                              {"flag", table::DataType::boolean}}));
+    std::string visits = "at,flag\nunknown,maybe\n";
+    for (int row = 0; row < 300; ++row) {
+        auto const seconds = start + row * 7;
+        logins.column(0).append(seconds * 1'000'000'000 + (row % 2) * 500'000'000);
+        logins.column(1).append(row % 3 == 0);
+        char text[table::max_timestamp_chars];
+        std::string at(text, table::format_timestamp(seconds * 1'000 + (row % 2) * 500,
+                                                     table::DataType::timestamp_ms, text));
+        if (row % 3 == 1) {
+            at[10] = 'T';
+            at += "Z";
+        } else if (row % 3 == 2) {
+            at = std::string(text, table::format_timestamp((seconds + 3600) * 1'000 + (row % 2) * 500,
+                                                           table::DataType::timestamp_ms, text)) + "+01:00";
+        }
+        visits += at + "," + (row % 3 == 0 ? "true" : "false") + "\n";
+    }
+    std::ofstream(path("visits.csv")) << visits;
+    auto const parquet = write("logins.parquet", logins.finish());
+    for (auto const& [input, output] :
+         {std::pair(path("visits.csv"), path("visits")), std::pair(parquet, path("logins"))}) {
+        auto const result = partition({"-i", input.string(), "-k", "at,flag", "--partitions", "5", "-o",
+                                       output.string()});
+        ASSERT_EQ(result.exit_code, 0) << result.err;
+    }
+    // Each key's file, by the key's microseconds and flag, in each output.
+    std::map<std::pair<std::int64_t, bool>, std::string> csv_file;
+    std::map<std::pair<std::int64_t, bool>, std::string> parquet_file;
+    for (auto const& file : std::filesystem::directory_iterator(path("visits"))) {
+        std::ifstream lines(file.path());
+        for (std::string line; std::getline(lines, line);) {
+            auto const comma = line.find(',');
+            if (auto const at = table::parse_timestamp(line.substr(0, comma))) {
+                csv_file[{table::timestamp_microseconds(*at), line.substr(comma + 1) == "true"}] = file.path().stem();
+            }
+        }
+    }
+    for (auto const& file : std::filesystem::directory_iterator(path("logins"))) {
+        auto reader = io::open_table_file(file.path(), io::FileFormat::parquet);
+        while (auto const rows = reader->read()) {
+            for (std::size_t row = 0; row < rows->num_rows(); ++row) {
+                auto const ticks = rows->column(0).values<std::int64_t>()[row];
+                auto const flag = rows->column(1).values<std::uint8_t>()[row] != 0;
+                parquet_file[{table::timestamp_microseconds(ticks, table::DataType::timestamp_ns_utc), flag}] =
+                    file.path().stem();
+            }
+        }
+    }
+    ASSERT_EQ(csv_file.size(), 300U);
+    EXPECT_EQ(csv_file, parquet_file);
+}
+
+TEST_F(CliPartitionFormats, EveryTypeGoesFromParquetToCsvAndBackUnchanged) {
+    auto const rows = table::test::random_table(3000, 8, 0.1, 20, table::test::RandomStrings::utf8);
+    auto const input = write("input.parquet", rows);
+    auto const csv = partition({"-i", input.string(), "-k", "at_us", "--partitions", "3", "--output-format", "csv",
+                                "-o", path("csv").string()});
+    ASSERT_EQ(csv.exit_code, 0) << csv.err;
+    EXPECT_EQ(csv.summary().at("verified"), true);
+    std::string schema;
+    for (auto const& field : rows.schema().fields()) {
+        schema += (schema.empty() ? "" : ",") + field.name + ":" + std::string(table::to_string(field.type));
+    }
+    auto const back = partition({"-i", (path("csv") / "*.csv").string(), "-k", "at_us", "--partitions", "3",
+                                 "--schema", schema, "--output-format", "parquet", "-o", path("back").string()});
+    ASSERT_EQ(back.exit_code, 0) << back.err;
+    for (int partition = 0; partition < 3; ++partition) {
+        auto const name = "part-0000" + std::to_string(partition);
+        auto once = io::open_table_file(path("back") / (name + ".parquet"), io::FileFormat::parquet);
+        EXPECT_EQ(once->schema(), rows.schema());
+        table::TableChecksum back_sum;
+        while (auto const table = once->read()) {
+            back_sum += table::TableChecksum::of(*table);
+        }
+        auto const csv_rows =
+            io::open_table_file(path("csv") / (name + ".csv"), io::FileFormat::csv, {}, rows.schema());
+        table::TableChecksum csv_sum;
+        while (auto const table = csv_rows->read()) {
+            csv_sum += table::TableChecksum::of(*table);
+        }
+        EXPECT_EQ(back_sum, csv_sum) << name << " holds the rows it held as CSV";
+        EXPECT_GT(back_sum.rows, 0U);
+    }
 }
 
 TEST_F(CliPartitionFormats, ArrowIpcRoundTripsAndConvertsToCsv) {

@@ -63,10 +63,34 @@ TEST(ArrowStream, RefusesANullOrReleasedStreamAndATypeItCannotRead) {
     EXPECT_THROW_WITH(static_cast<void>(open_arrow_stream(&released, "mine")), InvalidArgument,
                       "the ArrowArrayStream of mine is null or already released");
 
-    auto const schema = arrow::schema({arrow::field("flag", arrow::boolean())});
+    auto const schema = arrow::schema({arrow::field("blob", arrow::binary())});
     auto stream = export_stream(schema, {});
-    EXPECT_THROW_WITH(static_cast<void>(open_arrow_stream(&stream, "flags")), InvalidArgument,
-                      "'flags': column 'flag' has the type bool");
+    EXPECT_THROW_WITH(static_cast<void>(open_arrow_stream(&stream, "blobs")), InvalidArgument,
+                      "'blobs': column 'blob' has the type binary");
+}
+
+TEST(ArrowStream, ABooleanColumnAtAnOffsetThatIsNoWholeByteReadsItsOwnBits) {
+    arrow::BooleanBuilder flags;
+    for (int row = 0; row < 100; ++row) {
+        EXPECT_TRUE((row % 5 == 4 ? flags.AppendNull() : flags.Append(row % 3 == 0)).ok());
+    }
+    auto const schema = arrow::schema({arrow::field("flag", arrow::boolean())});
+    auto const whole = arrow::RecordBatch::Make(schema, 100, {flags.Finish().ValueOrDie()});
+    auto stream = export_stream(schema, {whole->Slice(3, 90)});
+    auto const reader = open_arrow_stream(&stream, "flags");
+    EXPECT_EQ(reader->schema().to_string(), "flag:boolean");
+    auto const table = reader->read();
+    ASSERT_TRUE(table);
+    ASSERT_EQ(table->num_rows(), 90U);
+    auto const& flag = table->column(0);
+    for (std::size_t index = 0; index < 90; ++index) {
+        auto const row = index + 3;
+        if (row % 5 == 4) {
+            ASSERT_TRUE(flag.is_null(index)) << row;
+        } else {
+            ASSERT_EQ(flag.values<std::uint8_t>()[index], row % 3 == 0 ? 1 : 0) << row;
+        }
+    }
 }
 
 TEST(ArrowStream, ASliceOfADictionaryColumnWithNullsReadsItsOwnRows) {

@@ -14,7 +14,9 @@
 #include <csignal>
 #include <cmath>
 #include <fstream>
+#include <initializer_list>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -68,6 +70,22 @@ Table edge_values() {
     builder.column(2).append_null();
     builder.column(3).append(std::int32_t{20000});
     builder.column(4).append_null();
+    auto const int64_min = std::numeric_limits<std::int64_t>::min();
+    auto const int64_max = std::numeric_limits<std::int64_t>::max();
+    auto const append = [&](std::size_t column, std::initializer_list<std::optional<std::int64_t>> values) {
+        for (auto const value : values) {
+            value ? builder.column(column).append(*value) : builder.column(column).append_null();
+        }
+    };
+    builder.column(5).append(true);
+    builder.column(5).append_null();
+    builder.column(5).append(false);
+    append(6, {std::int64_t{-62'135'596'800'000}, std::nullopt, std::int64_t{253'402'300'799'999}});  // years 1 to 9999
+    append(7, {int64_max, std::nullopt, int64_min});
+    append(8, {int64_min, int64_max, std::nullopt});
+    append(9, {std::int64_t{0}, std::int64_t{-1}, std::nullopt});
+    append(10, {std::nullopt, int64_min, int64_max});
+    append(11, {std::int64_t{1}, std::nullopt, int64_min});
     return builder.finish();
 }
 
@@ -401,13 +419,39 @@ TEST(ParquetFile, NarrowerIntegersFloat16Float32AndOtherStringsAreConvertedOnRea
 
 TEST(ParquetFile, AColumnOfATypeSpillwayDoesNotReadIsRefusedByName) {
     test::TemporaryDirectory directory;
+    arrow::BinaryBuilder blobs;
+    ASSERT_TRUE(blobs.Append("\x01\x02").ok());
+    auto const table = arrow::Table::Make(arrow::schema({arrow::field("blob", arrow::binary())}),
+                                          {blobs.Finish().ValueOrDie()});
+    write_parquet(table, directory.path() / "binary.parquet");
+    EXPECT_THROW_WITH(static_cast<void>(open_table_file(directory.path() / "binary.parquet", FileFormat::parquet)),
+                      InvalidArgument, "column 'blob' has the type binary, which spillway does not read");
+}
+
+TEST(ArrowFile, TimestampsInSecondsOrOfAnyZoneAndDate64AreReadAsSpillwaysTypes) {
+    test::TemporaryDirectory directory;
+    arrow::TimestampBuilder seconds(arrow::timestamp(arrow::TimeUnit::SECOND), arrow::default_memory_pool());
+    arrow::TimestampBuilder zoned(arrow::timestamp(arrow::TimeUnit::MICRO, "America/New_York"),
+                                  arrow::default_memory_pool());
+    arrow::Date64Builder dates;
     arrow::BooleanBuilder flags;
-    ASSERT_TRUE(flags.Append(true).ok());
-    auto const table = arrow::Table::Make(arrow::schema({arrow::field("flag", arrow::boolean())}),
-                                          {flags.Finish().ValueOrDie()});
-    write_parquet(table, directory.path() / "bool.parquet");
-    EXPECT_THROW_WITH(static_cast<void>(open_table_file(directory.path() / "bool.parquet", FileFormat::parquet)),
-                      InvalidArgument, "column 'flag' has the type bool, which spillway does not read");
+    ASSERT_TRUE(seconds.AppendValues({-2, 1'700'000'000}).ok());
+    ASSERT_TRUE(zoned.AppendValues({5, -6}).ok());
+    ASSERT_TRUE(dates.AppendValues({86'400'000, -86'400'000}).ok());
+    ASSERT_TRUE(flags.AppendValues(std::vector<bool>{false, true}).ok());
+    auto const table = arrow::Table::Make(
+        arrow::schema({arrow::field("s", seconds.type()), arrow::field("z", zoned.type()),
+                       arrow::field("d", arrow::date64()), arrow::field("b", arrow::boolean())}),
+        {seconds.Finish().ValueOrDie(), zoned.Finish().ValueOrDie(), dates.Finish().ValueOrDie(),
+         flags.Finish().ValueOrDie()});
+    write_arrow(table, directory.path() / "kinds.arrow");
+    auto const read = read_all(directory.path() / "kinds.arrow", FileFormat::arrow);
+    EXPECT_EQ(read.schema().to_string(), "s:timestamp_ms, z:timestamp_us_utc, d:date32, b:boolean");
+    EXPECT_EQ(read.column(0).values<std::int64_t>()[0], -2'000);
+    EXPECT_EQ(read.column(0).values<std::int64_t>()[1], 1'700'000'000'000);
+    EXPECT_EQ(read.column(1).values<std::int64_t>()[1], -6);
+    EXPECT_EQ(read.column(2).values<std::int32_t>()[1], -1);
+    EXPECT_EQ(read.column(3).values<std::uint8_t>()[1], 1);
 }
 
 TEST(ParquetFile, AFileThatIsNotParquetOrIsTruncatedIsCorruptDataNamingIt) {

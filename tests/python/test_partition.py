@@ -114,6 +114,18 @@ def test_a_schema_takes_pyarrow_types(tmp_path: Path):
     assert out.schema == pa.schema([("id", pa.int32()), ("price", pa.float64()), ("day", pa.date32()),
                                     ("name", pa.string())])
 
+    moments = tmp_path / "moments.csv"
+    moments.write_text("id,at,seen,flag\n1,2024-01-02 03:04:05.5,2024-01-02T03:04:05+01:00,true\n"
+                       "2,2024-01-03 00:00:00,2024-01-03 00:00:00Z,false\n")
+    spillway.partition(moments, "id", tmp_path / "moments", partitions=1, output_format="parquet",
+                       schema={"at": pa.timestamp("ms"), "seen": pa.timestamp("ns", tz="America/New_York"),
+                               "flag": pa.bool_()})
+    out = pq.read_table(tmp_path / "moments" / "part-00000.parquet")
+    assert out.schema == pa.schema([("id", pa.int64()), ("at", pa.timestamp("ms")),
+                                    ("seen", pa.timestamp("ns", tz="UTC")), ("flag", pa.bool_())])
+    assert sorted(out.column("seen").cast(pa.int64()).to_pylist()) == [1_704_161_045_000_000_000,
+                                                                        1_704_240_000_000_000_000]
+
 
 def test_ranks_take_the_tools_comm_and_collective_timeout(lineitem_parquet: Path, tmp_path: Path):
     summary = spillway.partition(lineitem_parquet, "l_orderkey", tmp_path / "out", partitions=4, ranks=2,

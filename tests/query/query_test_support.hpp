@@ -34,7 +34,14 @@ inline std::vector<Row> rows_of(table::Table const& table) {
             switch (column.type()) {
                 case table::DataType::int32:
                 case table::DataType::date32: rows[r][c] = std::int64_t{column.values<std::int32_t>()[r]}; break;
-                case table::DataType::int64: rows[r][c] = column.values<std::int64_t>()[r]; break;
+                case table::DataType::boolean: rows[r][c] = std::int64_t{column.values<std::uint8_t>()[r]}; break;
+                case table::DataType::int64:
+                case table::DataType::timestamp_ms:
+                case table::DataType::timestamp_us:
+                case table::DataType::timestamp_ns:
+                case table::DataType::timestamp_ms_utc:
+                case table::DataType::timestamp_us_utc:
+                case table::DataType::timestamp_ns_utc: rows[r][c] = column.values<std::int64_t>()[r]; break;
                 case table::DataType::float64: rows[r][c] = column.values<double>()[r]; break;
                 case table::DataType::string: rows[r][c] = std::string(column.string(r)); break;
             }

@@ -14,13 +14,21 @@
 
 namespace spillway::table::test {
 
-/// A column of every type, in this order: int32, int64, float64, date32, string.
+/// A column of every type, in this order: int32, int64, float64, date32,
+/// string, boolean, then the timestamps from `timestamp_ms` to `timestamp_ns_utc`.
 inline Schema every_type_schema() {
     return Schema({{"i32", DataType::int32},
                    {"i64", DataType::int64},
                    {"f64", DataType::float64},
                    {"day", DataType::date32},
-                   {"text", DataType::string}});
+                   {"text", DataType::string},
+                   {"flag", DataType::boolean},
+                   {"at_ms", DataType::timestamp_ms},
+                   {"at_us", DataType::timestamp_us},
+                   {"at_ns", DataType::timestamp_ns},
+                   {"at_ms_utc", DataType::timestamp_ms_utc},
+                   {"at_us_utc", DataType::timestamp_us_utc},
+                   {"at_ns_utc", DataType::timestamp_ns_utc}});
 }
 
 /// What the strings of `random_table` are made of.
@@ -64,9 +72,12 @@ inline Table random_table(std::size_t rows, std::uint64_t seed, double null_frac
     std::bernoulli_distribution is_null(null_fraction);
     std::uniform_int_distribution<std::size_t> length(0, max_string);
     std::uniform_int_distribution<int> byte(0, 255);
-    TableBuilder builder(every_type_schema(), rows);
+    // Milliseconds within the years a timestamp's text can spell (those of a date32).
+    std::uniform_int_distribution<std::int64_t> milliseconds(-100'000'000'000'000'000, 100'000'000'000'000'000);
+    auto const schema = every_type_schema();
+    TableBuilder builder(schema, rows);
     for (std::size_t row = 0; row < rows; ++row) {
-        for (std::size_t column = 0; column < 5; ++column) {
+        for (std::size_t column = 0; column < schema.size(); ++column) {
             auto& out = builder.column(column);
             if (is_null(random)) {
                 out.append_null();
@@ -77,6 +88,13 @@ inline Table random_table(std::size_t rows, std::uint64_t seed, double null_frac
                 case 1: out.append(static_cast<std::int64_t>(random())); break;
                 case 2: out.append(std::uniform_real_distribution<double>(-1e9, 1e9)(random)); break;
                 case 3: out.append(static_cast<std::int32_t>(random() % 40000) - 10000); break;
+                case 5: out.append(random() % 2 == 0); break;
+                case 6:
+                case 9: out.append(milliseconds(random)); break;
+                case 7:
+                case 8:
+                case 10:
+                case 11: out.append(static_cast<std::int64_t>(random())); break;
                 default: {
                     std::string text;
                     auto const bytes = length(random);

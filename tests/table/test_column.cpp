@@ -223,6 +223,13 @@ TEST(Column, FromBuffersRejectsInconsistentBuffers) {
                       InvalidArgument, "end at 2 but there are 3 bytes");
     EXPECT_THROW_WITH(Column::from_buffers(DataType::string, 2, {}, int32_bytes({0, 1}), text_bytes("a")),
                       InvalidArgument, "offsets buffer of 8 bytes for 2 rows, which need 12");
+    EXPECT_THROW_WITH(Column::from_buffers(DataType::boolean, 3, {}, text_bytes(std::string_view("\1\0\2", 3)), {}),
+                      InvalidArgument, "boolean value 2 at row 2; a boolean is 0 or 1");
+    ColumnBuffer second_null{std::byte{0b101}};
+    auto const seven_under_a_null = text_bytes(std::string_view("\1\7\0", 3));
+    EXPECT_EQ(Column::from_buffers(DataType::boolean, 3, std::move(second_null), seven_under_a_null, {}).null_count(),
+              1u)
+        << "what lies under a null is not looked at";
 }
 
 TEST(Column, EqualityIgnoresValuesUnderNulls) {

@@ -13,12 +13,16 @@ using namespace spillway::table;
 using spillway::table::test::random_table;
 
 TEST(DataType, NamesRoundTripAndUnknownNamesListTheTypes) {
-    for (auto type : {DataType::int32, DataType::int64, DataType::float64, DataType::date32, DataType::string}) {
+    for (std::uint8_t code = 1; is_data_type(code); ++code) {
+        auto const type = static_cast<DataType>(code);
         EXPECT_EQ(parse_data_type(to_string(type)), type);
     }
+    EXPECT_EQ(parse_data_type("Timestamp_US_UTC"), DataType::timestamp_us_utc);
     EXPECT_EQ(parse_data_type("INT64"), DataType::int64);
     EXPECT_THROW_WITH(parse_data_type("decimal"), InvalidArgument,
-                      "unknown column type 'decimal'; the types are int32, int64, float64, date32, string");
+                      "unknown column type 'decimal'; the types are int32, int64, float64, date32, string, "
+                      "boolean, timestamp_ms, timestamp_us, timestamp_ns, timestamp_ms_utc, timestamp_us_utc and "
+                      "timestamp_ns_utc");
 }
 
 TEST(Schema, FindsColumnsByNameAndRejectsDuplicates) {
@@ -48,9 +52,9 @@ TEST(Table, RejectsColumnsThatDoNotMatchTheSchema) {
 TEST(Table, FindsColumnsByIndexAndName) {
     auto const table = random_table(10, 1);
     EXPECT_EQ(table.num_rows(), 10u);
-    EXPECT_EQ(table.num_columns(), 5u);
+    EXPECT_EQ(table.num_columns(), 12u);
     EXPECT_EQ(&table.column("text"), &table.column(4));
-    EXPECT_THROW_WITH(static_cast<void>(table.column(5)), InvalidArgument, "column 5 of a table of 5 columns");
+    EXPECT_THROW_WITH(static_cast<void>(table.column(12)), InvalidArgument, "column 12 of a table of 12 columns");
     EXPECT_THROW_WITH(static_cast<void>(table.column("nope")), InvalidArgument, "no column is named 'nope'");
     EXPECT_GT(table.byte_size(), 10u * (4 + 8 + 8 + 4 + 4));
 }

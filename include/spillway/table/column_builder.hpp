@@ -2,6 +2,7 @@
 /// @file
 /// Builds a `Column` by appending values one row at a time.
 
+#include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -34,9 +35,16 @@ class ColumnBuilder {
     /// Appends a value to an `int32` or `date32` column.
     /// @throws InvalidArgument if the column stores another type.
     void append(std::int32_t value) { append_fixed(value); }
-    /// Appends a value to an `int64` column.
+    /// Appends a value to an `int64` column, or a timestamp's ticks to a timestamp column.
     /// @throws InvalidArgument if the column stores another type.
     void append(std::int64_t value) { append_fixed(value); }
+    /// Appends a value to a `boolean` column. Only a `bool` argument picks
+    /// this overload: a pointer or number that converts to one does not.
+    /// @throws InvalidArgument if the column stores another type.
+    template <std::same_as<bool> Bool>
+    void append(Bool value) {
+        append_fixed(static_cast<std::uint8_t>(value));
+    }
     /// Appends a value to a `float64` column.
     /// @throws InvalidArgument if the column stores another type.
     void append(double value) { append_fixed(value); }

@@ -19,9 +19,30 @@ namespace spillway::table {
 /// | `float64` | `double`            | an IEEE 754 double                        |
 /// | `date32`  | `std::int32_t`      | days since 1970-01-01 (may be negative)   |
 /// | `string`  | `std::int32_t` offsets + bytes | variable-length bytes (UTF-8 by convention) |
-enum class DataType : std::uint8_t { int32 = 1, int64 = 2, float64 = 3, date32 = 4, string = 5 };
+/// | `boolean` | `std::uint8_t`      | 0 (false) or 1 (true), one byte a value   |
+/// | `timestamp_ms` | `std::int64_t` | a date and time without a zone: milliseconds since 1970-01-01 00:00:00 |
+/// | `timestamp_us` | `std::int64_t` | the same in microseconds                  |
+/// | `timestamp_ns` | `std::int64_t` | the same in nanoseconds                   |
+/// | `timestamp_ms_utc` | `std::int64_t` | an instant: milliseconds since 1970-01-01 00:00:00 UTC |
+/// | `timestamp_us_utc` | `std::int64_t` | the same in microseconds              |
+/// | `timestamp_ns_utc` | `std::int64_t` | the same in nanoseconds               |
+enum class DataType : std::uint8_t {
+    int32 = 1,
+    int64 = 2,
+    float64 = 3,
+    date32 = 4,
+    string = 5,
+    boolean = 6,
+    timestamp_ms = 7,
+    timestamp_us = 8,
+    timestamp_ns = 9,
+    timestamp_ms_utc = 10,
+    timestamp_us_utc = 11,
+    timestamp_ns_utc = 12,
+};
 
-/// The lower-case name of `type`: `int32`, `int64`, `float64`, `date32` or `string`.
+/// The lower-case name of `type`, as the table above gives it: `int32`,
+/// `timestamp_us_utc` and so on.
 std::string_view to_string(DataType type) noexcept;
 
 /// Parses a name written by `to_string` (case-insensitive).
@@ -31,7 +52,31 @@ DataType parse_data_type(std::string_view name);
 /// Whether `code` is the numeric value of a `DataType`.
 constexpr bool is_data_type(std::uint8_t code) noexcept {
     return code >= static_cast<std::uint8_t>(DataType::int32)
-        && code <= static_cast<std::uint8_t>(DataType::string);
+        && code <= static_cast<std::uint8_t>(DataType::timestamp_ns_utc);
+}
+
+/// Whether `type` is one of the six timestamp types.
+constexpr bool is_timestamp(DataType type) noexcept {
+    return type >= DataType::timestamp_ms && type <= DataType::timestamp_ns_utc;
+}
+
+/// Whether `type` is a timestamp of an instant in UTC (`timestamp_*_utc`).
+constexpr bool is_utc_timestamp(DataType type) noexcept {
+    return type >= DataType::timestamp_ms_utc && type <= DataType::timestamp_ns_utc;
+}
+
+/// The ticks a second holds in a timestamp type: 1000 for `_ms`, 10^6 for
+/// `_us` and 10^9 for `_ns`; 0 for the types that are no timestamp.
+constexpr std::int64_t ticks_per_second(DataType type) noexcept {
+    switch (type) {
+        case DataType::timestamp_ms:
+        case DataType::timestamp_ms_utc: return 1'000;
+        case DataType::timestamp_us:
+        case DataType::timestamp_us_utc: return 1'000'000;
+        case DataType::timestamp_ns:
+        case DataType::timestamp_ns_utc: return 1'000'000'000;
+        default: return 0;
+    }
 }
 
 /// The bytes one row takes in a column's data buffer: the value's width for
@@ -39,10 +84,17 @@ constexpr bool is_data_type(std::uint8_t code) noexcept {
 constexpr std::size_t data_width(DataType type) noexcept {
     switch (type) {
         case DataType::int64:
-        case DataType::float64: return 8;
+        case DataType::float64:
+        case DataType::timestamp_ms:
+        case DataType::timestamp_us:
+        case DataType::timestamp_ns:
+        case DataType::timestamp_ms_utc:
+        case DataType::timestamp_us_utc:
+        case DataType::timestamp_ns_utc: return 8;
         case DataType::int32:
         case DataType::date32:
         case DataType::string: return 4;
+        case DataType::boolean: return 1;
     }
     return 0;
 }
@@ -54,8 +106,15 @@ constexpr bool stores_values_as(DataType type) noexcept {
     switch (type) {
         case DataType::int32:
         case DataType::date32: return std::is_same_v<T, std::int32_t>;
-        case DataType::int64: return std::is_same_v<T, std::int64_t>;
+        case DataType::int64:
+        case DataType::timestamp_ms:
+        case DataType::timestamp_us:
+        case DataType::timestamp_ns:
+        case DataType::timestamp_ms_utc:
+        case DataType::timestamp_us_utc:
+        case DataType::timestamp_ns_utc: return std::is_same_v<T, std::int64_t>;
         case DataType::float64: return std::is_same_v<T, double>;
+        case DataType::boolean: return std::is_same_v<T, std::uint8_t>;
         case DataType::string: return false;
     }
     return false;
