@@ -145,10 +145,11 @@ def shuffle(
             65,536 rows at a time at most, so that a large batch or row
             group is copied in parts within the limit. Column types: int32, int64,
             float64, date32, strings, booleans and timestamps in ms, us or
-            ns (narrower integers, uint32, float16, float32, date64, large
-            or view strings, dictionaries of strings and timestamps in
-            seconds are converted; a timestamp with any time zone comes
-            back in UTC); other types are refused. Small batches are held,
+            ns (narrower integers, uint32, uint64 up to 2^63 - 1, float16,
+            float32, decimals of up to 15 digits, date64, large or view
+            strings, dictionaries of strings and timestamps in seconds are
+            converted; a timestamp with any time zone comes back in UTC);
+            other types are refused. Small batches are held,
             within the memory limit, and sent together, so that batches of
             a few thousand rows split many ways do not become as many tiny
             pieces.

@@ -13,10 +13,12 @@
 #include <algorithm>
 #include <csignal>
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <initializer_list>
 #include <limits>
 #include <optional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -415,6 +417,81 @@ TEST(ParquetFile, NarrowerIntegersFloat16Float32AndOtherStringsAreConvertedOnRea
     EXPECT_EQ(read.column(3).values<double>()[0], 1.5);
     EXPECT_EQ(read.column(3).values<double>()[1], -2.0);
     EXPECT_EQ(read.column(4).string(1), "ü");
+}
+
+TEST(ParquetFile, ADecimalOfUpTo15DigitsIsReadAsTheDoubleNearestEachValue) {
+    test::TemporaryDirectory directory;
+    // Unscaled integers of up to 15 digits at several scales, nulls among them.
+    std::mt19937_64 random(11);
+    std::uniform_int_distribution<std::int64_t> unscaled(-999'999'999'999'999, 999'999'999'999'999);
+    std::vector<std::shared_ptr<arrow::Field>> fields;
+    std::vector<std::shared_ptr<arrow::Array>> columns;
+    std::vector<std::vector<std::optional<std::int64_t>>> drawn;
+    for (auto const scale : {0, 1, 2, 7, 15, -3}) {
+        auto const type = arrow::decimal128(15, scale);
+        arrow::Decimal128Builder builder(type);
+        drawn.emplace_back();
+        for (int row = 0; row < 5000; ++row) {
+            if (row % 17 == 5) {
+                ASSERT_TRUE(builder.AppendNull().ok());
+                drawn.back().push_back(std::nullopt);
+            } else {
+                auto const value = row == 0 ? std::int64_t{7} : unscaled(random);
+                ASSERT_TRUE(builder.Append(arrow::Decimal128(value)).ok());
+                drawn.back().push_back(value);
+            }
+        }
+        fields.push_back(arrow::field("d" + std::to_string(fields.size()), type));
+        columns.push_back(builder.Finish().ValueOrDie());
+    }
+    // Parquet has no negative scales; Arrow IPC holds them all.
+    auto const table = arrow::Table::Make(arrow::schema(fields), columns);
+    write_parquet(table->RemoveColumn(5).ValueOrDie(), directory.path() / "decimals.parquet");
+    write_arrow(table, directory.path() / "decimals.arrow");
+    auto const parquet = read_all(directory.path() / "decimals.parquet", FileFormat::parquet);
+    auto const read = read_all(directory.path() / "decimals.arrow", FileFormat::arrow);
+    std::vector<std::size_t> const parquet_columns{0, 1, 2, 3, 4};
+    EXPECT_EQ(parquet, read.select(parquet_columns));
+    std::size_t index = 0;
+    for (auto const scale : {0, 1, 2, 7, 15, -3}) {
+        auto const& column = read.column(index);
+        ASSERT_EQ(column.type(), DataType::float64);
+        for (std::size_t row = 0; row < drawn[index].size(); ++row) {
+            auto const value = drawn[index][row];
+            ASSERT_EQ(column.is_null(row), !value.has_value());
+            if (value) {
+                // The decimal's text, read by strtod: the double nearest it.
+                auto const text = std::to_string(*value) + "e" + std::to_string(-scale);
+                ASSERT_EQ(column.values<double>()[row], std::strtod(text.c_str(), nullptr)) << text;
+            }
+        }
+        ++index;
+    }
+}
+
+TEST(ParquetFile, AWideDecimalIsRefusedAndAUint64BeyondInt64FailsNamingItsColumn) {
+    test::TemporaryDirectory directory;
+    arrow::Decimal128Builder wide(arrow::decimal128(16, 2));
+    ASSERT_TRUE(wide.Append(arrow::Decimal128(1)).ok());
+    write_parquet(arrow::Table::Make(arrow::schema({arrow::field("price", wide.type())}), {wide.Finish().ValueOrDie()}),
+                  directory.path() / "wide.parquet");
+    EXPECT_THROW_WITH(static_cast<void>(open_table_file(directory.path() / "wide.parquet", FileFormat::parquet)),
+                      InvalidArgument, "column 'price' has the type decimal128(16, 2), which spillway does not read");
+
+    auto const write_counts = [&](std::string const& name, std::vector<std::uint64_t> const& values) {
+        arrow::UInt64Builder counts;
+        EXPECT_TRUE(counts.AppendValues(values).ok());
+        write_parquet(arrow::Table::Make(arrow::schema({arrow::field("count", arrow::uint64())}),
+                                         {counts.Finish().ValueOrDie()}),
+                      directory.path() / name);
+        return directory.path() / name;
+    };
+    auto const small = read_all(write_counts("small.parquet", {5, (std::uint64_t{1} << 63) - 1}), FileFormat::parquet);
+    EXPECT_EQ(small.schema().to_string(), "count:int64");
+    EXPECT_EQ(small.column(0).values<std::int64_t>()[1], std::numeric_limits<std::int64_t>::max());
+    auto const large = write_counts("large.parquet", {5, std::uint64_t{1} << 63});
+    EXPECT_THROW_WITH(static_cast<void>(read_all(large, FileFormat::parquet)), CorruptData,
+                      "cannot convert column 'count' to int64");
 }
 
 TEST(ParquetFile, AColumnOfATypeSpillwayDoesNotReadIsRefusedByName) {

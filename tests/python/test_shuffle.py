@@ -8,6 +8,7 @@ import sys
 import threading
 import time
 from collections import Counter
+from decimal import Decimal
 
 import polars as pl
 import pyarrow as pa
@@ -109,11 +110,14 @@ def test_narrow_and_large_types_are_converted():
         "k": pa.array([1, 2, 3], pa.int8()),
         "f": pa.array([0.5, 1.5, 2.5], pa.float32()),
         "s": pa.array(["a", "bb", "ccc"], pa.large_string()),
+        "price": pa.array([Decimal("0.07"), Decimal("-123.45"), None], pa.decimal128(15, 2)),
     })
     parts = shuffled(spillway.shuffle(table, "k", partitions=2))
-    out = pa.concat_tables(parts.values())
-    assert out.schema == pa.schema([("k", pa.int32()), ("f", pa.float64()), ("s", pa.string())])
-    assert sorted(out.column("s").to_pylist()) == ["a", "bb", "ccc"]
+    out = pa.concat_tables(parts.values()).sort_by("k")
+    assert out.schema == pa.schema([("k", pa.int32()), ("f", pa.float64()), ("s", pa.string()),
+                                    ("price", pa.float64())])
+    assert out.column("s").to_pylist() == ["a", "bb", "ccc"]
+    assert out.column("price").to_pylist() == [0.07, -123.45, None]
 
 
 def test_booleans_and_timestamps_come_back_as_they_went_in_with_any_zone_as_utc():
