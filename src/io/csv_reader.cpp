@@ -214,10 +214,11 @@ std::string_view expected_form(DataType type) noexcept {
     }
     if (table::is_utc_timestamp(type)) {
         return " (expected YYYY-MM-DD HH:MM:SS, a fraction no finer than the unit, and Z, an offset such as +01:00 "
-               "or none for UTC)";
+               "or none for UTC; nanoseconds reach from 1677 to 2262, microseconds about 290,000 years either way)";
     }
     if (table::is_timestamp(type)) {
-        return " (expected YYYY-MM-DD HH:MM:SS and a fraction no finer than the unit, without a zone)";
+        return " (expected YYYY-MM-DD HH:MM:SS and a fraction no finer than the unit, without a zone; nanoseconds "
+               "reach from 1677 to 2262, microseconds about 290,000 years either way)";
     }
     return {};
 }
@@ -250,8 +251,8 @@ std::pair<std::vector<std::string>, std::size_t> read_header(std::string_view te
 
 /// The narrowest type that holds every non-null value of each column in the
 /// first `options.infer_rows` rows of a file: int64, float64, date32,
-/// timestamp_us (timestamp_ns where a fraction has more than 6 digits; `_utc`
-/// where every value names a zone), boolean (`true` and `false`) or string,
+/// timestamp_us (timestamp_ns where a fraction is finer than microseconds;
+/// `_utc` where every value names a zone), boolean (`true` and `false`) or string,
 /// from texts of whole rows scanned one after another. With no
 /// `names`, the columns are named after the first row. Rows with the wrong
 /// number of fields are passed over: parsing reports them.
@@ -282,15 +283,19 @@ class TypeInference {
                 bool const exact = integer_text && table::spelled_integer(value).has_value();
                 auto const date = parse_date32(value);
                 auto const timestamp = date ? std::nullopt : parse_timestamp(value);
+                auto const fits = [&timestamp](DataType unit) {
+                    return timestamp && timestamp_ticks(*timestamp, unit).has_value();
+                };
                 row_[field] = {.int64 = exact,
                                .float64 = integer_text == exact && parse_float64(value, real),
                                .date32 = date.has_value(),
                                .timestamp = timestamp.has_value(),
+                               .microseconds = fits(DataType::timestamp_us_utc),
+                               .nanoseconds = fits(DataType::timestamp_ns_utc),
                                .boolean = value == "true" || value == "false",
                                .seen = true,
                                .zoned = timestamp && timestamp->has_zone,
-                               .zoneless = timestamp && !timestamp->has_zone,
-                               .nanoseconds = timestamp && timestamp->fraction_digits > 6};
+                               .zoneless = timestamp && !timestamp->has_zone};
             },
             [&](std::size_t, std::size_t, std::size_t fields, bool last_empty) {
                 ++rows_;
@@ -306,11 +311,12 @@ class TypeInference {
                     candidates_[field].float64 = candidates_[field].float64 && row_[field].float64;
                     candidates_[field].date32 = candidates_[field].date32 && row_[field].date32;
                     candidates_[field].timestamp = candidates_[field].timestamp && row_[field].timestamp;
+                    candidates_[field].microseconds = candidates_[field].microseconds && row_[field].microseconds;
+                    candidates_[field].nanoseconds = candidates_[field].nanoseconds && row_[field].nanoseconds;
                     candidates_[field].boolean = candidates_[field].boolean && row_[field].boolean;
                     candidates_[field].seen = candidates_[field].seen || row_[field].seen;
                     candidates_[field].zoned = candidates_[field].zoned || row_[field].zoned;
                     candidates_[field].zoneless = candidates_[field].zoneless || row_[field].zoneless;
-                    candidates_[field].nanoseconds = candidates_[field].nanoseconds || row_[field].nanoseconds;
                 }
             });
     }
@@ -338,30 +344,36 @@ class TypeInference {
     }
 
   private:
-    /// The types every value of a column seen so far fits, and what its
-    /// timestamps need.
+    /// The types every value of a column seen so far fits, and whether its
+    /// timestamps name zones.
     struct Candidates {
         bool int64 = true;
         bool float64 = true;
         bool date32 = true;
-        bool timestamp = true;
+        bool timestamp = true;     ///< spelled as a timestamp
+        bool microseconds = true;  ///< a timestamp that a timestamp_us holds
+        bool nanoseconds = true;   ///< a timestamp that a timestamp_ns holds
         bool boolean = true;
-        bool seen = false;         ///< a value that is not null
-        bool zoned = false;        ///< a timestamp that names a zone
-        bool zoneless = false;     ///< a timestamp that names none
-        bool nanoseconds = false;  ///< a timestamp with a fraction finer than microseconds
+        bool seen = false;      ///< a value that is not null
+        bool zoned = false;     ///< a timestamp that names a zone
+        bool zoneless = false;  ///< a timestamp that names none
     };
 
-    /// The timestamp type of a column of timestamps: string where some name a
-    /// zone and others do not, since those are no one type.
+    /// The type of a column of timestamps: timestamp_us where it holds them
+    /// all, else timestamp_ns where that does, `_utc` where they name zones;
+    /// string where neither holds them, or where some name a zone and others
+    /// do not, since those are no one type.
     static DataType timestamp_type(Candidates const& candidate) noexcept {
         if (candidate.zoned && candidate.zoneless) {
             return DataType::string;
         }
+        if (candidate.microseconds) {
+            return candidate.zoned ? DataType::timestamp_us_utc : DataType::timestamp_us;
+        }
         if (candidate.nanoseconds) {
             return candidate.zoned ? DataType::timestamp_ns_utc : DataType::timestamp_ns;
         }
-        return candidate.zoned ? DataType::timestamp_us_utc : DataType::timestamp_us;
+        return DataType::string;
     }
 
     std::vector<std::string> names_;

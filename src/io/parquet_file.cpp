@@ -134,6 +134,9 @@ std::unique_ptr<parquet::arrow::FileReader> open_reader(
     parquet::ArrowReaderProperties properties;
     properties.set_batch_size(static_cast<std::int64_t>(rows_per_read));
     properties.set_pre_buffer(false);
+    // Legacy INT96 timestamps in microseconds: in nanoseconds, Arrow's
+    // default, a date before 1677 or after 2262 wraps around silently.
+    properties.set_coerce_int96_timestamp_unit(arrow::TimeUnit::MICRO);
     parquet::arrow::FileReaderBuilder builder;
     return guarded(what, [&] {
         parquet::ReaderProperties reader_properties(arrow_memory_pool());

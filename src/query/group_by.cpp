@@ -231,7 +231,7 @@ table::Column fold(table::Column const& column, Groups const& groups, table::Dat
         } else if constexpr (std::is_same_v<Accumulator, std::string>) {
             builder.append(std::string_view(accumulated[group]));
         } else {
-            builder.append(accumulated[group]);
+            builder.append(Accumulator(accumulated[group]));  // a bool, not std::vector<bool>'s proxy
         }
     }
     return builder.finish();

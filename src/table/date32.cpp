@@ -1,8 +1,8 @@
 #include <spillway/table/date32.hpp>
 
+#include <algorithm>
 #include <charconv>
 #include <limits>
-#include <tuple>
 
 namespace spillway::table {
 namespace {
@@ -23,18 +23,12 @@ int two_digits(char const* text) noexcept {
     return high < 10 && low < 10 ? static_cast<int>(high * 10 + low) : -1;
 }
 
-/// Whether the date `year`-`month`-`day` is within a date32's days.
-bool fits_date32(std::int64_t year, int month, int day) noexcept {
-    constexpr auto first = to_civil(std::numeric_limits<std::int32_t>::min());
-    constexpr auto last = to_civil(std::numeric_limits<std::int32_t>::max());
-    auto const date = std::tuple(year, month, day);
-    return date >= std::tuple(std::int64_t{first.year}, static_cast<int>(first.month), static_cast<int>(first.day))
-        && date <= std::tuple(std::int64_t{last.year}, static_cast<int>(last.month), static_cast<int>(last.day));
-}
+/// The most digits a year of `parse_days` has.
+constexpr std::size_t max_year_digits = 9;
 
 }  // namespace
 
-std::optional<std::int32_t> parse_date32(std::string_view text) noexcept {
+std::optional<std::int64_t> parse_days(std::string_view text) noexcept {
     // The year runs up to the dash that leaves exactly "MM-DD" after it.
     if (text.size() == 10 && text[4] == '-' && text[7] == '-') {
         // The common case, a four-digit year, without from_chars.
@@ -48,7 +42,7 @@ std::optional<std::int32_t> parse_date32(std::string_view text) noexcept {
         {
             return std::nullopt;
         }
-        return to_date32({year, static_cast<std::uint32_t>(month), static_cast<std::uint32_t>(day)});
+        return days_from_civil({year, static_cast<std::uint32_t>(month), static_cast<std::uint32_t>(day)});
     }
     if (text.size() < 10 || text[text.size() - 3] != '-' || text[text.size() - 6] != '-') {
         return std::nullopt;
@@ -58,17 +52,29 @@ std::optional<std::int32_t> parse_date32(std::string_view text) noexcept {
     if (digits.size() < 4) {
         return std::nullopt;
     }
+    // Leading zeros aside, at most `max_year_digits` digits.
+    auto const significant = digits.substr(std::min(digits.find_first_not_of('0'), digits.size()));
     std::int64_t year = 0;
     auto const [end, error] = std::from_chars(year_text.data(), year_text.data() + year_text.size(), year);
     auto const month = two_digits(text.data() + text.size() - 5);
     auto const day = two_digits(text.data() + text.size() - 2);
-    if (error != std::errc{} || end != year_text.data() + year_text.size() || month < 1 || month > 12 || day < 1
-        || static_cast<std::uint32_t>(day) > days_in_month(year, static_cast<std::uint32_t>(month))
-        || !fits_date32(year, month, day))
+    if (significant.size() > max_year_digits || error != std::errc{} || end != year_text.data() + year_text.size()
+        || month < 1 || month > 12 || day < 1
+        || static_cast<std::uint32_t>(day) > days_in_month(year, static_cast<std::uint32_t>(month)))
     {
         return std::nullopt;
     }
-    return to_date32({static_cast<std::int32_t>(year), static_cast<std::uint32_t>(month), static_cast<std::uint32_t>(day)});
+    return days_from_civil(
+        {static_cast<std::int32_t>(year), static_cast<std::uint32_t>(month), static_cast<std::uint32_t>(day)}
+    );
+}
+
+std::optional<std::int32_t> parse_date32(std::string_view text) noexcept {
+    auto const days = parse_days(text);
+    if (!days || *days < std::numeric_limits<std::int32_t>::min() || *days > std::numeric_limits<std::int32_t>::max()) {
+        return std::nullopt;
+    }
+    return static_cast<std::int32_t>(*days);
 }
 
 std::size_t format_date32(std::int32_t days, char* out) noexcept { return format_civil(to_civil(days), out); }

@@ -3,12 +3,14 @@
 #include <bit>
 #include <charconv>
 #include <cmath>
+#include <numeric>
 #include <optional>
 #include <string_view>
 
 #include <spillway/table/date32.hpp>
 #include <spillway/table/timestamp.hpp>
 
+#include "checksum_hashes.hpp"
 #include "xxhash.hpp"
 
 namespace spillway::table {
@@ -59,7 +61,8 @@ namespace {
 
 /// Chains a string: as the integer it spells exactly, as the date it spells
 /// as `YYYY-MM-DD` (days since the epoch), as the timestamp it spells (its
-/// microseconds since the epoch), or as its bytes.
+/// microseconds since the epoch), `true` and `false` as 1 and 0, or as its
+/// bytes.
 std::uint64_t hash_string(std::string_view text, std::uint64_t hash) noexcept {
     // An integer and a date both begin with a digit or `-`; most strings
     // begin otherwise and go straight to the hash of their bytes.
@@ -82,14 +85,16 @@ std::uint64_t hash_string(std::string_view text, std::uint64_t hash) noexcept {
             }
         }
     }
+    if (text.size() - 4 <= 1 && (text == "true" || text == "false")) {  // a size of 4 or 5
+        return hash_integer(text.size() == 4 ? 1 : 0, hash);
+    }
     return XXH3_64bits_withSeed(text.data(), text.size(), hash);
 }
 
-/// Chains a boolean as the text the CSV writer gives it, `true` or `false`.
-std::uint64_t hash_boolean(std::uint8_t value, std::uint64_t hash) noexcept {
-    auto const text = value != 0 ? std::string_view("true") : std::string_view("false");
-    return XXH3_64bits_withSeed(text.data(), text.size(), hash);
-}
+/// Chains a boolean as the integer 1 or 0. (Its text, `true` or `false`,
+/// would do as well for co-partitioning, but those two hashes lie in one
+/// partition for every count up to 18, and for 32 and 64.)
+std::uint64_t hash_boolean(std::uint8_t value, std::uint64_t hash) noexcept { return hash_integer(value, hash); }
 
 /// Chains the values of a fixed-width `column`, each with `hash_value`.
 template <typename Value, typename Hash>
@@ -112,9 +117,15 @@ void hash_strings(Column const& column, std::span<std::uint64_t> hashes) {
     }
 }
 
-/// The hashes `hash_rows` describes, in a `Hashes` vector.
+/// How `hash_rows_into` hashes a timestamp: by its whole microseconds, the
+/// form every unit shares, or by its own ticks.
+enum class Timestamps { as_microseconds, as_ticks };
+
+/// The hashes `hash_rows` describes, in a `Hashes` vector, with timestamps
+/// hashed as `timestamps` says.
 template <typename Hashes>
-Hashes hash_rows_into(Table const& table, std::span<std::size_t const> columns, std::uint64_t seed) {
+Hashes hash_rows_into(Table const& table, std::span<std::size_t const> columns, std::uint64_t seed,
+                      Timestamps timestamps = Timestamps::as_microseconds) {
     Hashes hashes(table.num_rows(), seed);
     for (auto const index : columns) {
         auto const& column = table.column(index);
@@ -131,6 +142,10 @@ Hashes hash_rows_into(Table const& table, std::span<std::size_t const> columns, 
             case DataType::timestamp_ms_utc:
             case DataType::timestamp_us_utc:
             case DataType::timestamp_ns_utc:
+                if (timestamps == Timestamps::as_ticks) {
+                    hash_fixed<std::int64_t>(column, hashes, hash_integer);
+                    break;
+                }
                 hash_fixed<std::int64_t>(column, hashes,
                                          [type = column.type()](std::int64_t ticks, std::uint64_t chained) {
                                              return hash_integer(timestamp_microseconds(ticks, type), chained);
@@ -145,6 +160,12 @@ Hashes hash_rows_into(Table const& table, std::span<std::size_t const> columns, 
 
 std::vector<std::uint64_t> hash_rows(Table const& table, std::span<std::size_t const> columns, std::uint64_t seed) {
     return hash_rows_into<std::vector<std::uint64_t>>(table, columns, seed);
+}
+
+std::vector<std::uint64_t> detail::checksum_hashes(Table const& table) {
+    std::vector<std::size_t> columns(table.num_columns());
+    std::iota(columns.begin(), columns.end(), std::size_t{0});
+    return hash_rows_into<std::vector<std::uint64_t>>(table, columns, checksum_hash_seed, Timestamps::as_ticks);
 }
 
 ChargedRowHashes hash_rows_charged(Table const& table, std::span<std::size_t const> columns, std::uint64_t seed) {

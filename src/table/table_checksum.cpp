@@ -1,17 +1,14 @@
 #include <spillway/table/table_checksum.hpp>
 
 #include <cstdio>
-#include <numeric>
 
-#include <spillway/table/row_hash.hpp>
+#include "checksum_hashes.hpp"
 
 namespace spillway::table {
 
 TableChecksum TableChecksum::of(Table const& table) {
-    std::vector<std::size_t> columns(table.num_columns());
-    std::iota(columns.begin(), columns.end(), std::size_t{0});
     TableChecksum checksum;
-    for (auto const hash : hash_rows(table, columns, checksum_hash_seed)) {
+    for (auto const hash : detail::checksum_hashes(table)) {
         checksum.add(hash);
     }
     return checksum;

@@ -62,7 +62,7 @@ std::optional<TimestampText> parse_timestamp(std::string_view text) noexcept {
     if (separator == std::string_view::npos || text.size() < separator + 9) {
         return std::nullopt;
     }
-    auto const days = parse_date32(text.substr(0, separator));
+    auto const days = parse_days(text.substr(0, separator));
     auto const* clock = text.data() + separator + 1;
     auto const hours = two_digits(clock);
     auto const minutes = two_digits(clock + 3);

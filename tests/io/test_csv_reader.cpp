@@ -544,6 +544,18 @@ TEST_F(CsvReaderTest, InfersBooleansAndTimestampsInTheUnitAndZoneTheirTextNeeds)
     EXPECT_EQ(table.column("zoned").values<std::int64_t>()[1], seconds * 1'000'000);
 }
 
+TEST_F(CsvReaderTest, TimestampsThatNoUnitHoldsMakeAColumnOfStrings) {
+    auto const path = file("ranges.csv",
+                           "late,far,sentinel,ancient\n"
+                           "2300-01-01 00:00:00.123456789,300000-01-01 00:00:00,9999-12-31 23:59:59.000000000,"
+                           "1500-01-01 00:00:00.5\n"
+                           "2020-01-01 00:00:00,2020-01-01 00:00:00,2020-01-01 00:00:00,1500-01-01 00:00:00.000000001\n");
+    CsvReader reader(path, CsvOptions());
+    EXPECT_EQ(reader.schema().to_string(), "late:string, far:string, sentinel:timestamp_us, ancient:string");
+    auto const table = read_all(reader);
+    EXPECT_EQ(table.column("late").string(0), "2300-01-01 00:00:00.123456789");
+}
+
 TEST_F(CsvReaderTest, ADeclaredBooleanOrTimestampThatDoesNotParseSaysHowItIsSpelled) {
     auto const path = file("declared.csv", "flag,at\ntrue,2024-01-02 03:04:05\nyes,2024-01-02 03:04:05.5\n");
     Schema const flags({{"flag", DataType::boolean}, {"at", DataType::string}});

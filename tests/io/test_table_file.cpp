@@ -82,7 +82,7 @@ Table edge_values() {
     builder.column(5).append(true);
     builder.column(5).append_null();
     builder.column(5).append(false);
-    append(6, {std::int64_t{-62'135'596'800'000}, std::nullopt, std::int64_t{253'402'300'799'999}});  // years 1 to 9999
+    append(6, {int64_min, std::nullopt, std::int64_t{253'402'300'799'999}});  // and 9999-12-31 23:59:59.999
     append(7, {int64_max, std::nullopt, int64_min});
     append(8, {int64_min, int64_max, std::nullopt});
     append(9, {std::int64_t{0}, std::int64_t{-1}, std::nullopt});
@@ -467,6 +467,27 @@ TEST(ParquetFile, ADecimalOfUpTo15DigitsIsReadAsTheDoubleNearestEachValue) {
         }
         ++index;
     }
+}
+
+TEST(ParquetFile, LegacyInt96TimestampsAreReadInMicrosecondsFarBeyondTheYearsOfNanoseconds) {
+    test::TemporaryDirectory directory;
+    // 1500-01-01, 2020-01-01 00:00:00.123456 and 3000-01-01, in microseconds.
+    std::vector<std::int64_t> const moments{-14'831'769'600'000'000, 1'577'836'800'123'456, 32'503'680'000'000'000};
+    arrow::TimestampBuilder builder(arrow::timestamp(arrow::TimeUnit::MICRO), arrow::default_memory_pool());
+    ASSERT_TRUE(builder.AppendValues(moments).ok());
+    auto const table = arrow::Table::Make(arrow::schema({arrow::field("at", builder.type())}),
+                                          {builder.Finish().ValueOrDie()});
+    auto const path = directory.path() / "int96.parquet";
+    auto const file = arrow::io::FileOutputStream::Open(path.string()).ValueOrDie();
+    auto const int96 = parquet::ArrowWriterProperties::Builder().enable_deprecated_int96_timestamps()->build();
+    ASSERT_TRUE(parquet::arrow::WriteTable(*table, arrow::default_memory_pool(), file, 1024,
+                                           parquet::default_writer_properties(), int96)
+                    .ok());
+    ASSERT_TRUE(file->Close().ok());
+    auto const read = read_all(path, FileFormat::parquet);
+    EXPECT_EQ(read.schema().to_string(), "at:timestamp_us");
+    auto const values = read.column(0).values<std::int64_t>();
+    EXPECT_EQ(std::vector<std::int64_t>(values.begin(), values.end()), moments);
 }
 
 TEST(ParquetFile, AWideDecimalIsRefusedAndAUint64BeyondInt64FailsNamingItsColumn) {

@@ -163,6 +163,33 @@ TEST(GroupBy, KeysOfShortStringsAndDatesGroupAsTheirValuesWhateverTheirLengthsOr
     }
 }
 
+TEST(GroupBy, BooleansAndTimestampsAreKeysAndHaveAMinimumAndAMaximum) {
+    table::TableBuilder builder(table::Schema({{"flag", table::DataType::boolean},
+                                               {"at", table::DataType::timestamp_ns_utc},
+                                               {"seen", table::DataType::boolean}}));
+    // Groups true (rows 0, 2, 4) and false (1, 3); `seen` is null in row 4.
+    for (std::int64_t row = 0; row < 5; ++row) {
+        builder.column(0).append(row % 2 == 0);
+        builder.column(1).append(row * 1'000 - 2'000);
+        if (row == 4) {
+            builder.column(2).append_null();
+        } else {
+            builder.column(2).append(row == 2 || row == 3);
+        }
+    }
+    std::string const key[] = {"flag"};
+    std::vector<Aggregate> const aggregates = {{AggregateKind::min, "at", "first"}, {AggregateKind::max, "at", "last"},
+                                               {AggregateKind::min, "seen", "all_seen"},
+                                               {AggregateKind::max, "seen", "any_seen"}};
+    auto const result = group_by(builder.finish(), key, aggregates);
+    EXPECT_EQ(result.schema().to_string(),
+              "flag:boolean, first:timestamp_ns_utc, last:timestamp_ns_utc, all_seen:boolean, any_seen:boolean");
+    EXPECT_EQ(rows_of(result), (std::vector<Row>{{std::int64_t{1}, std::int64_t{-2'000}, std::int64_t{2'000},
+                                                  std::int64_t{0}, std::int64_t{1}},
+                                                 {std::int64_t{0}, std::int64_t{-1'000}, std::int64_t{1'000},
+                                                  std::int64_t{0}, std::int64_t{1}}}));
+}
+
 TEST(GroupBy, AKeyOfOnlyEmptyStringsIsOneGroup) {
     table::TableBuilder builder(table::Schema({{"flag", table::DataType::string}}));
     for (int row = 0; row < 3; ++row) {

@@ -51,6 +51,16 @@ TEST(Date32, RejectsTextThatIsNotAValidDate) {
     EXPECT_TRUE(parse_date32("1996-02-29").has_value());
 }
 
+TEST(Date32, DaysReachBeyondADate32ForYearsOfUpToNineDigits) {
+    EXPECT_EQ(parse_days("99999999-01-01"), days_from_civil({99'999'999, 1, 1}));
+    EXPECT_EQ(parse_days("-999999999-12-31"), days_from_civil({-999'999'999, 12, 31}));
+    EXPECT_EQ(parse_days("0000999999999-12-31"), days_from_civil({999'999'999, 12, 31}));
+    EXPECT_FALSE(parse_days("1000000000-01-01").has_value());
+    EXPECT_FALSE(parse_days("99999999999999999999-01-01").has_value());
+    EXPECT_EQ(parse_days("1995-06-17"), std::int64_t{parse_date32("1995-06-17").value()});
+    EXPECT_EQ(to_civil(days_from_civil({-999'999'999, 12, 31})), (CivilDate{-999'999'999, 12, 31}));
+}
+
 TEST(Date32, EveryDate32FormatsAndParsesBackUpToTheEndsOfItsRange) {
     constexpr auto lowest = std::numeric_limits<std::int32_t>::min();
     constexpr auto highest = std::numeric_limits<std::int32_t>::max();

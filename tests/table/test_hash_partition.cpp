@@ -147,10 +147,20 @@ TEST(RowHash, HashesATimestampAsItsMicrosecondsWhateverItsUnitZoneOrText) {
               hash_of_bytes("1995-03-15 13:04:05.25 "));
 }
 
-TEST(RowHash, HashesABooleanAsTheTextTrueOrFalse) {
-    EXPECT_EQ(hash_of(DataType::boolean, true), hash_of_bytes("true"));
-    EXPECT_EQ(hash_of(DataType::boolean, false), hash_of_bytes("false"));
-    EXPECT_EQ(hash_of(DataType::boolean, true), hash_of(DataType::string, std::string_view("true")));
+TEST(RowHash, HashesABooleanAndItsTextAsTheInteger1Or0) {
+    EXPECT_EQ(hash_of(DataType::boolean, true), hash_of(DataType::int64, std::int64_t{1}));
+    EXPECT_EQ(hash_of(DataType::boolean, false), hash_of(DataType::int64, std::int64_t{0}));
+    EXPECT_EQ(hash_of(DataType::string, std::string_view("true")), hash_of(DataType::boolean, true));
+    EXPECT_EQ(hash_of(DataType::string, std::string_view("false")), hash_of(DataType::boolean, false));
+    for (std::string_view const text : {"True", "FALSE", "tru", "falsey", "t"}) {
+        EXPECT_EQ(hash_of(DataType::string, text), hash_of_bytes(text)) << text;
+    }
+    // The two keys of a boolean column go to two partitions, at the counts people use.
+    for (std::uint32_t const partitions : {2U, 4U, 7U, 16U, 64U}) {
+        EXPECT_NE(partition_index(hash_of(DataType::boolean, true), partitions),
+                  partition_index(hash_of(DataType::boolean, false), partitions))
+            << partitions;
+    }
 }
 
 TEST(RowHash, HashesStringsThatDoNotSpellAnIntegerExactlyAsTheirBytes) {
@@ -295,4 +305,15 @@ TEST(TableChecksum, ChangesWhenARowIsLostDuplicatedOrChanged) {
     EXPECT_NE(swapped, expected);
     EXPECT_NE(TableChecksum::of(random_table(100, 18)), expected);
     EXPECT_EQ(TableChecksum().to_string(), "rows=0 sum=0x0000000000000000 xor=0x0000000000000000");
+}
+
+TEST(TableChecksum, SeesATimestampChangeBelowAMicrosecondThatTheKeyHashDoesNot) {
+    auto const one = [](std::int64_t nanoseconds) {
+        TableBuilder builder(Schema({{"at", DataType::timestamp_ns}}));
+        builder.column(0).append(nanoseconds);
+        return builder.finish();
+    };
+    std::vector<std::size_t> const key{0};
+    EXPECT_EQ(hash_rows(one(1'000'001), key), hash_rows(one(1'000'999), key)) << "one microsecond, one key";
+    EXPECT_NE(TableChecksum::of(one(1'000'001)), TableChecksum::of(one(1'000'999)));
 }

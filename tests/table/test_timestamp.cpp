@@ -70,6 +70,11 @@ TEST(Timestamp, TicksBeyondInt64AreRefused) {
     EXPECT_EQ(ticks_of("1677-09-21 00:12:43.145224192", DataType::timestamp_ns), earliest);
     EXPECT_EQ(ticks_of("1677-09-21 00:12:43.145224191", DataType::timestamp_ns), std::nullopt);
     EXPECT_TRUE(ticks_of("3000-01-01 00:00:00", DataType::timestamp_us).has_value());
+    EXPECT_EQ(ticks_of("3000-01-01 00:00:00", DataType::timestamp_ns), std::nullopt);
+    // Years far beyond a date32's are read, for milliseconds.
+    EXPECT_EQ(ticks_of("292278994-08-17 07:12:55.807", DataType::timestamp_ms), latest);
+    EXPECT_EQ(ticks_of("292278994-08-17 07:12:55.808", DataType::timestamp_ms), std::nullopt);
+    EXPECT_FALSE(parse_timestamp("1000000000-01-01 00:00:00").has_value()) << "a year of ten digits";
 }
 
 TEST(Timestamp, RefusesTextThatIsNotExactlyATimestamp) {
@@ -99,13 +104,13 @@ TEST(Timestamp, WhatIsFormattedReadsBackExactlyInEveryUnit) {
     std::mt19937_64 random(7);
     for (auto const type : {DataType::timestamp_ms, DataType::timestamp_us, DataType::timestamp_ns,
                             DataType::timestamp_ms_utc, DataType::timestamp_us_utc, DataType::timestamp_ns_utc}) {
-        // Milliseconds within the years a date32 holds, which is what text reads.
-        auto const limit = type == DataType::timestamp_ms || type == DataType::timestamp_ms_utc
-                             ? std::int64_t{100'000'000'000'000'000}
-                             : std::numeric_limits<std::int64_t>::max();
-        std::uniform_int_distribution<std::int64_t> draw(-limit, limit);
+        std::uniform_int_distribution<std::int64_t> draw(std::numeric_limits<std::int64_t>::min(),
+                                                         std::numeric_limits<std::int64_t>::max());
         for (int index = 0; index < 20'000; ++index) {
-            auto const ticks = index < 3 ? std::int64_t{index - 1} : draw(random);
+            auto const ticks = index < 3   ? std::int64_t{index - 1}
+                             : index == 3 ? std::numeric_limits<std::int64_t>::min()
+                             : index == 4 ? std::numeric_limits<std::int64_t>::max()
+                                          : draw(random);
             auto const text = format(ticks, type);
             ASSERT_EQ(ticks_of(text, type), ticks) << text << " as " << to_string(type);
         }

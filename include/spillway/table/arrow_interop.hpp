@@ -12,6 +12,12 @@
 /// | `float64` | `g`          | float64                 |
 /// | `date32`  | `tdD`        | date32 (days)           |
 /// | `string`  | `u`          | utf8 (32-bit offsets)   |
+/// | `boolean` | `b`          | boolean (one bit a value) |
+/// | `timestamp_ms`, `_us`, `_ns` | `tsm:`, `tsu:`, `tsn:` | timestamp without a time zone |
+/// | `timestamp_ms_utc`, `_us_utc`, `_ns_utc` | `tsm:UTC`, `tsu:UTC`, `tsn:UTC` | timestamp in UTC |
+///
+/// A timestamp of any other time zone is imported as one in UTC (Arrow
+/// stores every zoned timestamp as UTC ticks).
 
 #include <memory>
 
@@ -27,7 +33,8 @@ namespace spillway::table {
 /// @throws InvalidArgument if `out` is null.
 void export_schema(Schema const& schema, ArrowSchema* out);
 
-/// Exports `table` without copying its data: writes its schema into
+/// Exports `table` without copying its data (but for a boolean column's,
+/// which Arrow holds as bits and spillway as bytes): writes its schema into
 /// `schema_out` (as `export_schema`) and a struct array whose buffers point
 /// into the table's columns into `array_out`. The table moves into the
 /// exported array and lives until the array and every child moved out of it
@@ -38,7 +45,7 @@ void export_table(Table table, ArrowSchema* schema_out, ArrowArray* array_out);
 
 /// As above, for a table that stays shared: each export keeps `table` alive
 /// until its array and every child moved out of it are released, so one
-/// table may be exported any number of times without a copy.
+/// table may be exported any number of times without a copy (booleans aside).
 /// @throws InvalidArgument if a pointer or `table` is null.
 void export_table(std::shared_ptr<Table const> const& table, ArrowSchema* schema_out, ArrowArray* array_out);
 

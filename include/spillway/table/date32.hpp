@@ -57,6 +57,11 @@ inline constexpr std::size_t max_date32_chars = 16;
 /// `date32`.
 std::optional<std::int32_t> parse_date32(std::string_view text) noexcept;
 
+/// The days from 1970-01-01 to the date `text` spells, read as
+/// `parse_date32` reads it but for any year from -999,999,999 to
+/// 999,999,999: the dates of timestamps, which reach beyond a date32's.
+std::optional<std::int64_t> parse_days(std::string_view text) noexcept;
+
 /// Writes `date` as `YYYY-MM-DD` (the year zero-padded to four digits, with
 /// a `-` if negative) to `out`, which has room for `max_date32_chars`.
 /// Returns the number of characters written.

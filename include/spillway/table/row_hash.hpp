@@ -30,10 +30,15 @@ inline constexpr std::uint64_t checksum_hash_seed = 0x5350494c4c574159;  // "SPI
 ///   int64;
 /// - a float64 that is integral and within int64's range as that int64
 ///   (`-0.0` is `0`), every NaN as one NaN, any other as its IEEE bits;
+/// - a timestamp of any unit, zoned or not, as its whole microseconds since
+///   1970-01-01 00:00:00, rounded down (int64's limit beyond it);
+/// - a boolean as the integer 1 or 0;
 /// - a string that spells an integer exactly (`42`, `-7`; not `042`, `-0`,
 ///   `+7`, ` 42` or `4.2e1`) as that integer, one that `parse_date32` reads
 ///   as a date (`YYYY-MM-DD`, a year of four or more digits, leading zeros
-///   allowed, optionally negative) as that date, any other as its bytes;
+///   allowed, optionally negative) as that date, one that `parse_timestamp`
+///   reads as a timestamp as its microseconds (in UTC where it names a
+///   zone), `true` and `false` as 1 and 0, any other as its bytes;
 /// - a null as a value of its own, distinct from every other.
 ///
 /// The hash is XXH3-64 chained through its seed: starting from `seed`, each

@@ -11,8 +11,9 @@
 namespace spillway::table {
 
 /// The row count, and the sum and the exclusive or of the row hashes
-/// (`hash_rows` of every column with `checksum_hash_seed`), of a multiset of
-/// rows. The same rows give the same checksum in any order, split into any
+/// (`hash_rows` of every column with `checksum_hash_seed`, but each
+/// timestamp hashed by its own ticks rather than its microseconds), of a
+/// multiset of rows. The same rows give the same checksum in any order, split into any
 /// chunks, partitions or ranks: combine the parts with `+=`. A lost,
 /// duplicated or changed row changes it (up to hash collisions).
 ///

@@ -20,7 +20,7 @@ struct TimestampText {
     bool has_zone;              ///< whether the text ends with `Z` or a UTC offset
 };
 
-/// Parses a timestamp: a date as `parse_date32` reads it, a space or `T`,
+/// Parses a timestamp: a date as `parse_days` reads it, a space or `T`,
 /// `HH:MM:SS` (hours 00 to 23, seconds 00 to 59), an optional `.` and 1 to 9
 /// digits of fraction, and an optional zone: `Z`, or an offset `+HH`,
 /// `+HH:MM` or `+HHMM` (or `-`) of up to 23:59, which is subtracted to give
@@ -48,8 +48,8 @@ inline constexpr std::size_t max_timestamp_chars = 40;
 /// Writes `ticks` of the timestamp type `type` as `YYYY-MM-DD HH:MM:SS`,
 /// followed by a fraction of as many digits as the unit has when it is not
 /// zero, and by `Z` for a `_utc` type, to `out`, which has room for
-/// `max_timestamp_chars`. `parse_timestamp` reads it back exactly. Returns
-/// the number of characters written.
+/// `max_timestamp_chars`. `parse_timestamp` and `timestamp_ticks` read it
+/// back exactly. Returns the number of characters written.
 std::size_t format_timestamp(std::int64_t ticks, DataType type, char* out) noexcept;
 
 }  // namespace spillway::table
