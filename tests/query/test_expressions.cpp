@@ -84,6 +84,17 @@ TEST(Project, ComputesNamedColumnsFromLambdasAndPassesOthersThrough) {
     }
 }
 
+TEST(Project, ABoolMakesABooleanColumnAndIsWidenedForAnInt32) {
+    auto const flags = make_column(table::DataType::boolean, 3, [](std::size_t row) { return row == 1; });
+    EXPECT_EQ(flags.type(), table::DataType::boolean);
+    EXPECT_EQ(flags.values<std::uint8_t>()[1], 1);
+    EXPECT_EQ(flags.values<std::uint8_t>()[2], 0);
+    auto const counts = make_column(table::DataType::int32, 3, [](std::size_t row) { return row == 2; });
+    EXPECT_EQ(counts.values<std::int32_t>()[2], 1);
+    EXPECT_THROW_WITH((void)make_column(table::DataType::int64, 1, [](std::size_t) { return true; }), InvalidArgument,
+                      "cannot append this value to a int64 column");
+}
+
 TEST(Project, RejectsEmptyExpressionsColumnsOfTheWrongLengthAndRepeatedNames) {
     auto const table = keyed_table(10, 4, "t_");
     ColumnExpression const empty[] = {{.name = "x", .compute = {}}};

@@ -61,13 +61,19 @@ struct ColumnExpression {
 [[nodiscard]] ColumnExpression column(std::string name, std::string alias);
 
 /// A column of `rows` values of type `type`, row `i` holding `value(i)`
-/// (an `int32_t` for `int32` and `date32`, an `int64_t`, a `double`, or
-/// something convertible to `std::string_view` for `string`; a narrower
-/// integer, `bool` or `float` is widened as C++ promotes it).
+/// (an `int32_t` for `int32` and `date32`, an `int64_t` for `int64` and the
+/// timestamps, a `double`, a `bool` for `boolean`, or something convertible
+/// to `std::string_view` for `string`; a narrower integer, a `float`, or a
+/// `bool` for another type, is widened as C++ promotes it).
 /// @throws InvalidArgument if `value` returns another type than `type` stores.
 template <typename Function>
 [[nodiscard]] table::Column make_column(table::DataType type, std::size_t rows, Function&& value) {
     using Value = std::decay_t<std::invoke_result_t<Function&, std::size_t>>;
+    if constexpr (std::is_same_v<Value, bool>) {
+        if (type != table::DataType::boolean) {
+            return make_column(type, rows, [&value](std::size_t row) { return +value(row); });  // promoted to int
+        }
+    }
     if constexpr (std::is_arithmetic_v<Value>) {
         if (table::stores_values_as<Value>(type)) {
             // Written in place: a builder's append checks and counts each row.
