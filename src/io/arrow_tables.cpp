@@ -196,7 +196,9 @@ table::Column decode_strings(arrow::DictionaryArray const& column, std::string c
 /// value's unscaled integer as a double, divided by 10^scale once, which is
 /// the double nearest the decimal. Arrow's own cast to double rounds twice
 /// and misses it for about a third of such values.
-table::Column decode_decimals(arrow::Array const& column) {
+/// @throws CorruptData naming `what` if a value has more digits than its
+/// type's precision (neither Arrow's builders nor its readers check).
+table::Column decode_decimals(arrow::Array const& column, std::string const& what) {
     auto const& decimals = static_cast<arrow::FixedSizeBinaryArray const&>(column);
     auto const& type = static_cast<arrow::DecimalType const&>(*column.type());
     auto const rows = static_cast<std::size_t>(column.length());
@@ -210,20 +212,35 @@ table::Column decode_decimals(arrow::Array const& column) {
     for (auto digit = 0; digit < std::abs(type.scale()); ++digit) {
         power *= 10.0;  // exact: at most 10^22
     }
+    std::int64_t largest = 1;  // 10^precision - 1, at most 10^15 - 1
+    for (auto digit = 0; digit < type.precision(); ++digit) {
+        largest *= 10;
+    }
+    --largest;
+    auto const width = static_cast<std::size_t>(type.byte_width());
     table::ColumnBuffer data(rows * sizeof(double));
     auto* values = reinterpret_cast<double*>(data.data());
     for (std::size_t row = 0; row < rows; ++row) {
         // Little-endian two's complement of 4 or more bytes: a value of at
-        // most 15 digits is whole in its first 4 (decimal32) or 8.
+        // most 15 digits is whole in its first 4 (decimal32) or 8, the
+        // others copies of its sign.
         auto const* bytes = decimals.GetValue(static_cast<std::int64_t>(row));
         std::int64_t unscaled = 0;
-        if (type.byte_width() == 4) {
+        if (width == 4) {
             std::int32_t narrow = 0;
             std::memcpy(&narrow, bytes, sizeof narrow);
             unscaled = narrow;
         } else {
             std::memcpy(&unscaled, bytes, sizeof unscaled);
         }
+        auto const sign = static_cast<std::uint8_t>(unscaled < 0 ? 0xff : 0x00);
+        bool const fits = unscaled >= -largest && unscaled <= largest
+                       && std::all_of(bytes + std::min<std::size_t>(width, 8), bytes + width,
+                                      [sign](std::uint8_t byte) { return byte == sign; });
+        SPILLWAY_EXPECTS(fits || column.IsNull(static_cast<std::int64_t>(row)),
+                         what << " holds a value of more digits than its type " << type.ToString()
+                              << " allows (row " << row << " of a batch)",
+                         CorruptData);
         auto const whole = static_cast<double>(unscaled);
         values[row] = type.scale() >= 0 ? whole / power : whole * power;
     }
@@ -293,8 +310,8 @@ table::Schema to_spillway(arrow::Schema const& schema, std::string const& file) 
                          "'" << file << "': column '" << field->name() << "' has the type " << field->type()->ToString()
                              << ", which spillway does not read; its types are int32, int64, float64, date32, "
                                 "string, boolean and timestamps in ms, us or ns (narrower integers, uint32, uint64, "
-                                "float16, float32, decimals of up to 15 digits, date64, other strings and timestamps "
-                                "in seconds are converted)",
+                                "float16, float32, decimals of up to 15 digits and a scale from -22 to 22, date64, "
+                                "other strings and timestamps in seconds are converted)",
                          InvalidArgument);
         fields.push_back({field->name(), spillway_type(*type)});
     }
@@ -329,7 +346,8 @@ table::Table to_table(arrow::RecordBatch const& batch, std::string const& file) 
             continue;
         }
         if (arrow::is_decimal(column->type_id()) && readable_type(*column->type()) != nullptr) {
-            decoded[static_cast<std::size_t>(index)] = decode_decimals(*column);
+            decoded[static_cast<std::size_t>(index)] =
+                decode_decimals(*column, "'" + file + "': column '" + field->name() + "'");
             continue;
         }
         auto const type = readable_type(*column->type());

@@ -251,8 +251,8 @@ std::pair<std::vector<std::string>, std::size_t> read_header(std::string_view te
 
 /// The narrowest type that holds every non-null value of each column in the
 /// first `options.infer_rows` rows of a file: int64, float64, date32,
-/// timestamp_us (timestamp_ns where a fraction is finer than microseconds;
-/// `_utc` where every value names a zone), boolean (`true` and `false`) or string,
+/// timestamp_us (timestamp_ns where a fraction has more than 6 digits; `_utc`
+/// where every value names a zone), boolean (`true` and `false`) or string,
 /// from texts of whole rows scanned one after another. With no
 /// `names`, the columns are named after the first row. Rows with the wrong
 /// number of fields are passed over: parsing reports them.
@@ -295,7 +295,8 @@ class TypeInference {
                                .boolean = value == "true" || value == "false",
                                .seen = true,
                                .zoned = timestamp && timestamp->has_zone,
-                               .zoneless = timestamp && !timestamp->has_zone};
+                               .zoneless = timestamp && !timestamp->has_zone,
+                               .nine_digits = timestamp && timestamp->fraction_digits > 6};
             },
             [&](std::size_t, std::size_t, std::size_t fields, bool last_empty) {
                 ++rows_;
@@ -317,6 +318,7 @@ class TypeInference {
                     candidates_[field].seen = candidates_[field].seen || row_[field].seen;
                     candidates_[field].zoned = candidates_[field].zoned || row_[field].zoned;
                     candidates_[field].zoneless = candidates_[field].zoneless || row_[field].zoneless;
+                    candidates_[field].nine_digits = candidates_[field].nine_digits || row_[field].nine_digits;
                 }
             });
     }
@@ -354,26 +356,27 @@ class TypeInference {
         bool microseconds = true;  ///< a timestamp that a timestamp_us holds
         bool nanoseconds = true;   ///< a timestamp that a timestamp_ns holds
         bool boolean = true;
-        bool seen = false;      ///< a value that is not null
-        bool zoned = false;     ///< a timestamp that names a zone
-        bool zoneless = false;  ///< a timestamp that names none
+        bool seen = false;         ///< a value that is not null
+        bool zoned = false;        ///< a timestamp that names a zone
+        bool zoneless = false;     ///< a timestamp that names none
+        bool nine_digits = false;  ///< a timestamp whose fraction has more than 6 digits
     };
 
-    /// The type of a column of timestamps: timestamp_us where it holds them
-    /// all, else timestamp_ns where that does, `_utc` where they name zones;
-    /// string where neither holds them, or where some name a zone and others
-    /// do not, since those are no one type.
+    /// The type of a column of timestamps: timestamp_ns where a fraction has
+    /// more than 6 digits (as nanoseconds are written, even where the last
+    /// three are zeros), else timestamp_us; `_utc` where they name zones.
+    /// String where that unit does not hold them all, or where some name a
+    /// zone and others do not, since those are no one type.
     static DataType timestamp_type(Candidates const& candidate) noexcept {
-        if (candidate.zoned && candidate.zoneless) {
+        if ((candidate.zoned && candidate.zoneless)
+            || !(candidate.nine_digits ? candidate.nanoseconds : candidate.microseconds))
+        {
             return DataType::string;
         }
-        if (candidate.microseconds) {
-            return candidate.zoned ? DataType::timestamp_us_utc : DataType::timestamp_us;
-        }
-        if (candidate.nanoseconds) {
+        if (candidate.nine_digits) {
             return candidate.zoned ? DataType::timestamp_ns_utc : DataType::timestamp_ns;
         }
-        return DataType::string;
+        return candidate.zoned ? DataType::timestamp_us_utc : DataType::timestamp_us;
     }
 
     std::vector<std::string> names_;

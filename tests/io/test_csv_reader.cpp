@@ -551,9 +551,25 @@ TEST_F(CsvReaderTest, TimestampsThatNoUnitHoldsMakeAColumnOfStrings) {
                            "1500-01-01 00:00:00.5\n"
                            "2020-01-01 00:00:00,2020-01-01 00:00:00,2020-01-01 00:00:00,1500-01-01 00:00:00.000000001\n");
     CsvReader reader(path, CsvOptions());
-    EXPECT_EQ(reader.schema().to_string(), "late:string, far:string, sentinel:timestamp_us, ancient:string");
+    EXPECT_EQ(reader.schema().to_string(), "late:string, far:string, sentinel:string, ancient:string");
     auto const table = read_all(reader);
     EXPECT_EQ(table.column("late").string(0), "2300-01-01 00:00:00.123456789");
+    EXPECT_EQ(table.column("sentinel").string(0), "9999-12-31 23:59:59.000000000");
+}
+
+TEST_F(CsvReaderTest, NineDigitsOfFractionMakeNanosecondsEvenWhereTheLastThreeAreZeros) {
+    // As the writer writes a timestamp_ns column: the fine value after the inferred rows must still read.
+    std::string text = "at\n";
+    for (int row = 0; row < 5; ++row) {
+        text += "2024-01-02 03:04:05.123456000\n";
+    }
+    text += "2024-01-02 03:04:05.123456789\n";
+    CsvOptions options;
+    options.infer_rows = 5;
+    CsvReader reader(file("fine.csv", text), options);
+    EXPECT_EQ(reader.schema().to_string(), "at:timestamp_ns");
+    auto const table = read_all(reader);
+    EXPECT_EQ(table.column(0).values<std::int64_t>()[5] - table.column(0).values<std::int64_t>()[0], 789);
 }
 
 TEST_F(CsvReaderTest, ADeclaredBooleanOrTimestampThatDoesNotParseSaysHowItIsSpelled) {

@@ -490,6 +490,21 @@ TEST(ParquetFile, LegacyInt96TimestampsAreReadInMicrosecondsFarBeyondTheYearsOfN
     EXPECT_EQ(std::vector<std::int64_t>(values.begin(), values.end()), moments);
 }
 
+TEST(ArrowFile, ADecimalValueOfMoreDigitsThanItsTypeIsCorruptDataNotTruncated) {
+    test::TemporaryDirectory directory;
+    for (auto const& value : {arrow::Decimal128(1, 5), arrow::Decimal128(1'000'000'000'000'000)}) {
+        arrow::Decimal128Builder builder(arrow::decimal128(15, 2));
+        ASSERT_TRUE(builder.Append(arrow::Decimal128(7)).ok());
+        ASSERT_TRUE(builder.AppendNull().ok());
+        ASSERT_TRUE(builder.Append(value).ok());
+        write_arrow(arrow::Table::Make(arrow::schema({arrow::field("price", builder.type())}),
+                                       {builder.Finish().ValueOrDie()}),
+                    directory.path() / "over.arrow");
+        EXPECT_THROW_WITH(static_cast<void>(read_all(directory.path() / "over.arrow", FileFormat::arrow)), CorruptData,
+                          "column 'price' holds a value of more digits than its type decimal128(15, 2) allows (row 2");
+    }
+}
+
 TEST(ParquetFile, AWideDecimalIsRefusedAndAUint64BeyondInt64FailsNamingItsColumn) {
     test::TemporaryDirectory directory;
     arrow::Decimal128Builder wide(arrow::decimal128(16, 2));
