@@ -279,7 +279,7 @@ CommandLine::CommandLine() : app_(description, "spillway") {
         ->add_option("--schema", partition_.schema,
                      "column types, as column:type (int32, int64, float64, date32, string, boolean, timestamp_ms, "
                      "timestamp_us, timestamp_ns, or a timestamp with _utc; comma-separated); "
-                     "columns not named are inferred from the first file's first rows")
+                     "columns not named are inferred from the first rows of the first file that has rows")
         ->type_name("COL:TYPE")
         ->delimiter(',');
     partition_command_

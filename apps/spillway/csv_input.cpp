@@ -31,8 +31,23 @@ table::Schema declare_types(table::Schema const& schema, std::vector<std::string
                                                    << schema.to_string(),
                          InvalidArgument);
         SPILLWAY_EXPECTS(!is_declared[*column], "--schema gives column '" << name << "' twice", InvalidArgument);
-        fields[*column].type = table::parse_data_type(entry.substr(colon + 1));
+        try {
+            fields[*column].type = table::parse_data_type(entry.substr(colon + 1));
+        } catch (InvalidArgument const& error) {
+            SPILLWAY_FAIL("--schema " << entry << ": " << error.what(), InvalidArgument);
+        }
         is_declared[*column] = true;
+    }
+    return table::Schema(std::move(fields));
+}
+
+/// `names`' columns, in their order, each with the type `typed` gives a
+/// column of its name (string where it has none).
+table::Schema types_by_name(table::Schema const& names, table::Schema const& typed) {
+    auto fields = names.fields();
+    for (auto& field : fields) {
+        auto const column = typed.find(field.name);
+        field.type = column ? typed.field(*column).type : table::DataType::string;
     }
     return table::Schema(std::move(fields));
 }
@@ -91,9 +106,21 @@ CsvInput CsvInput::open(std::vector<std::filesystem::path> files, std::vector<st
         SPILLWAY_EXPECTS(first.schema().size() != 0,
                          "input file '" << files.front().string() << "' is empty: it has no header and no rows",
                          InvalidArgument);
-        input.schema = declare_types(first.schema(), declared, input.declared);
-        input.header = first.header_line();
+        auto inferred = first.schema();
         input.inferred_rows = first.inferred_rows();
+        input.inferred_from = files.front();
+        // A first file of only a header tells no types (every column would
+        // be string): they come from the first file that has rows.
+        for (std::size_t file = 1; input.inferred_rows == 0 && file < files.size(); ++file) {
+            io::CsvReader const other(files[file], input.options);
+            if (other.inferred_rows() != 0) {
+                inferred = types_by_name(first.schema(), other.schema());
+                input.inferred_rows = other.inferred_rows();
+                input.inferred_from = files[file];
+            }
+        }
+        input.schema = declare_types(inferred, declared, input.declared);
+        input.header = first.header_line();
     }
     // Only the names of each file's columns are wanted here: one row of
     // inference is enough.
@@ -161,7 +188,7 @@ io::CsvRows CsvInput::parse(std::size_t file, io::CsvBlock const& block, std::ve
         }
         auto const more_rows = inferred_rows < options.infer_rows ? "" : ", or infer from more rows with --infer-rows";
         SPILLWAY_FAIL(error.what() << ": the type was inferred from the first " << inferred_rows << " rows of '"
-                                   << files.front().string() << "'; declare it with --schema " << error.column()
+                                   << inferred_from.string() << "'; declare it with --schema " << error.column()
                                    << ":string (or another type)" << more_rows,
                       CorruptData);
     }

@@ -44,15 +44,18 @@ struct CsvInput {
     /// included; empty without a header.
     std::string header;
     std::uint64_t bytes = 0;  ///< the files' sizes together
-    /// The rows of the first file the undeclared types were inferred from
-    /// (`io::CsvReader::inferred_rows`).
+    /// The rows the undeclared types were inferred from
+    /// (`io::CsvReader::inferred_rows`), of `inferred_from`.
     std::size_t inferred_rows = 0;
+    /// The first file that has rows (the first file, where none has).
+    std::filesystem::path inferred_from;
 
     /// Checks and describes `files`. The dialect starts from TPC-H `.tbl`
     /// (`CsvOptions::tbl()`) when the first file's name ends in `.tbl`, from
     /// the CSV defaults otherwise, and the `csv_*` options in `options`
-    /// apply on top. The schema is inferred from the first file (see
-    /// `io::CsvReader`), except for the columns whose types `declared`
+    /// apply on top. The schema is inferred from the first file that has
+    /// rows (see `io::CsvReader`), in the first file's column order, except
+    /// for the columns whose types `declared`
     /// gives as `name:type` entries. Each key is a column name, or a column
     /// number from 0 (so headerless files can name their columns either
     /// `column3` or `3`).

@@ -24,11 +24,16 @@ _PYARROW_TYPE_NAMES = {"double": "float64", "date32[day]": "date32", "large_stri
 _PYARROW_TIMESTAMP = re.compile(r"timestamp\[(ms|us|ns)(, tz=.+)?\]")
 
 
-def _type_name(type_: Any) -> str:
-    """A column type by spillway's name ("int64"), given as that or as a pyarrow type (``pa.float64()``)."""
+def _type_name(column: Any, type_: Any) -> str:
+    """Column ``column``'s type by spillway's name ("int64"), given as that or as a pyarrow type
+    (``pa.float64()``). The tool names the types it does not know, but a name with a comma in it
+    (``decimal128(15, 2)``) would reach it in pieces: such a type is refused here."""
     text = str(type_)
     if timestamp := _PYARROW_TIMESTAMP.fullmatch(text):
         return f"timestamp_{timestamp.group(1)}" + ("_utc" if timestamp.group(2) else "")
+    if "," in text:
+        raise InvalidArgument(f"schema: column {str(column)!r} is given the type {text}, which spillway does not "
+                              "read from CSV")
     return _PYARROW_TYPE_NAMES.get(text, text)
 
 
@@ -169,7 +174,7 @@ def partition(
             sized = keyword in ("memory_limit", "block_size")
             arguments += [f"--{name}", size_of(keyword, value) if sized else flag_value(keyword, value)]
     if schema := mapping_of("schema", schema):
-        types = [f"{without_comma('the schema column', str(column))}:{_type_name(type_)}"
+        types = [f"{without_comma('the schema column', str(column))}:{_type_name(column, type_)}"
                  for column, type_ in schema.items()]
         arguments += ["--schema", ",".join(types)]
     try:

@@ -7,7 +7,9 @@
 #include <array>
 #include <cerrno>
 #include <charconv>
+#include <cmath>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include <spillway/core/error.hpp>
@@ -31,6 +33,15 @@ namespace {
 
 template <typename T>
 void append_number(T value, std::string& out) {
+    if constexpr (std::is_floating_point_v<T>) {
+        if (value == 0 && std::signbit(value)) {
+            // Not `-0`, its shortest form: that is no number to inference
+            // (an integer spelled other than exactly), so the column would
+            // be read back as text, its keys hashed as other keys.
+            out += "-0.0";
+            return;
+        }
+    }
     char text[32];
     auto const end = std::to_chars(text, text + sizeof(text), value).ptr;
     out.append(text, end);

@@ -45,13 +45,24 @@ constexpr FloorDivision floor_divide(std::int64_t value, std::int64_t divisor) n
 }
 
 /// `value * factor + addend` (`factor` positive, `addend` from 0 to
-/// `factor - 1`), or int64's limit on `value`'s side when that overflows.
-std::int64_t saturating_multiply_add(std::int64_t value, std::int64_t factor, std::int64_t addend) noexcept {
+/// `factor - 1`), or nothing if that is beyond int64. Below zero it counts
+/// down from `(value + 1) * factor`: the earliest results' `value * factor`
+/// alone is beyond int64, as the latest results' `(value + 1) * factor` is.
+std::optional<std::int64_t> multiply_add(std::int64_t value, std::int64_t factor, std::int64_t addend) noexcept {
+    bool const down = value < 0 && addend > 0;
     std::int64_t result = 0;
-    if (__builtin_mul_overflow(value, factor, &result) || __builtin_add_overflow(result, addend, &result)) {
-        return value < 0 ? std::numeric_limits<std::int64_t>::min() : std::numeric_limits<std::int64_t>::max();
+    if (__builtin_mul_overflow(value + (down ? 1 : 0), factor, &result)
+        || __builtin_add_overflow(result, down ? addend - factor : addend, &result))
+    {
+        return std::nullopt;
     }
     return result;
+}
+
+/// `multiply_add`, or int64's limit on `value`'s side where that is nothing.
+std::int64_t saturating_multiply_add(std::int64_t value, std::int64_t factor, std::int64_t addend) noexcept {
+    return multiply_add(value, factor, addend)
+        .value_or(value < 0 ? std::numeric_limits<std::int64_t>::min() : std::numeric_limits<std::int64_t>::max());
 }
 
 }  // namespace
@@ -113,17 +124,7 @@ std::optional<std::int64_t> timestamp_ticks(TimestampText const& text, DataType 
     if (text.nanoseconds % nanoseconds_per_tick != 0) {
         return std::nullopt;
     }
-    // Before the epoch, from the next whole second down: the earliest ticks'
-    // whole seconds alone are beyond int64, as the latest ticks' next are.
-    auto const fraction = std::int64_t{text.nanoseconds} / nanoseconds_per_tick;
-    bool const down = text.seconds < 0 && fraction > 0;
-    std::int64_t ticks = 0;
-    if (__builtin_mul_overflow(text.seconds + (down ? 1 : 0), per_second, &ticks)
-        || __builtin_add_overflow(ticks, down ? fraction - per_second : fraction, &ticks))
-    {
-        return std::nullopt;
-    }
-    return ticks;
+    return multiply_add(text.seconds, per_second, std::int64_t{text.nanoseconds} / nanoseconds_per_tick);
 }
 
 std::int64_t timestamp_microseconds(std::int64_t ticks, DataType type) noexcept {

@@ -39,6 +39,18 @@ TEST_F(CsvInputTest, InfersTheSchemaResolvesKeysByNameOrNumberAndSumsTheSizes) {
     EXPECT_TRUE(input.options.header);
 }
 
+TEST_F(CsvInputTest, AFirstFileOfOnlyAHeaderLeavesTheTypesToTheFirstFileWithRows) {
+    // As `-i 'parts/*.csv'` reads a partition run's output back, whose first part may be empty.
+    auto const empty = write("part-00000.csv", "id,price,at,flag\n");
+    auto const reordered = write("part-00001.csv", "flag,at,price,id\ntrue,2024-01-01 00:00:00,0.5,1\n");
+    auto const input = CsvInput::open({empty, reordered}, {"price"}, Options());
+    EXPECT_EQ(input.schema.to_string(), "id:int64, price:float64, at:timestamp_us, flag:boolean");
+    EXPECT_EQ(input.inferred_from, reordered);
+    EXPECT_EQ(input.header, "id,price,at,flag\n") << "the first file's header and column order";
+    EXPECT_EQ(CsvInput::open({empty}, {"price"}, Options()).schema.to_string(),
+              "id:string, price:string, at:string, flag:string");
+}
+
 TEST_F(CsvInputTest, ReadsTblFilesAsTpchWritesThemUnlessOptionsSayOtherwise) {
     auto const tbl = write("lineitem.tbl", "1|a|\n2|b|\n");
     auto const input = CsvInput::open({tbl}, {"column1"}, Options());
@@ -106,7 +118,8 @@ TEST_F(CsvInputTest, DeclaredTypesWinOverInference) {
                       "--schema names column 'nope', which the input does not have; its columns are: id:int64");
     EXPECT_THROW_WITH(CsvInput::open({file}, {"id"}, Options(), {"id"}), InvalidArgument,
                       "--schema takes column:type entries");
-    EXPECT_THROW_WITH(CsvInput::open({file}, {"id"}, Options(), {"id:integer"}), InvalidArgument, "integer");
+    EXPECT_THROW_WITH(CsvInput::open({file}, {"id"}, Options(), {"id:integer"}), InvalidArgument,
+                      "--schema id:integer: unknown column type 'integer'; the types are int32");
     EXPECT_THROW_WITH(CsvInput::open({file}, {"id"}, Options(), {"id:int64", "id:string"}), InvalidArgument,
                       "--schema gives column 'id' twice");
 }

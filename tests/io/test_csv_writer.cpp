@@ -56,6 +56,16 @@ TEST(CsvWriter, FormatsValuesNullsAndQuotesOnlyWhereNeeded) {
               ",,1e+300,,\"\"\n");
 }
 
+TEST(CsvWriter, WritesANegativeZeroAsANumberThatInferenceReadsBackAsOne) {
+    TableBuilder builder(Schema({{"x", DataType::float64}}));
+    for (double const value : {-0.0, 0.0, 0.5, -2.0}) {
+        builder.column(0).append(value);
+    }
+    std::string out;
+    append_csv_rows(builder.finish(), CsvOptions(), out);
+    EXPECT_EQ(out, "-0.0\n0\n0.5\n-2\n") << "-0 would make the column text, its keys other keys";
+}
+
 TEST(CsvWriter, WritesTblWithATrailingDelimiterAndNoQuotes) {
     TableBuilder builder(Schema({{"k", DataType::int64}, {"v", DataType::string}}));
     builder.column(0).append(std::int64_t{7});

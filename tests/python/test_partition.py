@@ -126,6 +126,13 @@ def test_a_schema_takes_pyarrow_types(tmp_path: Path):
     assert sorted(out.column("seen").cast(pa.int64()).to_pylist()) == [1_704_161_045_000_000_000,
                                                                         1_704_240_000_000_000_000]
 
+    with pytest.raises(spillway.InvalidArgument, match=r"column 'at' is given the type decimal128\(15, 2\)"):
+        spillway.partition(moments, "id", tmp_path / "refused", schema={"at": pa.decimal128(15, 2)})
+    with pytest.raises(spillway.InvalidArgument, match="schema at:bool8: unknown column type 'bool8'") as refused:
+        spillway.partition(moments, "id", tmp_path / "refused", schema={"at": "bool8"})
+    assert "--" not in str(refused.value)
+    assert not (tmp_path / "refused").exists()
+
 
 def test_ranks_take_the_tools_comm_and_collective_timeout(lineitem_parquet: Path, tmp_path: Path):
     summary = spillway.partition(lineitem_parquet, "l_orderkey", tmp_path / "out", partitions=4, ranks=2,

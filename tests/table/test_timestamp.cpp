@@ -126,6 +126,14 @@ TEST(Timestamp, MicrosecondsAreOneFormForEveryUnitRoundedDown) {
               std::numeric_limits<std::int64_t>::max());
     EXPECT_EQ(timestamp_microseconds(std::numeric_limits<std::int64_t>::min(), DataType::timestamp_ms_utc),
               std::numeric_limits<std::int64_t>::min());
+    // The earliest whole microseconds, as text: not beyond int64, so not its limit.
+    auto const earliest = parse_timestamp("-290308-12-21 19:59:05.224192");
+    ASSERT_TRUE(earliest.has_value());
+    EXPECT_EQ(timestamp_microseconds(*earliest), std::numeric_limits<std::int64_t>::min());
+    auto const next = parse_timestamp("-290308-12-21 19:59:05.225");
+    ASSERT_TRUE(next.has_value());
+    EXPECT_EQ(timestamp_microseconds(*next), timestamp_microseconds(-9'223'372'036'854'775, DataType::timestamp_ms));
+    EXPECT_EQ(timestamp_microseconds(*next), std::numeric_limits<std::int64_t>::min() + 808);
     auto const text = parse_timestamp("1969-12-31 23:59:59.9999999");
     ASSERT_TRUE(text.has_value());
     EXPECT_EQ(timestamp_microseconds(*text), -1);
