@@ -4,8 +4,12 @@
 #include <charconv>
 #include <limits>
 
+#include "two_digits.hpp"
+
 namespace spillway::table {
 namespace {
+
+using detail::two_digits;
 
 constexpr bool is_leap(std::int64_t year) noexcept {
     return year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
@@ -14,13 +18,6 @@ constexpr bool is_leap(std::int64_t year) noexcept {
 constexpr std::uint32_t days_in_month(std::int64_t year, std::uint32_t month) noexcept {
     constexpr std::uint32_t lengths[12]{31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
     return month == 2 && is_leap(year) ? 29 : lengths[month - 1];
-}
-
-/// The value of the two digits at `text[0]` and `text[1]`, or -1.
-int two_digits(char const* text) noexcept {
-    auto const high = static_cast<unsigned>(text[0] - '0');
-    auto const low = static_cast<unsigned>(text[1] - '0');
-    return high < 10 && low < 10 ? static_cast<int>(high * 10 + low) : -1;
 }
 
 /// The most digits a year of `parse_days` has.

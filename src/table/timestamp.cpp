@@ -6,17 +6,14 @@
 
 #include <spillway/table/date32.hpp>
 
+#include "two_digits.hpp"
+
 namespace spillway::table {
 namespace {
 
-constexpr std::int64_t seconds_per_day = 86'400;
+using detail::two_digits;
 
-/// The value of the two digits at `text[0]` and `text[1]`, or -1.
-int two_digits(char const* text) noexcept {
-    auto const high = static_cast<unsigned>(text[0] - '0');
-    auto const low = static_cast<unsigned>(text[1] - '0');
-    return high < 10 && low < 10 ? static_cast<int>(high * 10 + low) : -1;
-}
+constexpr std::int64_t seconds_per_day = 86'400;
 
 /// The seconds east of UTC that `zone` (after `+` or `-`) spells as `HH`,
 /// `HH:MM` or `HHMM`, or -1.
