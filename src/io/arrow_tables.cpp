@@ -98,6 +98,19 @@ table::DataType spillway_type(arrow::DataType const& type) {
     }
 }
 
+/// The validity bitmap of `column` as a spillway column holds it, from its
+/// first row: empty where it has no nulls.
+table::ColumnBuffer validity_of(arrow::Array const& column) {
+    table::ColumnBuffer validity;
+    if (column.null_count() > 0) {
+        auto const rows = static_cast<std::size_t>(column.length());
+        validity.assign((rows + 7) / 8, std::byte{0});
+        arrow::internal::CopyBitmap(column.null_bitmap_data(), column.offset(), column.length(),
+                                    reinterpret_cast<std::uint8_t*>(validity.data()), 0);
+    }
+    return validity;
+}
+
 /// Whether `column` is a dictionary of strings with 32-bit indices and no
 /// null entry, as the Parquet reader makes them: `decode_strings` reads
 /// those (Arrow's cast reads the others, a null entry as a null row).
@@ -119,12 +132,7 @@ table::Column decode_strings(arrow::DictionaryArray const& column, std::string c
     auto const* indices = static_cast<arrow::Int32Array const&>(*column.indices()).raw_values();
     auto const rows = static_cast<std::size_t>(column.length());
     auto const entries = static_cast<std::uint32_t>(dictionary.length());
-    table::ColumnBuffer validity;
-    if (column.null_count() > 0) {
-        validity.assign((rows + 7) / 8, std::byte{0});
-        arrow::internal::CopyBitmap(column.null_bitmap_data(), column.offset(), column.length(),
-                                    reinterpret_cast<std::uint8_t*>(validity.data()), 0);
-    }
+    auto validity = validity_of(column);
     auto const fail_index = [&](std::size_t row) {
         SPILLWAY_FAIL(what << ": dictionary index " << indices[row] << " of a dictionary of " << entries, CorruptData);
     };
@@ -202,12 +210,7 @@ table::Column decode_decimals(arrow::Array const& column, std::string const& wha
     auto const& decimals = static_cast<arrow::FixedSizeBinaryArray const&>(column);
     auto const& type = static_cast<arrow::DecimalType const&>(*column.type());
     auto const rows = static_cast<std::size_t>(column.length());
-    table::ColumnBuffer validity;
-    if (column.null_count() > 0) {
-        validity.assign((rows + 7) / 8, std::byte{0});
-        arrow::internal::CopyBitmap(column.null_bitmap_data(), column.offset(), column.length(),
-                                    reinterpret_cast<std::uint8_t*>(validity.data()), 0);
-    }
+    auto validity = validity_of(column);
     double power = 1.0;
     for (auto digit = 0; digit < std::abs(type.scale()); ++digit) {
         power *= 10.0;  // exact: at most 10^22
