@@ -68,35 +68,14 @@ std::optional<ChargedVector<std::uint64_t>> packed_keys(table::Table const& tabl
     std::size_t shift = 0;
     for (std::size_t key = 0; key < keys.size(); ++key) {
         auto const& column = table.column(keys[key]);
-        switch (column.type()) {
-            case table::DataType::int64:
-            case table::DataType::timestamp_ms:
-            case table::DataType::timestamp_us:
-            case table::DataType::timestamp_ns:
-            case table::DataType::timestamp_ms_utc:
-            case table::DataType::timestamp_us_utc:
-            case table::DataType::timestamp_ns_utc: {
-                auto const values = column.values<std::int64_t>();
-                std::transform(values.begin(), values.end(), packed.begin(),
-                               [](std::int64_t value) { return static_cast<std::uint64_t>(value); });
-                break;
-            }
-            case table::DataType::boolean: {
-                auto const values = column.values<std::uint8_t>();
+        table::visit_stored_type(column.type(), [&]<typename Stored>(Stored) {
+            if constexpr (std::is_integral_v<Stored>) {
+                // Its bits, unsigned; a key of 8 bytes is alone, at shift 0.
+                auto const values = column.values<Stored>();
                 for (std::size_t row = 0; row < packed.size(); ++row) {
-                    packed[row] |= std::uint64_t{values[row]} << shift;
+                    packed[row] |= std::uint64_t{static_cast<std::make_unsigned_t<Stored>>(values[row])} << shift;
                 }
-                break;
-            }
-            case table::DataType::int32:
-            case table::DataType::date32: {
-                auto const values = column.values<std::int32_t>();
-                for (std::size_t row = 0; row < packed.size(); ++row) {
-                    packed[row] |= std::uint64_t{static_cast<std::uint32_t>(values[row])} << shift;
-                }
-                break;
-            }
-            case table::DataType::string: {
+            } else if constexpr (std::is_same_v<Stored, std::string_view>) {
                 auto const offsets = column.offsets();
                 auto const characters = column.characters();
                 // A value's 8 bytes are loaded at once and cut to its
@@ -114,10 +93,8 @@ std::optional<ChargedVector<std::uint64_t>> packed_keys(table::Table const& tabl
                     }
                     packed[row] |= (length | bytes << 8) << shift;
                 }
-                break;
-            }
-            case table::DataType::float64: break;  // never packed
-        }
+            }  // float64 is never packed
+        });
         shift += 8 * widths[key];
     }
     return packed;
@@ -331,21 +308,12 @@ table::Column aggregate_column(table::Table const& table, Aggregate const& aggre
                       InvalidArgument);
     }
     bool const smallest = aggregate.kind == AggregateKind::min;
-    switch (type) {
-        case DataType::int32:
-        case DataType::date32: return extreme<std::int32_t, std::int32_t>(column, groups, smallest);
-        case DataType::int64:
-        case DataType::timestamp_ms:
-        case DataType::timestamp_us:
-        case DataType::timestamp_ns:
-        case DataType::timestamp_ms_utc:
-        case DataType::timestamp_us_utc:
-        case DataType::timestamp_ns_utc: return extreme<std::int64_t, std::int64_t>(column, groups, smallest);
-        case DataType::float64: return extreme<double, double>(column, groups, smallest);
-        case DataType::string: return extreme<std::string_view, std::string>(column, groups, smallest);
-        case DataType::boolean: return extreme<std::uint8_t, bool>(column, groups, smallest);
-    }
-    SPILLWAY_FAIL("unknown column type", InvalidArgument);
+    return table::visit_stored_type(type, [&]<typename Stored>(Stored) {
+        // Accumulated as a value of its own: a string, and a boolean as a bool.
+        using Accumulator = std::conditional_t<std::is_same_v<Stored, std::string_view>, std::string,
+                                               std::conditional_t<std::is_same_v<Stored, std::uint8_t>, bool, Stored>>;
+        return extreme<Stored, Accumulator>(column, groups, smallest);
+    });
 }
 
 }  // namespace

@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include <spillway/core/error.hpp>
@@ -112,26 +114,17 @@ class KeyColumns {
         if (a_null || right.is_null(b)) {
             return a_null && right.is_null(b);
         }
-        switch (left.type()) {
-            case table::DataType::int32:
-            case table::DataType::date32: return left.values<std::int32_t>()[a] == right.values<std::int32_t>()[b];
-            case table::DataType::int64:
-            case table::DataType::timestamp_ms:
-            case table::DataType::timestamp_us:
-            case table::DataType::timestamp_ns:
-            case table::DataType::timestamp_ms_utc:
-            case table::DataType::timestamp_us_utc:
-            case table::DataType::timestamp_ns_utc:
-                return left.values<std::int64_t>()[a] == right.values<std::int64_t>()[b];
-            case table::DataType::boolean: return left.values<std::uint8_t>()[a] == right.values<std::uint8_t>()[b];
-            case table::DataType::float64: {
+        return table::visit_stored_type(left.type(), [&]<typename Stored>(Stored) {
+            if constexpr (std::is_same_v<Stored, std::string_view>) {
+                return equal_strings(left.string(a), right.string(b));
+            } else if constexpr (std::is_same_v<Stored, double>) {
                 double const x = left.values<double>()[a];
                 double const y = right.values<double>()[b];
                 return x == y || (std::isnan(x) && std::isnan(y));
+            } else {
+                return left.values<Stored>()[a] == right.values<Stored>()[b];
             }
-            case table::DataType::string: return equal_strings(left.string(a), right.string(b));
-        }
-        return false;
+        });
     }
 
     /// Whether `x` and `y` hold the same bytes; those of up to 8 bytes (flags,
@@ -159,31 +152,20 @@ class KeyColumns {
         if (a_null || b_null) {
             return static_cast<int>(a_null) - static_cast<int>(b_null);
         }
-        switch (left.type()) {
-            case table::DataType::int32:
-            case table::DataType::date32:
-                return order(left.values<std::int32_t>()[a], right.values<std::int32_t>()[b]);
-            case table::DataType::int64:
-            case table::DataType::timestamp_ms:
-            case table::DataType::timestamp_us:
-            case table::DataType::timestamp_ns:
-            case table::DataType::timestamp_ms_utc:
-            case table::DataType::timestamp_us_utc:
-            case table::DataType::timestamp_ns_utc:
-                return order(left.values<std::int64_t>()[a], right.values<std::int64_t>()[b]);
-            case table::DataType::boolean:
-                return order(left.values<std::uint8_t>()[a], right.values<std::uint8_t>()[b]);
-            case table::DataType::float64: {
+        return table::visit_stored_type(left.type(), [&]<typename Stored>(Stored) {
+            if constexpr (std::is_same_v<Stored, std::string_view>) {
+                return order(left.string(a), right.string(b));
+            } else if constexpr (std::is_same_v<Stored, double>) {
                 double const x = left.values<double>()[a];
                 double const y = right.values<double>()[b];
                 if (std::isnan(x) || std::isnan(y)) {
                     return static_cast<int>(std::isnan(x)) - static_cast<int>(std::isnan(y));
                 }
                 return order(x, y);
+            } else {
+                return order(left.values<Stored>()[a], right.values<Stored>()[b]);
             }
-            case table::DataType::string: return order(left.string(a), right.string(b));
-        }
-        return 0;
+        });
     }
 
     template <typename T>

@@ -7,6 +7,8 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <string_view>
+#include <type_traits>
 #include <variant>
 #include <vector>
 
@@ -31,20 +33,15 @@ inline std::vector<Row> rows_of(table::Table const& table) {
             if (column.is_null(r)) {
                 continue;
             }
-            switch (column.type()) {
-                case table::DataType::int32:
-                case table::DataType::date32: rows[r][c] = std::int64_t{column.values<std::int32_t>()[r]}; break;
-                case table::DataType::boolean: rows[r][c] = std::int64_t{column.values<std::uint8_t>()[r]}; break;
-                case table::DataType::int64:
-                case table::DataType::timestamp_ms:
-                case table::DataType::timestamp_us:
-                case table::DataType::timestamp_ns:
-                case table::DataType::timestamp_ms_utc:
-                case table::DataType::timestamp_us_utc:
-                case table::DataType::timestamp_ns_utc: rows[r][c] = column.values<std::int64_t>()[r]; break;
-                case table::DataType::float64: rows[r][c] = column.values<double>()[r]; break;
-                case table::DataType::string: rows[r][c] = std::string(column.string(r)); break;
-            }
+            table::visit_stored_type(column.type(), [&]<typename Stored>(Stored) {
+                if constexpr (std::is_same_v<Stored, std::string_view>) {
+                    rows[r][c] = std::string(column.string(r));
+                } else if constexpr (std::is_integral_v<Stored>) {
+                    rows[r][c] = std::int64_t{column.values<Stored>()[r]};
+                } else {
+                    rows[r][c] = column.values<Stored>()[r];
+                }
+            });
         }
     }
     return rows;

@@ -79,45 +79,45 @@ constexpr std::int64_t ticks_per_second(DataType type) noexcept {
     }
 }
 
-/// The bytes one row takes in a column's data buffer: the value's width for
-/// fixed-width types, and the width of one offset for `string`.
-constexpr std::size_t data_width(DataType type) noexcept {
+/// Calls `visit` with a value-initialized object of the C++ type that
+/// `type` stores its values as (the table at the top of this file), or of
+/// `std::string_view` for `string`, and returns what it returns: the one
+/// switch over the types for code that depends only on how values are
+/// stored. `visit` returns the same type for each.
+template <typename Visit>
+constexpr decltype(auto) visit_stored_type(DataType type, Visit&& visit) {
     switch (type) {
+        case DataType::int32:
+        case DataType::date32: return visit(std::int32_t{});
         case DataType::int64:
-        case DataType::float64:
         case DataType::timestamp_ms:
         case DataType::timestamp_us:
         case DataType::timestamp_ns:
         case DataType::timestamp_ms_utc:
         case DataType::timestamp_us_utc:
-        case DataType::timestamp_ns_utc: return 8;
-        case DataType::int32:
-        case DataType::date32:
-        case DataType::string: return 4;
-        case DataType::boolean: return 1;
+        case DataType::timestamp_ns_utc: return visit(std::int64_t{});
+        case DataType::float64: return visit(double{});
+        case DataType::boolean: return visit(std::uint8_t{});
+        case DataType::string: break;
     }
-    return 0;
+    return visit(std::string_view{});
+}
+
+/// The bytes one row takes in a column's data buffer: the value's width for
+/// fixed-width types, and the width of one offset for `string`.
+constexpr std::size_t data_width(DataType type) noexcept {
+    return visit_stored_type(type, []<typename Stored>(Stored) {
+        return std::is_same_v<Stored, std::string_view> ? sizeof(std::int32_t) : sizeof(Stored);
+    });
 }
 
 /// Whether `T` is the C++ type that `type` stores its values as (`string`
 /// stores none; its values are read as `std::string_view`).
 template <typename T>
 constexpr bool stores_values_as(DataType type) noexcept {
-    switch (type) {
-        case DataType::int32:
-        case DataType::date32: return std::is_same_v<T, std::int32_t>;
-        case DataType::int64:
-        case DataType::timestamp_ms:
-        case DataType::timestamp_us:
-        case DataType::timestamp_ns:
-        case DataType::timestamp_ms_utc:
-        case DataType::timestamp_us_utc:
-        case DataType::timestamp_ns_utc: return std::is_same_v<T, std::int64_t>;
-        case DataType::float64: return std::is_same_v<T, double>;
-        case DataType::boolean: return std::is_same_v<T, std::uint8_t>;
-        case DataType::string: return false;
-    }
-    return false;
+    return visit_stored_type(type, []<typename Stored>(Stored) {
+        return !std::is_same_v<Stored, std::string_view> && std::is_same_v<Stored, T>;
+    });
 }
 
 }  // namespace spillway::table
