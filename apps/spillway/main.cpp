@@ -60,7 +60,7 @@ int main(int argc, char** argv) {
     }
     auto const options = command_line.options();
     auto const usage_error = [&](std::string const& message) {
-        std::cerr << "spillway: " << message << "\n";
+        std::cerr << "spillway: " + message + "\n";  // one write: other processes share the stream
         print_final_report([&] {
             if (command_line.output().json && launcher_rank() == 0) {
                 std::cout << failure_json(command_line.command(), ExitCode::usage, message) << "\n";

@@ -37,6 +37,9 @@ ExitCode run_job(std::function<std::unique_ptr<Job>()> const& make_job, std::str
     std::string const prefix =
         processes.size() == 1 ? "spillway: " : "spillway: rank " + std::to_string(processes.rank()) + ": ";
     bool const reporting = processes.rank() == 0;
+    // One write a message: the processes of a job share one standard error,
+    // where a message written in parts would interleave with another's.
+    auto const report = [&](std::string const& message) { err << prefix + message + "\n" << std::flush; };
     auto const fail = [&](ExitCode code, std::string const& message) {
         print_final_report([&] {
             if (reporting && output.json) {
@@ -55,13 +58,13 @@ ExitCode run_job(std::function<std::unique_ptr<Job>()> const& make_job, std::str
         job = make_job();
     } catch (std::exception const& error) {
         error_message = message_of(error);
-        err << prefix << error_message << "\n";
+        report(error_message);
         job.reset();
     }
     if (!processes.all(job != nullptr)) {
         std::string const elsewhere = "another rank could not start the job; see its message";
         if (job && reporting) {
-            err << prefix << elsewhere << "\n";
+            report(elsewhere);
         }
         return fail(ExitCode::usage, job ? elsewhere : error_message);
     }
@@ -79,12 +82,12 @@ ExitCode run_job(std::function<std::unique_ptr<Job>()> const& make_job, std::str
         wait_out_interruption();
         failed = true;
         failure = message_of(error);
-        err << prefix << failure << "\n";
+        report(failure);
         if (!ran) {
             try {
                 trace->write();  // what led to the failure
             } catch (std::exception const& trace_error) {
-                err << prefix << message_of(trace_error) << "\n";
+                report(message_of(trace_error));
             }
         }
         if (dynamic_cast<PeerTimeout const*>(&error) != nullptr) {
@@ -101,7 +104,7 @@ ExitCode run_job(std::function<std::unique_ptr<Job>()> const& make_job, std::str
         if (!failed) {
             failure = "another rank failed; see its message";
             if (reporting) {
-                err << prefix << failure << "\n";
+                report(failure);
             }
         }
         return fail(ExitCode::failure, failure);
@@ -110,7 +113,7 @@ ExitCode run_job(std::function<std::unique_ptr<Job>()> const& make_job, std::str
         job->commit();
     } catch (std::exception const& error) {
         auto const message = message_of(error);
-        err << prefix << message << "\n";
+        report(message);
         return fail(ExitCode::failure, message);
     }
 
@@ -130,16 +133,16 @@ ExitCode run_job(std::function<std::unique_ptr<Job>()> const& make_job, std::str
     });
     if (!written) {
         // A full disk, say: what the caller keeps is incomplete.
-        err << prefix << "cannot write the " << (summary.answer ? "answer and summary" : "summary")
-            << " to standard output\n";
+        report(std::string("cannot write the ") + (summary.answer ? "answer and summary" : "summary")
+               + " to standard output");
         code = verified ? ExitCode::failure : code;
     }
     if (reporting && !verified) {
-        err << prefix << "verification failed:";
+        std::string message = "verification failed:";
         for (auto const& line : summary.verification) {
-            err << "\n  " << line;
+            message += "\n  " + line;
         }
-        err << "\n";
+        report(message);
     }
     return code;
 }
