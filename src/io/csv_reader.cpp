@@ -18,6 +18,7 @@
 #include <xxhash.h>
 
 #include <spillway/core/error.hpp>
+#include <spillway/table/boolean_text.hpp>
 #include <spillway/table/column_builder.hpp>
 #include <spillway/table/date32.hpp>
 #include <spillway/table/timestamp.hpp>
@@ -189,8 +190,8 @@ bool append_field(ColumnBuilder& builder, std::string_view text, bool quoted) {
         }
         case DataType::string: builder.append(text); return true;
         case DataType::boolean: {
-            bool const value = text == "true";
-            return (value || text == "false") && (builder.append(value), true);
+            auto const value = table::parse_boolean(text);
+            return value.has_value() && (builder.append(*value), true);
         }
         case DataType::timestamp_ms:
         case DataType::timestamp_us:
@@ -210,7 +211,7 @@ bool append_field(ColumnBuilder& builder, std::string_view text, bool quoted) {
 /// name says it.
 std::string_view expected_form(DataType type) noexcept {
     if (type == DataType::boolean) {
-        return " (a boolean is true or false)";
+        return " (a boolean is true or false, in any case)";
     }
     if (table::is_utc_timestamp(type)) {
         return " (expected YYYY-MM-DD HH:MM:SS, a fraction no finer than the unit, and Z, an offset such as +01:00 "
@@ -252,7 +253,7 @@ std::pair<std::vector<std::string>, std::size_t> read_header(std::string_view te
 /// The narrowest type that holds every non-null value of each column in the
 /// first `options.infer_rows` rows of a file: int64, float64, date32,
 /// timestamp_us (timestamp_ns where a fraction has more than 6 digits; `_utc`
-/// where every value names a zone), boolean (`true` and `false`) or string,
+/// where every value names a zone), boolean (`true` and `false` in any case) or string,
 /// from texts of whole rows scanned one after another. With no
 /// `names`, the columns are named after the first row. Rows with the wrong
 /// number of fields are passed over: parsing reports them.
@@ -292,7 +293,7 @@ class TypeInference {
                                .timestamp = timestamp.has_value(),
                                .microseconds = fits(DataType::timestamp_us_utc),
                                .nanoseconds = fits(DataType::timestamp_ns_utc),
-                               .boolean = value == "true" || value == "false",
+                               .boolean = table::parse_boolean(value).has_value(),
                                .seen = true,
                                .zoned = timestamp && timestamp->has_zone,
                                .zoneless = timestamp && !timestamp->has_zone,

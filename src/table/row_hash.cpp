@@ -7,6 +7,7 @@
 #include <optional>
 #include <string_view>
 
+#include <spillway/table/boolean_text.hpp>
 #include <spillway/table/date32.hpp>
 #include <spillway/table/timestamp.hpp>
 
@@ -61,8 +62,8 @@ namespace {
 
 /// Chains a string: as the integer it spells exactly, as the date it spells
 /// as `YYYY-MM-DD` (days since the epoch), as the timestamp it spells (its
-/// microseconds since the epoch), `true` and `false` as 1 and 0, or as its
-/// bytes.
+/// microseconds since the epoch), `true` and `false` in any case as 1 and 0,
+/// or as its bytes.
 std::uint64_t hash_string(std::string_view text, std::uint64_t hash) noexcept {
     // An integer and a date both begin with a digit or `-`; most strings
     // begin otherwise and go straight to the hash of their bytes.
@@ -85,8 +86,10 @@ std::uint64_t hash_string(std::string_view text, std::uint64_t hash) noexcept {
             }
         }
     }
-    if (text.size() - 4 <= 1 && (text == "true" || text == "false")) {  // a size of 4 or 5
-        return hash_integer(text.size() == 4 ? 1 : 0, hash);
+    if (text.size() - 4 <= 1) {  // a size of 4 or 5
+        if (auto const value = parse_boolean(text)) {
+            return hash_integer(*value ? 1 : 0, hash);
+        }
     }
     return XXH3_64bits_withSeed(text.data(), text.size(), hash);
 }

@@ -2,6 +2,7 @@
 // end to end, with DuckDB reading input and output as an independent check.
 
 #include <algorithm>
+#include <array>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include <spillway/io/table_file.hpp>
+#include <spillway/table/boolean_text.hpp>
 #include <spillway/table/table_builder.hpp>
 #include <spillway/table/date32.hpp>
 #include <spillway/table/table_checksum.hpp>
@@ -136,8 +138,9 @@ TEST_F(CliPartitionFormats, EqualKeysLineUpAcrossCsvParquetAndIntegerWidths) {
 }
 
 TEST_F(CliPartitionFormats, TimestampAndBooleanKeysLineUpAcrossCsvTextAndParquet) {
-    // The same instants, as Parquet nanoseconds in UTC and as CSV text in
-    // three spellings (the first row makes the CSV column text).
+    // The same instants and flags, as Parquet nanoseconds in UTC and
+    // booleans, and as CSV text in three spellings each (the first row makes
+    // the CSV columns text).
     std::int64_t const start = table::to_date32({2024, 3, 10}) * std::int64_t{86'400};
     table::TableBuilder logins(table::Schema({{"at", table::DataType::timestamp_ns_utc},
                                               {"flag", table::DataType::boolean}}));
@@ -156,7 +159,9 @@ TEST_F(CliPartitionFormats, TimestampAndBooleanKeysLineUpAcrossCsvTextAndParquet
             at = std::string(text, table::format_timestamp((seconds + 3600) * 1'000 + (row % 2) * 500,
                                                            table::DataType::timestamp_ms, text)) + "+01:00";
         }
-        visits += at + "," + (row % 3 == 0 ? "true" : "false") + "\n";
+        static constexpr std::array<std::array<char const*, 3>, 2> spellings{
+            {{"false", "False", "FALSE"}, {"true", "True", "TRUE"}}};
+        visits += at + "," + spellings[row % 3 == 0 ? 1 : 0][row % 5 % 3] + "\n";
     }
     std::ofstream(path("visits.csv")) << visits;
     auto const parquet = write("logins.parquet", logins.finish());
@@ -174,7 +179,9 @@ TEST_F(CliPartitionFormats, TimestampAndBooleanKeysLineUpAcrossCsvTextAndParquet
         for (std::string line; std::getline(lines, line);) {
             auto const comma = line.find(',');
             if (auto const at = table::parse_timestamp(line.substr(0, comma))) {
-                csv_file[{table::timestamp_microseconds(*at), line.substr(comma + 1) == "true"}] = file.path().stem();
+                auto const flag = table::parse_boolean(line.substr(comma + 1));
+                ASSERT_TRUE(flag.has_value()) << line;
+                csv_file[{table::timestamp_microseconds(*at), *flag}] = file.path().stem();
             }
         }
     }

@@ -524,20 +524,22 @@ TEST_F(CsvReaderTest, InferenceWidensToTheNarrowestTypeThatHoldsEveryValue) {
 
 TEST_F(CsvReaderTest, InfersBooleansAndTimestampsInTheUnitAndZoneTheirTextNeeds) {
     auto const path = file("kinds.csv",
-                           "flag,at,fine,zoned,mixed,shouting\n"
+                           "flag,at,fine,zoned,mixed,shouting,digits\n"
                            "true,2024-01-02 03:04:05,2024-01-02 03:04:05.123456789,2024-01-02T03:04:05Z,"
-                           "2024-01-02 03:04:05Z,TRUE\n"
-                           "false,2024-01-02T03:04:05.5,,2024-01-02 04:04:05+01:00,2024-01-02 03:04:05,False\n"
-                           ",,2024-01-02 03:04:05,,,\n");
+                           "2024-01-02 03:04:05Z,TRUE,1\n"
+                           "false,2024-01-02T03:04:05.5,,2024-01-02 04:04:05+01:00,2024-01-02 03:04:05,False,0\n"
+                           ",,2024-01-02 03:04:05,,,,\n");
     CsvReader reader(path, CsvOptions());
     EXPECT_EQ(reader.schema().to_string(),
               "flag:boolean, at:timestamp_us, fine:timestamp_ns, zoned:timestamp_us_utc, mixed:string, "
-              "shouting:string");
+              "shouting:boolean, digits:int64");
     auto const table = read_all(reader);
     ASSERT_EQ(table.num_rows(), 3u);
     EXPECT_EQ(table.column("flag").values<std::uint8_t>()[0], 1);
     EXPECT_EQ(table.column("flag").values<std::uint8_t>()[1], 0);
     EXPECT_TRUE(table.column("flag").is_null(2));
+    EXPECT_EQ(table.column("shouting").values<std::uint8_t>()[0], 1);  // as R writes it
+    EXPECT_EQ(table.column("shouting").values<std::uint8_t>()[1], 0);  // as pandas does
     std::int64_t const seconds = (to_date32({2024, 1, 2}) * std::int64_t{86'400}) + 3 * 3600 + 4 * 60 + 5;
     EXPECT_EQ(table.column("at").values<std::int64_t>()[1], seconds * 1'000'000 + 500'000);
     EXPECT_EQ(table.column("fine").values<std::int64_t>()[0], seconds * 1'000'000'000 + 123'456'789);
@@ -576,7 +578,8 @@ TEST_F(CsvReaderTest, ADeclaredBooleanOrTimestampThatDoesNotParseSaysHowItIsSpel
     auto const path = file("declared.csv", "flag,at\ntrue,2024-01-02 03:04:05\nyes,2024-01-02 03:04:05.5\n");
     Schema const flags({{"flag", DataType::boolean}, {"at", DataType::string}});
     EXPECT_THROW_WITH(static_cast<void>(read_all(path, CsvOptions(), flags)), CorruptData,
-                      "declared.csv:3: column 'flag': cannot parse 'yes' as boolean (a boolean is true or false)");
+                      "declared.csv:3: column 'flag': cannot parse 'yes' as boolean "
+                      "(a boolean is true or false, in any case)");
     Schema const seconds({{"flag", DataType::string}, {"at", DataType::timestamp_ms}});
     auto const milliseconds = read_all(path, CsvOptions(), seconds);
     EXPECT_EQ(milliseconds.column(1).values<std::int64_t>()[1] - milliseconds.column(1).values<std::int64_t>()[0], 500);

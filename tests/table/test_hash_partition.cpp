@@ -147,12 +147,16 @@ TEST(RowHash, HashesATimestampAsItsMicrosecondsWhateverItsUnitZoneOrText) {
               hash_of_bytes("1995-03-15 13:04:05.25 "));
 }
 
-TEST(RowHash, HashesABooleanAndItsTextAsTheInteger1Or0) {
+TEST(RowHash, HashesABooleanAndItsTextInAnyCaseAsTheInteger1Or0) {
     EXPECT_EQ(hash_of(DataType::boolean, true), hash_of(DataType::int64, std::int64_t{1}));
     EXPECT_EQ(hash_of(DataType::boolean, false), hash_of(DataType::int64, std::int64_t{0}));
-    EXPECT_EQ(hash_of(DataType::string, std::string_view("true")), hash_of(DataType::boolean, true));
-    EXPECT_EQ(hash_of(DataType::string, std::string_view("false")), hash_of(DataType::boolean, false));
-    for (std::string_view const text : {"True", "FALSE", "tru", "falsey", "t"}) {
+    for (std::string_view const text : {"true", "True", "TRUE", "tRuE"}) {
+        EXPECT_EQ(hash_of(DataType::string, text), hash_of(DataType::boolean, true)) << text;
+    }
+    for (std::string_view const text : {"false", "False", "FALSE"}) {
+        EXPECT_EQ(hash_of(DataType::string, text), hash_of(DataType::boolean, false)) << text;
+    }
+    for (std::string_view const text : {"tru", "falsey", "t", "f", "yes", " true", "true ", "TRUE\n", "4rue"}) {
         EXPECT_EQ(hash_of(DataType::string, text), hash_of_bytes(text)) << text;
     }
     // The two keys of a boolean column go to two partitions, at the counts people use.

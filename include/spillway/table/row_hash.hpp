@@ -38,7 +38,8 @@ inline constexpr std::uint64_t checksum_hash_seed = 0x5350494c4c574159;  // "SPI
 ///   as a date (`YYYY-MM-DD`, a year of four or more digits, leading zeros
 ///   allowed, optionally negative) as that date, one that `parse_timestamp`
 ///   reads as a timestamp as its microseconds (in UTC where it names a
-///   zone), `true` and `false` as 1 and 0, any other as its bytes;
+///   zone), `true` and `false` in any case (`parse_boolean`) as 1 and 0,
+///   any other as its bytes;
 /// - a null as a value of its own, distinct from every other.
 ///
 /// The hash is XXH3-64 chained through its seed: starting from `seed`, each
