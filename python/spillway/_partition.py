@@ -129,7 +129,9 @@ def partition(
             or key holding a comma, which the tool's comma-separated lists
             would split), a missing input, a key that is not a column, a
             non-empty output directory, a memory limit too small (the message
-            names the least that works).
+            names the least that works), a column type spillway does not
+            read, or a value its converted type cannot hold (a uint64 beyond
+            int64, a decimal of more than 15 significant digits).
         IoError, CorruptData, OutOfMemory: the job failed while running.
         VerificationFailed: the files did not read back as written.
         KeyboardInterrupt: Ctrl-C during the call, raised once the job has

@@ -146,10 +146,10 @@ def shuffle(
             group is copied in parts within the limit. Column types: int32, int64,
             float64, date32, strings, booleans and timestamps in ms, us or
             ns (narrower integers, uint32, uint64 up to 2^63 - 1, float16,
-            float32, decimals of up to 15 digits, date64, large or view
-            strings, dictionaries of strings and timestamps in seconds are
-            converted; a timestamp with any time zone comes back in UTC);
-            other types are refused. Small batches are held,
+            float32, decimals whose values have up to 15 significant
+            digits, date64, large or view strings, dictionaries of strings
+            and timestamps in seconds are converted; a timestamp with any
+            time zone comes back in UTC); other types are refused. Small batches are held,
             within the memory limit, and sent together, so that batches of
             a few thousand rows split many ways do not become as many tiny
             pieces.
@@ -177,8 +177,10 @@ def shuffle(
 
     Raises:
         InvalidArgument: a key that is not a column, tables of different
-            schemas, a column type spillway does not read, a bad option
-            value, or an option name that no memory or shuffle option has.
+            schemas, a column type spillway does not read, a value its
+            converted type cannot hold (a uint64 beyond int64, a decimal of
+            more than 15 significant digits), a bad option value, or an
+            option name that no memory or shuffle option has.
         OutOfMemory: 65,536 rows (or a batch, if smaller) and their packed
             copy do not fit in one rank's share of the memory limit
             (``memory_limit`` ÷ ``ranks``); where that share could hold them

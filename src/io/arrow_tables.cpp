@@ -4,17 +4,24 @@
 #include <arrow/c/bridge.h>
 #include <arrow/compute/cast.h>
 #include <arrow/compute/initialize.h>
+#include <arrow/util/basic_decimal.h>
 #include <arrow/util/bitmap_ops.h>
 #include <arrow/util/io_util.h>
 #include <arrow/util/utf8.h>
 
 #include <algorithm>
+#include <array>
+#include <charconv>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <string_view>
+#include <system_error>
+#include <utility>
+#include <variant>
 #include <vector>
 
 #include <spillway/core/error.hpp>
@@ -23,20 +30,12 @@
 namespace spillway::io::detail {
 namespace {
 
-/// The most digits a decimal may have for spillway to read it: every
-/// integer of 15 digits is a double exactly.
-constexpr std::int32_t max_decimal_digits = 15;
+/// The most significant digits a decimal value may have for spillway to
+/// read it: every integer of 15 digits is a double exactly, and a decimal of
+/// 15 digits is the one decimal of that many digits nearest its double.
+constexpr std::int64_t largest_exact_digits = 999'999'999'999'999;
 /// The powers of ten that are doubles exactly, 10^0 to 10^22.
 constexpr std::int32_t max_exact_power_of_ten = 22;
-
-/// Whether each value of a decimal of `type` becomes the double nearest it
-/// in one rounding (`decode_decimals`): its digits are few enough for its
-/// unscaled integer to be a double exactly, and its scale small enough for
-/// the power of ten it divides by or multiplies with to be one too.
-bool is_exact_as_double(arrow::DecimalType const& type) {
-    return type.precision() <= max_decimal_digits && type.scale() >= -max_exact_power_of_ten
-        && type.scale() <= max_exact_power_of_ten;
-}
 
 /// The Arrow type spillway reads a column of `type` as, or null if none.
 std::shared_ptr<arrow::DataType> readable_type(arrow::DataType const& type) {
@@ -52,8 +51,7 @@ std::shared_ptr<arrow::DataType> readable_type(arrow::DataType const& type) {
         case arrow::Type::DECIMAL32:
         case arrow::Type::DECIMAL64:
         case arrow::Type::DECIMAL128:
-        case arrow::Type::DECIMAL256:
-            return is_exact_as_double(static_cast<arrow::DecimalType const&>(type)) ? arrow::float64() : nullptr;
+        case arrow::Type::DECIMAL256:  // each value checked as it is read: decode_decimals
         case arrow::Type::HALF_FLOAT:
         case arrow::Type::FLOAT:
         case arrow::Type::DOUBLE: return arrow::float64();
@@ -200,54 +198,138 @@ table::Column decode_strings(arrow::DictionaryArray const& column, std::string c
     });
 }
 
-/// The float64 column of `column`, a decimal that `is_exact_as_double`: each
-/// value's unscaled integer as a double, divided by 10^scale once, which is
-/// the double nearest the decimal. Arrow's own cast to double rounds twice
-/// and misses it for 13 to 53% of random decimal(15, s) values, by scale.
+/// A decimal's unscaled integer: an int64 where it fits one, else as Arrow's
+/// 256-bit decimal.
+using UnscaledInteger = std::variant<std::int64_t, arrow::BasicDecimal256>;
+
+/// The unscaled integer of `width` bytes (4, 8, 16 or 32: little-endian
+/// two's complement) at `bytes`.
+UnscaledInteger unscaled_integer(std::uint8_t const* bytes, std::size_t width) {
+    if (width == 4) {
+        std::int32_t narrow = 0;
+        std::memcpy(&narrow, bytes, sizeof narrow);
+        return std::int64_t{narrow};
+    }
+    auto const sign = static_cast<std::uint8_t>((bytes[7] & 0x80) != 0 ? 0xff : 0x00);
+    if (std::all_of(bytes + 8, bytes + width, [sign](std::uint8_t byte) { return byte == sign; })) {
+        std::int64_t whole = 0;
+        std::memcpy(&whole, bytes, sizeof whole);
+        return whole;
+    }
+    return width == 16 ? arrow::BasicDecimal256(arrow::BasicDecimal128(bytes)) : arrow::BasicDecimal256(bytes);
+}
+
+/// Whether `value` has at most `precision` digits.
+bool within_precision(UnscaledInteger const& value, std::int32_t precision) {
+    if (auto const* whole = std::get_if<std::int64_t>(&value)) {
+        if (precision >= 19) {
+            return true;
+        }
+        auto const bound = static_cast<std::int64_t>(arrow::BasicDecimal128::GetScaleMultiplier(precision).low_bits());
+        return *whole < bound && *whole > -bound;
+    }
+    return precision >= arrow::BasicDecimal256::kMaxPrecision
+        || arrow::BasicDecimal256::Abs(std::get<arrow::BasicDecimal256>(value))
+               < arrow::BasicDecimal256::GetScaleMultiplier(precision);
+}
+
+/// The double nearest `digits` × 10^`exponent`, where the value has at most
+/// 15 significant digits; `std::nullopt` otherwise. Within ±22, the power
+/// of ten is a double exactly, as are the digits, so one division or
+/// multiplication rounds once; beyond, the value's text is read.
+std::optional<double> nearest_double(std::int64_t digits, std::int32_t exponent) {
+    static constexpr std::array<double, max_exact_power_of_ten + 1> powers = [] {
+        std::array<double, max_exact_power_of_ten + 1> all{};
+        double power = 1.0;
+        for (auto& entry : all) {
+            entry = power;
+            power *= 10.0;  // exact up to 10^22
+        }
+        return all;
+    }();
+    auto const too_many_digits = [&digits] { return digits > largest_exact_digits || digits < -largest_exact_digits; };
+    while (too_many_digits() && digits % 10 == 0) {
+        digits /= 10;
+        ++exponent;
+    }
+    if (too_many_digits()) {
+        return std::nullopt;
+    }
+    if (exponent < -max_exact_power_of_ten || exponent > max_exact_power_of_ten) {
+        auto const text = std::to_string(digits) + "e" + std::to_string(exponent);
+        double value = 0.0;
+        auto const [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+        return error == std::errc() ? std::optional(value) : std::nullopt;  // rounded to nearest
+    }
+    auto const whole = static_cast<double>(digits);
+    auto const power = powers[static_cast<std::size_t>(exponent < 0 ? -exponent : exponent)];
+    return exponent >= 0 ? whole * power : whole / power;
+}
+
+/// The same for `value` × 10^`exponent`; a value beyond int64 is first
+/// divided by the power of ten that leaves 18 digits, if that leaves no
+/// remainder.
+std::optional<double> nearest_double(UnscaledInteger const& value, std::int32_t exponent) {
+    if (auto const* whole = std::get_if<std::int64_t>(&value)) {
+        return nearest_double(*whole, exponent);
+    }
+    using Wide = arrow::BasicDecimal256;
+    auto const& wide = std::get<Wide>(value);
+    auto const magnitude = Wide::Abs(wide);
+    std::int32_t digits = 19;  // it does not fit an int64
+    while (digits < Wide::kMaxPrecision && magnitude >= Wide::GetScaleMultiplier(digits)) {
+        ++digits;
+    }
+    auto const dropped = digits - 18;
+    Wide quotient;
+    Wide remainder;
+    if (magnitude.Divide(Wide::GetScaleMultiplier(dropped), &quotient, &remainder) != arrow::DecimalStatus::kSuccess
+        || remainder != Wide()) {
+        return std::nullopt;
+    }
+    auto const reduced = static_cast<std::int64_t>(quotient.low_bits());  // under 10^18
+    return nearest_double(wide.IsNegative() ? -reduced : reduced, exponent + dropped);
+}
+
+/// The float64 column of `column`, a decimal of any width: each value the
+/// double nearest it, in one rounding (`nearest_double`). Arrow's own cast
+/// to double rounds twice and misses it for 13 to 53% of random
+/// decimal(15, s) values, by scale.
 /// @throws CorruptData naming `what` if a value has more digits than its
-/// type's precision (neither Arrow's builders nor its readers check).
+///         type's precision (neither Arrow's builders nor its readers check).
+/// @throws InvalidArgument naming `what`, the row and the value if a value
+///         has more than 15 significant digits.
 table::Column decode_decimals(arrow::Array const& column, std::string const& what) {
     auto const& decimals = static_cast<arrow::FixedSizeBinaryArray const&>(column);
     auto const& type = static_cast<arrow::DecimalType const&>(*column.type());
     auto const rows = static_cast<std::size_t>(column.length());
-    auto validity = validity_of(column);
-    double power = 1.0;
-    for (auto digit = 0; digit < std::abs(type.scale()); ++digit) {
-        power *= 10.0;  // exact: at most 10^22
-    }
-    std::int64_t largest = 1;  // 10^precision - 1, at most 10^15 - 1
-    for (auto digit = 0; digit < type.precision(); ++digit) {
-        largest *= 10;
-    }
-    --largest;
     auto const width = static_cast<std::size_t>(type.byte_width());
+    auto const where = [&column](std::size_t row) {
+        auto const value = column.GetScalar(static_cast<std::int64_t>(row));
+        return " (row " + std::to_string(row) + " of a batch: " + (value.ok() ? (*value)->ToString() : "?") + ")";
+    };
     table::ColumnBuffer data(rows * sizeof(double));
     auto* values = reinterpret_cast<double*>(data.data());
     for (std::size_t row = 0; row < rows; ++row) {
-        // Little-endian two's complement of 4 or more bytes: a value of at
-        // most 15 digits is whole in its first 4 (decimal32) or 8, the
-        // others copies of its sign.
-        auto const* bytes = decimals.GetValue(static_cast<std::int64_t>(row));
-        std::int64_t unscaled = 0;
-        if (width == 4) {
-            std::int32_t narrow = 0;
-            std::memcpy(&narrow, bytes, sizeof narrow);
-            unscaled = narrow;
-        } else {
-            std::memcpy(&unscaled, bytes, sizeof unscaled);
+        values[row] = 0.0;
+        if (column.IsNull(static_cast<std::int64_t>(row))) {
+            continue;  // its bytes may be anything
         }
-        auto const sign = static_cast<std::uint8_t>(unscaled < 0 ? 0xff : 0x00);
-        bool const fits = unscaled >= -largest && unscaled <= largest
-                       && std::all_of(bytes + std::min<std::size_t>(width, 8), bytes + width,
-                                      [sign](std::uint8_t byte) { return byte == sign; });
-        SPILLWAY_EXPECTS(fits || column.IsNull(static_cast<std::int64_t>(row)),
-                         what << " holds a value of more digits than its type " << type.ToString()
-                              << " allows (row " << row << " of a batch)",
+        auto const value = unscaled_integer(decimals.GetValue(static_cast<std::int64_t>(row)), width);
+        SPILLWAY_EXPECTS(within_precision(value, type.precision()),
+                         what << " holds a value of more digits than its type " << type.ToString() << " allows"
+                              << where(row),
                          CorruptData);
-        auto const whole = static_cast<double>(unscaled);
-        values[row] = type.scale() >= 0 ? whole / power : whole * power;
+        auto const nearest = nearest_double(value, -type.scale());
+        SPILLWAY_EXPECTS(nearest.has_value(),
+                         what << " holds a value of more than 15 significant digits, which spillway cannot "
+                                 "read exactly as a float64"
+                              << where(row)
+                              << "; cast the column to float64 or to a string first",
+                         InvalidArgument);
+        values[row] = *nearest;
     }
-    return table::Column::from_buffers(table::DataType::float64, rows, std::move(validity), std::move(data), {});
+    return table::Column::from_buffers(table::DataType::float64, rows, validity_of(column), std::move(data), {});
 }
 
 /// Registers Arrow's cast kernels once.
@@ -313,8 +395,9 @@ table::Schema to_spillway(arrow::Schema const& schema, std::string const& file) 
                          "'" << file << "': column '" << field->name() << "' has the type " << field->type()->ToString()
                              << ", which spillway does not read; its types are int32, int64, float64, date32, "
                                 "string, boolean and timestamps in ms, us or ns (narrower integers, uint32, uint64, "
-                                "float16, float32, decimals of up to 15 digits and a scale from -22 to 22, date64, "
-                                "other strings and timestamps in seconds are converted)",
+                                "float16, float32, decimals whose values have up to 15 significant digits, "
+                                "date64, large and view strings, dictionaries of strings and timestamps in seconds "
+                                "are converted); cast the column to one of them, or leave it out",
                          InvalidArgument);
         fields.push_back({field->name(), spillway_type(*type)});
     }
@@ -348,7 +431,7 @@ table::Table to_table(arrow::RecordBatch const& batch, std::string const& file) 
             );
             continue;
         }
-        if (arrow::is_decimal(column->type_id()) && readable_type(*column->type()) != nullptr) {
+        if (arrow::is_decimal(column->type_id())) {
             decoded[static_cast<std::size_t>(index)] =
                 decode_decimals(*column, "'" + file + "': column '" + field->name() + "'");
             continue;
@@ -360,8 +443,14 @@ table::Table to_table(arrow::RecordBatch const& batch, std::string const& file) 
                          InvalidArgument);
         if (!column->type()->Equals(*type)) {
             initialize_compute();
-            column = value_of(arrow::compute::Cast(*column, type, arrow::compute::CastOptions::Safe()),
-                              "'" + file + "': cannot convert column '" + field->name() + "' to " + type->ToString());
+            auto cast = arrow::compute::Cast(*column, type, arrow::compute::CastOptions::Safe());
+            SPILLWAY_EXPECTS(cast.ok(),
+                             "'" << file << "': column '" << field->name() << "' holds a value that spillway's "
+                                 << table::to_string(spillway_type(*type))
+                                 << " cannot hold: " << cast.status().message()
+                                 << "; cast the column to a wider type first",
+                             InvalidArgument);
+            column = std::move(cast).ValueUnsafe();
         }
         fields.push_back(arrow::field(field->name(), type));
         columns.push_back(std::move(column));

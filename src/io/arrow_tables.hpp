@@ -51,7 +51,10 @@ std::shared_ptr<arrow::Schema> to_arrow(table::Schema const& schema);
 
 /// The table `batch` holds, copied out, with its columns cast to spillway's
 /// types as `TableFileReader` describes.
-/// @throws InvalidArgument naming `file` and the column if a type cannot be read.
+/// @throws InvalidArgument naming `file` and the column if a type cannot be
+///         read, or a value cannot be held by the type it is read as (a
+///         uint64 beyond int64, a decimal of more than 15 significant
+///         digits, a date64 within a day).
 /// @throws CorruptData naming `file` if the batch's buffers are malformed
 ///         (too small for its rows, or string offsets that decrease or run
 ///         past their data).

@@ -505,15 +505,103 @@ TEST(ArrowFile, ADecimalValueOfMoreDigitsThanItsTypeIsCorruptDataNotTruncated) {
     }
 }
 
-TEST(ParquetFile, AWideDecimalIsRefusedAndAUint64BeyondInt64FailsNamingItsColumn) {
+TEST(ParquetFile, AWideDecimalIsReadValueByValueWhereFifteenSignificantDigitsHoldEach) {
+    // The defaults of other tools: DuckDB's sums of integers (decimal(38, 0)),
+    // Spark's decimal(38, 18), Polars' decimal(38, 2), and a decimal256.
     test::TemporaryDirectory directory;
-    arrow::Decimal128Builder wide(arrow::decimal128(16, 2));
-    ASSERT_TRUE(wide.Append(arrow::Decimal128(1)).ok());
-    write_parquet(arrow::Table::Make(arrow::schema({arrow::field("price", wide.type())}), {wide.Finish().ValueOrDie()}),
-                  directory.path() / "wide.parquet");
-    EXPECT_THROW_WITH(static_cast<void>(open_table_file(directory.path() / "wide.parquet", FileFormat::parquet)),
-                      InvalidArgument, "column 'price' has the type decimal128(16, 2), which spillway does not read");
+    auto const column = [](std::shared_ptr<arrow::DataType> const& type, std::vector<std::string> const& texts) {
+        auto builder = arrow::MakeBuilder(type).ValueOrDie();
+        for (auto const& text : texts) {
+            if (text.empty()) {
+                EXPECT_TRUE(builder->AppendNull().ok());
+            } else {
+                // The text's digits at the column's scale.
+                auto const scale = static_cast<arrow::DecimalType const&>(*type).scale();
+                arrow::Decimal256 value;
+                std::int32_t text_precision = 0;
+                std::int32_t text_scale = 0;
+                EXPECT_TRUE(arrow::Decimal256::FromString(text, &value, &text_precision, &text_scale).ok());
+                auto const rescaled = value.Rescale(text_scale, scale).ValueOrDie();
+                if (type->id() == arrow::Type::DECIMAL256) {
+                    EXPECT_TRUE(static_cast<arrow::Decimal256Builder&>(*builder).Append(rescaled).ok());
+                } else {
+                    auto const words = rescaled.little_endian_array();  // within 128 bits here
+                    arrow::Decimal128 const narrow(static_cast<std::int64_t>(words[1]), words[0]);
+                    EXPECT_TRUE(static_cast<arrow::Decimal128Builder&>(*builder).Append(narrow).ok());
+                }
+            }
+        }
+        return builder->Finish().ValueOrDie();
+    };
+    std::vector<std::string> const texts{"0", "1", "-7", "", "123456789012345", "100000000000000000000000000000"};
+    std::vector<std::string> const fractions{"1.5", "-0.000000000000000001", "", "123456.789", "0"};
+    auto const table = arrow::Table::Make(
+        arrow::schema({arrow::field("sum", arrow::decimal128(38, 0)), arrow::field("spark", arrow::decimal128(38, 18)),
+                       arrow::field("wide", arrow::decimal256(76, 40))}),
+        {column(arrow::decimal128(38, 0), texts), column(arrow::decimal128(38, 18), fractions),
+         column(arrow::decimal256(76, 40), fractions)}
+    );
+    // Parquet holds a column of one length; the first column's lengths differ, so two files.
+    write_arrow(table->SelectColumns({0}).ValueOrDie(), directory.path() / "sums.arrow");
+    write_parquet(table->SelectColumns({0}).ValueOrDie(), directory.path() / "sums.parquet");
+    for (auto const& name : {"sums.arrow", "sums.parquet"}) {
+        auto const read = read_all(directory.path() / name, name == std::string("sums.arrow") ? FileFormat::arrow
+                                                                                               : FileFormat::parquet);
+        EXPECT_EQ(read.schema().to_string(), "sum:float64");
+        auto const values = read.column(0).values<double>();
+        EXPECT_EQ(std::vector<double>(values.begin(), values.begin() + 3), (std::vector<double>{0.0, 1.0, -7.0}));
+        EXPECT_TRUE(read.column(0).is_null(3));
+        EXPECT_EQ(values[4], 123456789012345.0);
+        EXPECT_EQ(values[5], 1e29);
+    }
+    auto const fraction_table = table->SelectColumns({1, 2}).ValueOrDie()->Slice(0, 5);
+    write_parquet(fraction_table, directory.path() / "fractions.parquet");
+    auto const read = read_all(directory.path() / "fractions.parquet", FileFormat::parquet);
+    EXPECT_EQ(read.schema().to_string(), "spark:float64, wide:float64");
+    for (std::size_t index = 0; index < 2; ++index) {
+        auto const values = read.column(index).values<double>();
+        EXPECT_EQ(values[0], 1.5);
+        EXPECT_EQ(values[1], -1e-18);  // 1e-18 is no double exactly: the nearest one
+        EXPECT_TRUE(read.column(index).is_null(2));
+        EXPECT_EQ(values[3], 123456.789);
+        EXPECT_EQ(values[4], 0.0);
+    }
+    // Random values of up to 15 significant digits, followed by up to 23
+    // zeros, at scale 18: each the double strtod finds nearest its text.
+    std::mt19937_64 random(5);
+    std::uniform_int_distribution<std::int64_t> digits(-999'999'999'999'999, 999'999'999'999'999);
+    std::uniform_int_distribution<std::int32_t> zeros(0, 23);
+    arrow::Decimal128Builder builder(arrow::decimal128(38, 18));
+    std::vector<double> expected;
+    for (int row = 0; row < 3000; ++row) {
+        auto const drawn = digits(random);
+        auto const shift = zeros(random);
+        ASSERT_TRUE(builder.Append(arrow::Decimal128(drawn) * arrow::Decimal128::GetScaleMultiplier(shift)).ok());
+        auto const text = std::to_string(drawn) + "e" + std::to_string(shift - 18);
+        expected.push_back(std::strtod(text.c_str(), nullptr));
+    }
+    write_arrow(arrow::Table::Make(arrow::schema({arrow::field("x", builder.type())}), {builder.Finish().ValueOrDie()}),
+                directory.path() / "random.arrow");
+    auto const random_table = read_all(directory.path() / "random.arrow", FileFormat::arrow);
+    auto const random_values = random_table.column(0).values<double>();
+    EXPECT_EQ(std::vector<double>(random_values.begin(), random_values.end()), expected);
+}
 
+TEST(ParquetFile, ADecimalValueOfMoreThan15SignificantDigitsFailsNamingItsColumnRowAndValue) {
+    test::TemporaryDirectory directory;
+    arrow::Decimal128Builder sums(arrow::decimal128(38, 2));
+    ASSERT_TRUE(sums.Append(arrow::Decimal128(150)).ok());
+    ASSERT_TRUE(sums.Append(arrow::Decimal128::FromString("12345678901234.56").ValueOrDie()).ok());
+    write_parquet(arrow::Table::Make(arrow::schema({arrow::field("total", sums.type())}), {sums.Finish().ValueOrDie()}),
+                  directory.path() / "sums.parquet");
+    EXPECT_THROW_WITH(static_cast<void>(read_all(directory.path() / "sums.parquet", FileFormat::parquet)),
+                      InvalidArgument,
+                      "column 'total' holds a value of more than 15 significant digits, which spillway cannot read "
+                      "exactly as a float64 (row 1 of a batch: 12345678901234.56)");
+}
+
+TEST(ParquetFile, AUint64BeyondInt64FailsNamingItsColumn) {
+    test::TemporaryDirectory directory;
     auto const write_counts = [&](std::string const& name, std::vector<std::uint64_t> const& values) {
         arrow::UInt64Builder counts;
         EXPECT_TRUE(counts.AppendValues(values).ok());
@@ -526,8 +614,8 @@ TEST(ParquetFile, AWideDecimalIsRefusedAndAUint64BeyondInt64FailsNamingItsColumn
     EXPECT_EQ(small.schema().to_string(), "count:int64");
     EXPECT_EQ(small.column(0).values<std::int64_t>()[1], std::numeric_limits<std::int64_t>::max());
     auto const large = write_counts("large.parquet", {5, std::uint64_t{1} << 63});
-    EXPECT_THROW_WITH(static_cast<void>(read_all(large, FileFormat::parquet)), CorruptData,
-                      "cannot convert column 'count' to int64");
+    EXPECT_THROW_WITH(static_cast<void>(read_all(large, FileFormat::parquet)), InvalidArgument,
+                      "column 'count' holds a value that spillway's int64 cannot hold");
 }
 
 TEST(ParquetFile, AColumnOfATypeSpillwayDoesNotReadIsRefusedByName) {

@@ -120,6 +120,22 @@ def test_narrow_and_large_types_are_converted():
     assert out.column("price").to_pylist() == [0.07, -123.45, None]
 
 
+def test_wide_decimals_of_other_tools_are_read_where_15_significant_digits_hold_each_value():
+    # DuckDB's sum of integers is decimal(38, 0), Spark's default decimal(38, 18).
+    table = pa.table({
+        "k": [1, 2, 3],
+        "total": pa.array([Decimal("4950"), Decimal("-1E+30"), None], pa.decimal128(38, 0)),
+        "spark": pa.array([Decimal("1.5"), None, Decimal("-0.000000000000000001")], pa.decimal128(38, 18)),
+    })
+    out = pa.concat_tables(shuffled(spillway.shuffle(table, "k", partitions=2)).values()).sort_by("k")
+    assert out.column("total").to_pylist() == [4950.0, -1e30, None]
+    assert out.column("spark").to_pylist() == [1.5, None, -1e-18]
+    sixteen_digits = pa.table({"k": [1], "total": pa.array([Decimal("1234567890123456")], pa.decimal128(38, 0))})
+    with pytest.raises(spillway.InvalidArgument, match=r"column 'total' holds a value of more than 15 significant "
+                                                       r"digits.*1234567890123456"):
+        list(spillway.shuffle(sixteen_digits, "k", partitions=2))
+
+
 def test_booleans_and_timestamps_come_back_as_they_went_in_with_any_zone_as_utc():
     moments = [-1, 0, 1_700_000_000_123_456_789, None]
     table = pa.table({

@@ -32,14 +32,17 @@ inline constexpr std::uint64_t rows_per_read = std::uint64_t{1} << 16;
 ///
 /// Column types: spillway's types are read as they are. Parquet and Arrow
 /// columns of a narrower integer type (int8, int16, uint8, uint16) are read
-/// as int32, uint32 and uint64 as int64 (a uint64 beyond int64 is
-/// `CorruptData` when its batch is read), float16 and float32 as float64,
-/// decimals of up to 15 digits and a scale from -22 to 22 as float64 (each
-/// the double nearest it), date64 as date32, timestamps in seconds as
+/// as int32, uint32 and uint64 as int64, float16 and float32 as float64,
+/// decimals of any precision as float64 (each value the double nearest it),
+/// date64 as date32, timestamps in seconds as
 /// milliseconds, a timestamp of any time zone as UTC, legacy INT96
 /// timestamps in microseconds, and large or view strings and
 /// dictionary-encoded strings as strings. Any other type is refused when
-/// the file is opened, naming the column and its type.
+/// the file is opened, naming the column and its type. A value its type
+/// cannot hold is `InvalidArgument` when its batch is read, naming the
+/// column and the value: a uint64 beyond int64, a decimal of more than 15
+/// significant digits (which no double brings back exactly), a date64
+/// within a day.
 ///
 /// Thread safety: externally synchronized. The tables it returns are
 /// independent of it.
