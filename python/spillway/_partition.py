@@ -96,7 +96,10 @@ def partition(
         inputs: the files to read, all of one format (Parquet, Arrow IPC or
             CSV, told by extension unless ``input_format`` is given); quoted
             patterns such as ``"data/*.parquet"`` are expanded.
-        key: the key column, or columns, by name or number from 0.
+        key: the key column, or columns, by name or number from 0. As for
+            the tool's ``--key``, a name comes first: ``1`` is the column
+            named "1" where there is one (as pandas' default labels are
+            written), else the second column.
         output: the directory for ``part-00000.parquet`` and so on; made if
             missing, and it must be empty. The files appear in it only once
             they are verified: a run that fails leaves it as it was.

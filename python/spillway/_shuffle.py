@@ -141,15 +141,19 @@ def shuffle(
             ``__arrow_c_stream__`` or ``__arrow_c_array__``); the path of a
             Parquet, Arrow IPC or CSV file (told by its extension), which
             spillway reads itself; or an iterable of them, all with one
-            schema. Read once, batch by batch; Parquet files and Arrow data
+            schema (the same columns, in the same order, of the same types
+            once converted; unlike ``partition``, which matches files by
+            column name and widens int32 to int64, a shuffle takes its
+            inputs as they come). Read once, batch by batch; Parquet files and Arrow data
             65,536 rows at a time at most, so that a large batch or row
             group is copied in parts within the limit. Column types: int32, int64,
             float64, date32, strings, booleans and timestamps in ms, us or
             ns (narrower integers, uint32, uint64 up to 2^63 - 1, float16,
             float32, decimals whose values have up to 15 significant
-            digits, date64, large or view strings, dictionaries of strings
-            and timestamps in seconds are converted; a timestamp with any
-            time zone comes back in UTC); other types are refused. Small batches are held,
+            digits, date64, large or view strings, dictionaries of strings,
+            timestamps in seconds and columns of nulls only are converted; a
+            timestamp with any time zone comes back in UTC, a column of
+            nulls as strings); other types are refused. Small batches are held,
             within the memory limit, and sent together, so that batches of
             a few thousand rows split many ways do not become as many tiny
             pieces.
@@ -226,7 +230,11 @@ class _RowsIn:
 
     def counted(self, data: Any) -> pa.RecordBatchReader:
         """The batches of ``data`` (an object with ``__arrow_c_stream__``), each counted as it is handed over."""
-        reader = pa.RecordBatchReader.from_stream(data)
+        try:
+            reader = pa.RecordBatchReader.from_stream(data)
+        except pa.ArrowInvalid as error:  # as the stream's own import without a progress callback says it
+            raise InvalidArgument(f"the schema of {type(data).__name__} holds a type spillway does not read: "
+                                  f"{error}") from None
 
         def batches() -> Iterator[pa.RecordBatch]:
             for batch in reader:

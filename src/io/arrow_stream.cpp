@@ -76,8 +76,14 @@ std::unique_ptr<TableFileReader> open_arrow_stream(ArrowArrayStream* stream, std
                                   << "', not of record batches: spillway reads tables of columns",
                       InvalidArgument);
     }
-    auto reader = detail::value_of(arrow::ImportRecordBatchReader(stream), "cannot read the schema of " + description);
-    return std::make_unique<ArrowStreamReader>(std::move(reader), std::move(description));
+    // The schema came whole; what the Arrow library cannot import is a type
+    // it does not know (a format string such as Polars' `_pli128`).
+    auto reader = arrow::ImportRecordBatchReader(stream);
+    SPILLWAY_EXPECTS(reader.ok(),
+                     "the schema of " << description << " holds a type spillway does not read: "
+                                      << reader.status().message(),
+                     InvalidArgument);
+    return std::make_unique<ArrowStreamReader>(std::move(reader).ValueUnsafe(), std::move(description));
 }
 
 }  // namespace spillway::io

@@ -63,6 +63,7 @@ std::shared_ptr<arrow::DataType> readable_type(arrow::DataType const& type) {
             auto const unit = timestamp.unit() == arrow::TimeUnit::SECOND ? arrow::TimeUnit::MILLI : timestamp.unit();
             return arrow::timestamp(unit, timestamp.timezone().empty() ? "" : "UTC");
         }
+        case arrow::Type::NA:  // a column of nulls only, of no type: nulls of spillway's most general one
         case arrow::Type::STRING:
         case arrow::Type::LARGE_STRING:
         case arrow::Type::STRING_VIEW: return arrow::utf8();
@@ -396,8 +397,9 @@ table::Schema to_spillway(arrow::Schema const& schema, std::string const& file) 
                              << ", which spillway does not read; its types are int32, int64, float64, date32, "
                                 "string, boolean and timestamps in ms, us or ns (narrower integers, uint32, uint64, "
                                 "float16, float32, decimals whose values have up to 15 significant digits, "
-                                "date64, large and view strings, dictionaries of strings and timestamps in seconds "
-                                "are converted); cast the column to one of them, or leave it out",
+                                "date64, large and view strings, dictionaries of strings, timestamps in seconds "
+                                "and columns of nulls only are converted); cast the column to one of them, or "
+                                "leave it out",
                          InvalidArgument);
         fields.push_back({field->name(), spillway_type(*type)});
     }

@@ -618,6 +618,28 @@ TEST(ParquetFile, AUint64BeyondInt64FailsNamingItsColumn) {
                       "column 'count' holds a value that spillway's int64 cannot hold");
 }
 
+TEST(ParquetFile, AColumnOfNullsOnlyOfArrowsNullTypeIsReadAsStringsAllNull) {
+    // What pyarrow makes of a pandas column of None, and DuckDB of `NULL AS x`.
+    test::TemporaryDirectory directory;
+    arrow::Int64Builder ids;
+    ASSERT_TRUE(ids.AppendValues({1, 2, 3}).ok());
+    auto const table = arrow::Table::Make(
+        arrow::schema({arrow::field("id", arrow::int64()), arrow::field("comment", arrow::null())}),
+        {ids.Finish().ValueOrDie(), std::make_shared<arrow::NullArray>(3)}
+    );
+    write_parquet(table, directory.path() / "nulls.parquet");
+    write_arrow(table, directory.path() / "nulls.arrow");
+    for (auto const& [name, format] : {std::pair("nulls.parquet", FileFormat::parquet),
+                                       std::pair("nulls.arrow", FileFormat::arrow)}) {
+        auto const read = read_all(directory.path() / name, format);
+        EXPECT_EQ(read.schema().to_string(), "id:int64, comment:string") << name;
+        ASSERT_EQ(read.num_rows(), 3U);
+        for (std::size_t row = 0; row < 3; ++row) {
+            EXPECT_TRUE(read.column(1).is_null(row)) << name;
+        }
+    }
+}
+
 TEST(ParquetFile, AColumnOfATypeSpillwayDoesNotReadIsRefusedByName) {
     test::TemporaryDirectory directory;
     arrow::BinaryBuilder blobs;

@@ -136,6 +136,21 @@ def test_wide_decimals_of_other_tools_are_read_where_15_significant_digits_hold_
         list(spillway.shuffle(sixteen_digits, "k", partitions=2))
 
 
+def test_a_column_of_nulls_only_comes_back_as_strings_all_null():
+    frame = pl.DataFrame({"id": [1, 2, 3], "comment": [None, None, None]})
+    assert frame.schema["comment"] == pl.Null
+    out = pa.concat_tables(shuffled(spillway.shuffle(frame, "id", partitions=2)).values()).sort_by("id")
+    assert out.schema == pa.schema([("id", pa.int64()), ("comment", pa.string())])
+    assert out.column("comment").to_pylist() == [None, None, None]
+
+
+def test_a_type_the_arrow_library_does_not_know_is_an_invalid_argument_with_or_without_progress():
+    frame = pl.DataFrame({"id": [1], "huge": pl.Series([1], dtype=pl.Int128)})
+    for progress in (False, lambda *report: None):
+        with pytest.raises(spillway.InvalidArgument, match="holds a type spillway does not read"):
+            list(spillway.shuffle(frame, "id", partitions=2, progress=progress))
+
+
 def test_booleans_and_timestamps_come_back_as_they_went_in_with_any_zone_as_utc():
     moments = [-1, 0, 1_700_000_000_123_456_789, None]
     table = pa.table({

@@ -20,7 +20,8 @@ namespace spillway::io {
 /// reader is destroyed, or at once if this throws (but for a null or
 /// released stream). `rows()` is nothing and `largest_read_bytes()` 0: a
 /// stream does not say. Errors name the stream by `description`.
-/// @throws InvalidArgument if `stream` is null or released, or naming the
+/// @throws InvalidArgument if `stream` is null or released, if its schema
+///         holds a type the Arrow library does not know, or naming the
 ///         column if a column's type cannot be read.
 /// @throws IoError with the producer's message if it cannot give its schema;
 ///         `read` throws it too when the producer fails.

@@ -36,8 +36,9 @@ inline constexpr std::uint64_t rows_per_read = std::uint64_t{1} << 16;
 /// decimals of any precision as float64 (each value the double nearest it),
 /// date64 as date32, timestamps in seconds as
 /// milliseconds, a timestamp of any time zone as UTC, legacy INT96
-/// timestamps in microseconds, and large or view strings and
-/// dictionary-encoded strings as strings. Any other type is refused when
+/// timestamps in microseconds, large or view strings and dictionary-encoded
+/// strings as strings, and a column of Arrow's null type (nulls only, of no
+/// type) as strings, all null. Any other type is refused when
 /// the file is opened, naming the column and its type. A value its type
 /// cannot hold is `InvalidArgument` when its batch is read, naming the
 /// column and the value: a uint64 beyond int64, a decimal of more than 15
