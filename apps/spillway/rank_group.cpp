@@ -19,6 +19,20 @@
 #include "job_limits.hpp"
 
 namespace spillway::cli {
+namespace {
+
+/// Whether `error` is a spillway error relayed from another rank.
+bool relayed_from_peer(std::exception_ptr const& error) {
+    try {
+        std::rethrow_exception(error);
+    } catch (Error const& relayed) {
+        return relayed.relayed_from_peer();
+    } catch (...) {
+        return false;
+    }
+}
+
+}  // namespace
 
 RankMemoryFigures RankMemoryFigures::of(memory::BufferResource const& resource) {
     auto const total = [&](char const* name) {
@@ -140,6 +154,7 @@ void RankGroup::run(std::function<void(comm::Communicator&)> const& body) {
     auto communicators = comm::LocalCommunicator::make_group(resources);
     Mutex mutex;
     std::exception_ptr first_error;
+    std::exception_ptr first_cause;  // the first error that no other rank relayed
     {
         std::vector<std::jthread> threads;
         for (auto& communicator : communicators) {
@@ -147,9 +162,13 @@ void RankGroup::run(std::function<void(comm::Communicator&)> const& body) {
                 try {
                     body(rank);
                 } catch (...) {
+                    auto const error = std::current_exception();
                     MutexLock lock(mutex);
                     if (!first_error) {
-                        first_error = std::current_exception();
+                        first_error = error;
+                    }
+                    if (!first_cause && !relayed_from_peer(error)) {
+                        first_cause = error;
                     }
                 }
             });
@@ -157,7 +176,7 @@ void RankGroup::run(std::function<void(comm::Communicator&)> const& body) {
     }
     if (first_error) {
         MutexLock lock(failure_mutex_);
-        std::rethrow_exception(noted_failure_ ? noted_failure_ : first_error);
+        std::rethrow_exception(noted_failure_ ? noted_failure_ : first_cause ? first_cause : first_error);
     }
 }
 

@@ -86,8 +86,9 @@ class RankGroup {
     /// processes) and runs `body(communicator)` for each of them, each on a
     /// thread of its own, and returns once all have returned.
     /// @throws the first error `note_failure` recorded, or else the first
-    ///         exception a body threw (others, such as the errors a failed
-    ///         rank causes in the collectives of the rest, are dropped).
+    ///         exception a body threw that is not `relayed_from_peer`, or
+    ///         else the first (others, such as the errors a failed rank
+    ///         causes in the collectives of the rest, are dropped).
     void run(std::function<void(comm::Communicator&)> const& body);
 
     /// Records `error`, which a rank's body is about to throw, while the

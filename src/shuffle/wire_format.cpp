@@ -71,19 +71,31 @@ std::vector<std::byte> abandon_message(std::exception_ptr const& error) {
     return encode(WireHeader{MessageKind::abandon, kind, 0, 0, 0}, bytes);
 }
 
+namespace {
+
+/// A `Type` error of `message`, marked as relayed from another rank.
+template <typename Type>
+std::exception_ptr relayed(std::string const& message) {
+    Type error(message);
+    error.mark_relayed_from_peer();
+    return std::make_exception_ptr(std::move(error));
+}
+
+}  // namespace
+
 std::exception_ptr remote_error(WireHeader const& header, std::span<std::byte const> metadata, std::string prefix) {
     auto const body = body_of(metadata);
     auto message = std::move(prefix) + std::string(reinterpret_cast<char const*>(body.data()), body.size());
     switch (header.error) {
-        case ErrorKind::invalid_argument: return std::make_exception_ptr(InvalidArgument(message));
-        case ErrorKind::out_of_memory: return std::make_exception_ptr(OutOfMemory(message));
-        case ErrorKind::reservation: return std::make_exception_ptr(ReservationError(message));
-        case ErrorKind::io: return std::make_exception_ptr(IoError(message));
-        case ErrorKind::corrupt: return std::make_exception_ptr(CorruptData(message));
-        case ErrorKind::peer_timeout: return std::make_exception_ptr(PeerTimeout(message));
+        case ErrorKind::invalid_argument: return relayed<InvalidArgument>(message);
+        case ErrorKind::out_of_memory: return relayed<OutOfMemory>(message);
+        case ErrorKind::reservation: return relayed<ReservationError>(message);
+        case ErrorKind::io: return relayed<IoError>(message);
+        case ErrorKind::corrupt: return relayed<CorruptData>(message);
+        case ErrorKind::peer_timeout: return relayed<PeerTimeout>(message);
         case ErrorKind::error: break;
     }
-    return std::make_exception_ptr(Error(message));
+    return relayed<Error>(message);
 }
 
 }  // namespace spillway::shuffle::detail

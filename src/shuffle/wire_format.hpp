@@ -65,7 +65,8 @@ static_assert(max_packed_metadata_size + wire_header_size == comm::max_metadata_
 [[nodiscard]] std::vector<std::byte> abandon_message(std::exception_ptr const& error);
 
 /// The error the abandon message `metadata` (whose header is `header`)
-/// reports, of the type the peer raised, its text after `prefix`.
+/// reports, of the type the peer raised, its text after `prefix`, marked
+/// `Error::relayed_from_peer`.
 [[nodiscard]] std::exception_ptr remote_error(
     WireHeader const& header, std::span<std::byte const> metadata, std::string prefix
 );

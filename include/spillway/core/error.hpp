@@ -26,6 +26,16 @@ namespace spillway {
 class Error : public std::runtime_error {
   public:
     using std::runtime_error::runtime_error;
+
+    /// Whether another rank raised this error and a collective of this rank
+    /// relays it ("... failed because rank 2 gave up: ..."): where several
+    /// ranks fail together, the one that is not relayed is the cause.
+    [[nodiscard]] bool relayed_from_peer() const noexcept { return relayed_from_peer_; }
+    /// Marks this error as relayed from another rank.
+    void mark_relayed_from_peer() noexcept { relayed_from_peer_ = true; }
+
+  private:
+    bool relayed_from_peer_ = false;
 };
 
 /// An argument, option value or call order is invalid. API misuse, such as
