@@ -116,13 +116,17 @@ void add_collective_timeout_flag(CLI::App& command, OptionFlags& flags) {
 }
 
 /// Adds `--memory-limit`, whose default is `limit_default`; `too_small`
-/// says what a limit too small for the job does.
+/// says what a limit too small for the job does; and `--reserve-timeout`.
 void add_memory_limit_flag(CLI::App& command, OptionFlags& flags, std::string const& limit_default,
                            std::string const& too_small = "too small a limit fails at once, naming the least that "
                                                           "works") {
     flags.add(command, "--memory-limit", "memory_limit_host", "SIZE",
               "memory the job may use, e.g. 1GiB or 25% (default " + limit_default + "); " + too_small,
               size_or_percent_value());
+    flags.add(command, "--reserve-timeout", "memory_reserve_timeout", "DURATION",
+              "fail with OutOfMemory when work waiting for memory sees none freed or spilled for this long "
+              "(default 30s)",
+              positive_duration_value());
 }
 
 /// Adds `--spill-dir` and `--codec`.

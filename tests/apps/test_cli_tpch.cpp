@@ -126,6 +126,17 @@ TEST(CliTpch, ALimitBelowWhatTheQueryWorksInFailsWithOutOfMemoryNamingTheLimitNo
     EXPECT_THAT(error, HasSubstr("cannot reserve"));
 }
 
+TEST(CliTpch, AWaitForMemoryThatNothingFreesEndsAfterTheReserveTimeoutNamingItsFlag) {
+    // 2 MiB holds each request the query makes, but not all it holds at once.
+    auto const result = run_spillway({"tpch", "--query", "9", "--scale", "0.1", "--memory-limit", "2MiB",
+                                      "--reserve-timeout", "1s", "--json", "--quiet"});
+    auto const json = failure_of(result, 1);
+    auto const error = json.at("error").get<std::string>();
+    EXPECT_THAT(error, HasSubstr("nothing was freed or spilled for 1 s"));
+    EXPECT_THAT(error, HasSubstr("raise --reserve-timeout"));
+    EXPECT_THAT(error, testing::Not(HasSubstr("memory_reserve_timeout")));
+}
+
 TEST(CliGenerate, TablesAllWritesTheEightTablesIntoANewDirectoryInTheChosenFormat) {
     spillway::test::TemporaryDirectory directory;
     auto const tbl = directory.path() / "tbl";
