@@ -190,11 +190,13 @@ memory::MemoryReservation Exchange::reserve_partition_bookkeeping() const {
         return {};
     }
     auto const limit = resource_.memory_limit(memory::MemoryType::HOST);
+    auto const count = local_partitions_.size();
     SPILLWAY_EXPECTS(bytes <= limit,
-                     operation_ << " cannot keep its " << local_partitions_.size() << " partitions: their state takes "
-                                << format_bytes(bytes) << " of HOST memory, more than the limit of "
-                                << format_bytes(limit) << " (" << resource_.config().host_limit_origin
-                                << "); raise memory_limit_host or use fewer partitions",
+                     operation_ << " cannot keep the state of its " << count
+                                << (count == 1 ? " partition, " : " partitions, ") << format_bytes(bytes)
+                                << " of HOST memory, within the limit of " << format_bytes(limit) << " ("
+                                << resource_.config().host_limit_origin << "); raise memory_limit_host"
+                                << (count == 1 ? "" : " or use fewer partitions"),
                      OutOfMemory);
     return resource_.reserve(memory::MemoryType::HOST, bytes, memory::AllowOverbooking::yes);
 }

@@ -849,8 +849,20 @@ TEST(Shuffler, PartitionsWhoseStateDoesNotFitTheLimitAreRefusedAtOnceNamingThem)
     std::array<memory::BufferResource*, 1> const resources{&resource};
     auto group = comm::LocalCommunicator::make_group(resources);
     EXPECT_THROW_WITH(Shuffler(*group[0], 1, PartitionId{1} << 20, resource), OutOfMemory,
-                      "shuffle op 1 on rank 0 cannot keep its 1048576 partitions: their state takes 96.00 MiB of HOST "
-                      "memory, more than the limit of 1.00 MiB");
+                      "shuffle op 1 on rank 0 cannot keep the state of its 1048576 partitions, 96.00 MiB of HOST "
+                      "memory, within the limit of 1.00 MiB");
+    // With one partition, fewer is no way out.
+    memory_config.host_limit = SizeSpec::bytes(0);
+    memory::BufferResource empty(memory_config);
+    std::array<memory::BufferResource*, 1> const empty_resources{&empty};
+    auto empty_group = comm::LocalCommunicator::make_group(empty_resources);
+    try {
+        Shuffler const none(*empty_group[0], 1, 1, empty);
+        ADD_FAILURE() << "a shuffler was made with no memory for its partition";
+    } catch (OutOfMemory const& error) {
+        EXPECT_THAT(error.what(), testing::HasSubstr("cannot keep the state of its 1 partition, "));
+        EXPECT_THAT(error.what(), testing::Not(testing::HasSubstr("fewer partitions")));
+    }
     EXPECT_EQ(resource.memory_reserved(memory::MemoryType::HOST), 0U);
     {
         Shuffler fits(*group[0], 2, 1000, resource);
