@@ -229,16 +229,18 @@ bool within_precision(UnscaledInteger const& value, std::int32_t precision) {
         auto const bound = static_cast<std::int64_t>(arrow::BasicDecimal128::GetScaleMultiplier(precision).low_bits());
         return *whole < bound && *whole > -bound;
     }
-    return precision >= arrow::BasicDecimal256::kMaxPrecision
-        || arrow::BasicDecimal256::Abs(std::get<arrow::BasicDecimal256>(value))
-               < arrow::BasicDecimal256::GetScaleMultiplier(precision);
+    using Wide = arrow::BasicDecimal256;
+    auto const magnitude = Wide::Abs(std::get<Wide>(value));
+    return !magnitude.IsNegative()  // -2^255 has none
+        && magnitude < Wide::GetScaleMultiplier(std::min(precision, Wide::kMaxPrecision));
 }
 
 /// The double nearest `digits` × 10^`exponent`, where the value has at most
-/// 15 significant digits; `std::nullopt` otherwise. Within ±22, the power
-/// of ten is a double exactly, as are the digits, so one division or
-/// multiplication rounds once; beyond, the value's text is read.
-std::optional<double> nearest_double(std::int64_t digits, std::int32_t exponent) {
+/// 15 significant digits and lies within float64's range; `std::nullopt`
+/// otherwise. Within ±22, the power of ten is a double exactly, as are the
+/// digits, so one division or multiplication rounds once; beyond, the
+/// value's text is read.
+std::optional<double> nearest_double(std::int64_t digits, std::int64_t exponent) {
     static constexpr std::array<double, max_exact_power_of_ten + 1> powers = [] {
         std::array<double, max_exact_power_of_ten + 1> all{};
         double power = 1.0;
@@ -259,8 +261,10 @@ std::optional<double> nearest_double(std::int64_t digits, std::int32_t exponent)
     if (exponent < -max_exact_power_of_ten || exponent > max_exact_power_of_ten) {
         auto const text = std::to_string(digits) + "e" + std::to_string(exponent);
         double value = 0.0;
+        // Rounded to nearest; out of range, beyond the largest double or
+        // nearer zero than the smallest.
         auto const [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-        return error == std::errc() ? std::optional(value) : std::nullopt;  // rounded to nearest
+        return error == std::errc() ? std::optional(value) : std::nullopt;
     }
     auto const whole = static_cast<double>(digits);
     auto const power = powers[static_cast<std::size_t>(exponent < 0 ? -exponent : exponent)];
@@ -270,7 +274,7 @@ std::optional<double> nearest_double(std::int64_t digits, std::int32_t exponent)
 /// The same for `value` × 10^`exponent`; a value beyond int64 is first
 /// divided by the power of ten that leaves 18 digits, if that leaves no
 /// remainder.
-std::optional<double> nearest_double(UnscaledInteger const& value, std::int32_t exponent) {
+std::optional<double> nearest_double(UnscaledInteger const& value, std::int64_t exponent) {
     if (auto const* whole = std::get_if<std::int64_t>(&value)) {
         return nearest_double(*whole, exponent);
     }
@@ -299,7 +303,7 @@ std::optional<double> nearest_double(UnscaledInteger const& value, std::int32_t 
 /// @throws CorruptData naming `what` if a value has more digits than its
 ///         type's precision (neither Arrow's builders nor its readers check).
 /// @throws InvalidArgument naming `what`, the row and the value if a value
-///         has more than 15 significant digits.
+///         has more than 15 significant digits or lies beyond float64's range.
 table::Column decode_decimals(arrow::Array const& column, std::string const& what) {
     auto const& decimals = static_cast<arrow::FixedSizeBinaryArray const&>(column);
     auto const& type = static_cast<arrow::DecimalType const&>(*column.type());
@@ -321,16 +325,26 @@ table::Column decode_decimals(arrow::Array const& column, std::string const& wha
                          what << " holds a value of more digits than its type " << type.ToString() << " allows"
                               << where(row),
                          CorruptData);
-        auto const nearest = nearest_double(value, -type.scale());
+        auto const nearest = nearest_double(value, -static_cast<std::int64_t>(type.scale()));
         SPILLWAY_EXPECTS(nearest.has_value(),
-                         what << " holds a value of more than 15 significant digits, which spillway cannot "
-                                 "read exactly as a float64"
+                         what << " holds a value of more than 15 significant digits, or beyond float64's range, "
+                                 "which spillway cannot read exactly as a float64"
                               << where(row)
                               << "; cast the column to float64 or to a string first",
                          InvalidArgument);
         values[row] = *nearest;
     }
     return table::Column::from_buffers(table::DataType::float64, rows, validity_of(column), std::move(data), {});
+}
+
+/// What a user can do about a value of a column of type `id` that the type
+/// spillway reads it as cannot hold.
+std::string_view way_around(arrow::Type::type id) noexcept {
+    switch (id) {
+        case arrow::Type::UINT64: return "cast the column to float64 or to a string first";
+        case arrow::Type::DATE64: return "cast the column to a timestamp first";
+        default: return "cast the column to a string first";
+    }
 }
 
 /// Registers Arrow's cast kernels once.
@@ -446,13 +460,15 @@ table::Table to_table(arrow::RecordBatch const& batch, std::string const& file) 
         if (!column->type()->Equals(*type)) {
             initialize_compute();
             auto cast = arrow::compute::Cast(*column, type, arrow::compute::CastOptions::Safe());
-            SPILLWAY_EXPECTS(cast.ok(),
+            // A safe cast refuses a value it would change as Invalid.
+            SPILLWAY_EXPECTS(!cast.status().IsInvalid(),
                              "'" << file << "': column '" << field->name() << "' holds a value that spillway's "
                                  << table::to_string(spillway_type(*type))
-                                 << " cannot hold: " << cast.status().message()
-                                 << "; cast the column to a wider type first",
+                                 << " cannot hold: " << cast.status().message() << "; "
+                                 << way_around(column->type_id()),
                              InvalidArgument);
-            column = std::move(cast).ValueUnsafe();
+            column = value_of(std::move(cast), "'" + file + "': cannot convert column '" + field->name() + "' to "
+                                                   + std::string(table::to_string(spillway_type(*type))));
         }
         fields.push_back(arrow::field(field->name(), type));
         columns.push_back(std::move(column));

@@ -566,25 +566,64 @@ TEST(ParquetFile, AWideDecimalIsReadValueByValueWhereFifteenSignificantDigitsHol
         EXPECT_EQ(values[3], 123456.789);
         EXPECT_EQ(values[4], 0.0);
     }
-    // Random values of up to 15 significant digits, followed by up to 23
-    // zeros, at scale 18: each the double strtod finds nearest its text.
+    // Random values of up to 15 significant digits, followed by up to 40
+    // zeros, at scales far beyond ±22 both ways: each the double strtod
+    // finds nearest its text. (Arrow IPC holds negative scales.)
     std::mt19937_64 random(5);
     std::uniform_int_distribution<std::int64_t> digits(-999'999'999'999'999, 999'999'999'999'999);
-    std::uniform_int_distribution<std::int32_t> zeros(0, 23);
-    arrow::Decimal128Builder builder(arrow::decimal128(38, 18));
-    std::vector<double> expected;
-    for (int row = 0; row < 3000; ++row) {
-        auto const drawn = digits(random);
-        auto const shift = zeros(random);
-        ASSERT_TRUE(builder.Append(arrow::Decimal128(drawn) * arrow::Decimal128::GetScaleMultiplier(shift)).ok());
-        auto const text = std::to_string(drawn) + "e" + std::to_string(shift - 18);
-        expected.push_back(std::strtod(text.c_str(), nullptr));
+    std::uniform_int_distribution<std::int32_t> zeros(0, 40);
+    for (auto const scale : {-40, -10, 0, 18, 30, 60}) {
+        arrow::Decimal256Builder builder(arrow::decimal256(76, scale));
+        std::vector<double> expected;
+        for (int row = 0; row < 2000; ++row) {
+            auto const drawn = digits(random);
+            auto const shift = zeros(random);
+            ASSERT_TRUE(builder.Append(arrow::Decimal256(drawn) * arrow::Decimal256::GetScaleMultiplier(shift)).ok());
+            auto const text = std::to_string(drawn) + "e" + std::to_string(shift - scale);
+            expected.push_back(std::strtod(text.c_str(), nullptr));
+        }
+        write_arrow(
+            arrow::Table::Make(arrow::schema({arrow::field("x", builder.type())}), {builder.Finish().ValueOrDie()}),
+            directory.path() / "random.arrow"
+        );
+        auto const random_table = read_all(directory.path() / "random.arrow", FileFormat::arrow);
+        auto const random_values = random_table.column(0).values<double>();
+        EXPECT_EQ(std::vector<double>(random_values.begin(), random_values.end()), expected) << "scale " << scale;
     }
-    write_arrow(arrow::Table::Make(arrow::schema({arrow::field("x", builder.type())}), {builder.Finish().ValueOrDie()}),
-                directory.path() / "random.arrow");
-    auto const random_table = read_all(directory.path() / "random.arrow", FileFormat::arrow);
-    auto const random_values = random_table.column(0).values<double>();
-    EXPECT_EQ(std::vector<double>(random_values.begin(), random_values.end()), expected);
+    // The narrow decimals of Arrow, 32 and 64 bits.
+    arrow::Decimal32Builder narrow(arrow::decimal32(9, 2));
+    ASSERT_TRUE(narrow.Append(arrow::Decimal32(-123456789)).ok());
+    arrow::Decimal64Builder middle(arrow::decimal64(18, 4));
+    ASSERT_TRUE(middle.Append(arrow::Decimal64(12'345'678)).ok());
+    write_arrow(arrow::Table::Make(arrow::schema({arrow::field("narrow", narrow.type()),
+                                                  arrow::field("middle", middle.type())}),
+                                   {narrow.Finish().ValueOrDie(), middle.Finish().ValueOrDie()}),
+                directory.path() / "narrow.arrow");
+    auto const narrow_table = read_all(directory.path() / "narrow.arrow", FileFormat::arrow);
+    EXPECT_EQ(narrow_table.column(0).values<double>()[0], -1234567.89);
+    EXPECT_EQ(narrow_table.column(1).values<double>()[0], 1234.5678);
+}
+
+TEST(ArrowFile, ADecimalBeyondItsPrecisionOrFloat64sRangeIsRefusedNotMisread) {
+    test::TemporaryDirectory directory;
+    auto const refused = [&](std::shared_ptr<arrow::DataType> const& type, arrow::Decimal256 const& value) {
+        arrow::Decimal256Builder builder(type);
+        EXPECT_TRUE(builder.Append(value).ok());
+        write_arrow(arrow::Table::Make(arrow::schema({arrow::field("x", type)}), {builder.Finish().ValueOrDie()}),
+                    directory.path() / "refused.arrow");
+        return [&directory] { static_cast<void>(read_all(directory.path() / "refused.arrow", FileFormat::arrow)); };
+    };
+    // 10^76 has 77 digits; -2^255 has no magnitude within 256 bits.
+    EXPECT_THROW_WITH(refused(arrow::decimal256(76, 0), arrow::Decimal256::GetScaleMultiplier(76))(), CorruptData,
+                      "more digits than its type decimal256(76, 0) allows");
+    auto const lowest = arrow::Decimal256(arrow::BasicDecimal256::LittleEndianArray, {0, 0, 0, std::uint64_t{1} << 63});
+    EXPECT_THROW_WITH(refused(arrow::decimal256(40, 0), lowest)(), CorruptData,
+                      "more digits than its type decimal256(40, 0) allows");
+    // 1e-400 and 1e400: one digit, but beyond any double.
+    EXPECT_THROW_WITH(refused(arrow::decimal256(76, 400), arrow::Decimal256(1))(), InvalidArgument,
+                      "beyond float64's range");
+    EXPECT_THROW_WITH(refused(arrow::decimal256(76, -400), arrow::Decimal256(1))(), InvalidArgument,
+                      "beyond float64's range");
 }
 
 TEST(ParquetFile, ADecimalValueOfMoreThan15SignificantDigitsFailsNamingItsColumnRowAndValue) {
@@ -596,8 +635,8 @@ TEST(ParquetFile, ADecimalValueOfMoreThan15SignificantDigitsFailsNamingItsColumn
                   directory.path() / "sums.parquet");
     EXPECT_THROW_WITH(static_cast<void>(read_all(directory.path() / "sums.parquet", FileFormat::parquet)),
                       InvalidArgument,
-                      "column 'total' holds a value of more than 15 significant digits, which spillway cannot read "
-                      "exactly as a float64 (row 1 of a batch: 12345678901234.56)");
+                      "column 'total' holds a value of more than 15 significant digits, or beyond float64's range, "
+                      "which spillway cannot read exactly as a float64 (row 1 of a batch: 12345678901234.56)");
 }
 
 TEST(ParquetFile, AUint64BeyondInt64FailsNamingItsColumn) {

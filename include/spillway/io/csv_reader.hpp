@@ -157,7 +157,8 @@ class CsvBlock {
 /// int64, float64, date32, a timestamp, boolean and string that holds every non-null value seen; a
 /// column without any is string). A timestamp column is `timestamp_us`, or `timestamp_ns` where a fraction has more
 /// than 6 digits, and `_utc` where every value names a zone (`Z` or an offset); values that mix the two, or that the
-/// unit does not hold (as nanoseconds, a time after 2262), make a string. A boolean is `true` or `false`, in any case (`True`, `FALSE`). A value is a number only if it spells an
+/// unit does not hold (as nanoseconds, a time after 2262), make a string. A boolean is `true` or `false`, in
+/// any case (`True`, `FALSE`). A value is a number only if it spells an
 /// integer exactly or is no integer at all: a column holding `042` or `-0`
 /// is string, so that its keys hash as the same text does in a column of
 /// strings (`table::spelled_integer`). Without a header the columns

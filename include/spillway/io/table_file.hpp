@@ -57,6 +57,8 @@ class TableFileReader {
     /// The next table of rows, or nothing after the last.
     /// @throws IoError naming the file if reading fails.
     /// @throws CorruptData naming the file if its data is malformed.
+    /// @throws InvalidArgument naming the file, the column and the value if
+    ///         a value cannot be held by the type it is read as.
     [[nodiscard]] virtual std::optional<table::Table> read() = 0;
 
     /// The rows of the file, if it records them (Parquet and Arrow IPC files
