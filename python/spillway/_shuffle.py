@@ -216,6 +216,16 @@ def shuffle(
     return ShuffleResult(core, partitions)
 
 
+class _Exported:
+    """An Arrow stream that ``__arrow_c_stream__`` exported already."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
+        return self._stream
+
+
 class _RowsIn:
     """Reports to ``callback`` the rows a shuffle has taken in, as phase ``"shuffle"``, at most every 100 ms."""
 
@@ -230,11 +240,11 @@ class _RowsIn:
 
     def counted(self, data: Any) -> pa.RecordBatchReader:
         """The batches of ``data`` (an object with ``__arrow_c_stream__``), each counted as it is handed over."""
+        stream = data.__arrow_c_stream__()  # what the producer raises comes through as it is
         try:
-            reader = pa.RecordBatchReader.from_stream(data)
-        except pa.ArrowInvalid as error:  # as the stream's own import without a progress callback says it
-            raise InvalidArgument(f"the schema of {type(data).__name__} holds a type spillway does not read: "
-                                  f"{error}") from None
+            reader = pa.RecordBatchReader.from_stream(_Exported(stream))
+        except pa.ArrowInvalid as error:  # a type Arrow does not know, or a stream of columns
+            raise InvalidArgument(f"{type(data).__name__} cannot be read as Arrow record batches: {error}") from None
 
         def batches() -> Iterator[pa.RecordBatch]:
             for batch in reader:

@@ -76,13 +76,14 @@ std::unique_ptr<TableFileReader> open_arrow_stream(ArrowArrayStream* stream, std
                                   << "', not of record batches: spillway reads tables of columns",
                       InvalidArgument);
     }
-    // The schema came whole; what the Arrow library cannot import is a type
-    // it does not know (a format string such as Polars' `_pli128`).
+    // The schema came whole; what the Arrow library finds invalid in it is a
+    // type it does not know (a format string such as Polars' `_pli128`).
     auto reader = arrow::ImportRecordBatchReader(stream);
-    SPILLWAY_EXPECTS(reader.ok(),
+    SPILLWAY_EXPECTS(!reader.status().IsInvalid(),
                      "the schema of " << description << " holds a type spillway does not read: "
                                       << reader.status().message(),
                      InvalidArgument);
+    detail::check(reader.status(), "cannot read the schema of " + description);
     return std::make_unique<ArrowStreamReader>(std::move(reader).ValueUnsafe(), std::move(description));
 }
 
