@@ -125,7 +125,7 @@ void RankGroup::release_resources(std::function<void()> const& removed) {
 
 void RankGroup::note_failure(std::exception_ptr error) {
     MutexLock lock(failure_mutex_);
-    if (!noted_failure_) {
+    if (!noted_failure_ || (relayed_from_peer(noted_failure_) && !relayed_from_peer(error))) {
         noted_failure_ = std::move(error);
     }
 }
@@ -176,7 +176,10 @@ void RankGroup::run(std::function<void(comm::Communicator&)> const& body) {
     }
     if (first_error) {
         MutexLock lock(failure_mutex_);
-        std::rethrow_exception(noted_failure_ ? noted_failure_ : first_cause ? first_cause : first_error);
+        if (noted_failure_ && (!relayed_from_peer(noted_failure_) || !first_cause)) {
+            std::rethrow_exception(noted_failure_);
+        }
+        std::rethrow_exception(first_cause ? first_cause : first_error);
     }
 }
 

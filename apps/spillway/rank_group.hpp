@@ -85,17 +85,19 @@ class RankGroup {
     /// Connects this process's ranks (over MPI: a collective with the other
     /// processes) and runs `body(communicator)` for each of them, each on a
     /// thread of its own, and returns once all have returned.
-    /// @throws the first error `note_failure` recorded, or else the first
-    ///         exception a body threw that is not `relayed_from_peer`, or
-    ///         else the first (others, such as the errors a failed rank
-    ///         causes in the collectives of the rest, are dropped).
+    /// @throws the cause of a failure: the error `note_failure` recorded
+    ///         unless it is `Error::relayed_from_peer` and a body threw one
+    ///         that is not, else the first exception a body threw that is
+    ///         not relayed, else the first (others, such as the errors a
+    ///         failed rank causes in the collectives of the rest, are dropped).
     void run(std::function<void(comm::Communicator&)> const& body);
 
     /// Records `error`, which a rank's body is about to throw, while the
     /// body's collectives still exist: once they are destroyed they tell the
     /// other ranks that this one gave up, and those fail too, perhaps before
     /// this rank's error has left its body. `run` then throws the error
-    /// recorded first, the cause, not its echo in another rank.
+    /// recorded first, the cause, not its echo in another rank; a relayed
+    /// error recorded first gives way to one that is not.
     /// Thread safety: may be called concurrently.
     void note_failure(std::exception_ptr error);
 

@@ -31,3 +31,24 @@ TEST(RankGroup, ThrowsTheCauseOfAFailureRatherThanItsEchoInAnotherRankThatFailed
     }),
                       OutOfMemory, "cannot reserve 1.26 MiB of HOST");
 }
+
+TEST(RankGroup, ANotedEchoGivesWayToACauseNotedLater) {
+    Options options;
+    options.set("ranks", "2").set("memory_limit_host", "64MiB");
+    RankGroup ranks(options, memory::MemoryConfig::from_options(options), 2);
+    EXPECT_THROW_WITH(ranks.run([&ranks](comm::Communicator& communicator) {
+        try {
+            if (communicator.rank() == 1) {
+                CorruptData echo("shuffle op 1 on rank 1 failed because rank 0 gave up: a chunk failed its checksum");
+                echo.mark_relayed_from_peer();
+                throw echo;
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(100));
+            throw CorruptData("shuffle op 1: a chunk from rank 1 failed its checksum");
+        } catch (...) {
+            ranks.note_failure(std::current_exception());
+            throw;
+        }
+    }),
+                      CorruptData, "shuffle op 1: a chunk from rank 1 failed its checksum");
+}
