@@ -115,9 +115,9 @@ void add_collective_timeout_flag(CLI::App& command, OptionFlags& flags) {
               positive_duration_value());
 }
 
-/// Adds `--memory-limit`, whose default is `limit_default`; `too_small`
-/// says what a limit too small for the job does; and `--reserve-timeout`.
-void add_memory_limit_flag(CLI::App& command, OptionFlags& flags, std::string const& limit_default,
+/// Adds `--memory-limit`, whose default is `limit_default` (`too_small`
+/// says what a limit too small for the job does), and `--reserve-timeout`.
+void add_memory_flags(CLI::App& command, OptionFlags& flags, std::string const& limit_default,
                            std::string const& too_small = "too small a limit fails at once, naming the least that "
                                                           "works") {
     flags.add(command, "--memory-limit", "memory_limit_host", "SIZE",
@@ -125,7 +125,7 @@ void add_memory_limit_flag(CLI::App& command, OptionFlags& flags, std::string co
               size_or_percent_value());
     flags.add(command, "--reserve-timeout", "memory_reserve_timeout", "DURATION",
               "fail with OutOfMemory when work waiting for memory sees none freed or spilled for this long "
-              "(default 30s)",
+              "(default 30s; partition waits only on ranks)",
               positive_duration_value());
 }
 
@@ -175,7 +175,7 @@ CommandLine::CommandLine() : app_(description, "spillway") {
                integer_value(1, max_partitions));
     add_collective_timeout_flag(*shuffle_command_, flags_);
     add_generator_flags(*shuffle_command_, flags_, "1.3, about 1 GiB");
-    add_memory_limit_flag(*shuffle_command_, flags_, "512MiB for the process, shared by its ranks");
+    add_memory_flags(*shuffle_command_, flags_, "512MiB for the process, shared by its ranks");
     add_spill_flags(*shuffle_command_, flags_);
     add_execution_flags(*shuffle_command_, flags_,
                         "generated and received chunks in flight per rank (default 2 per thread, shared by the "
@@ -235,7 +235,7 @@ CommandLine::CommandLine() : app_(description, "spillway") {
                "in memory at a time",
                integer_value(1, max_partitions));
     add_generator_flags(*tpch_command_, flags_, "1");
-    add_memory_limit_flag(*tpch_command_, flags_, "80% of RAM",
+    add_memory_flags(*tpch_command_, flags_, "80% of RAM",
                           "what cannot fit it fails with OutOfMemory; where nothing more can spill, the tables a "
                           "worker derives from a chunk go over it, and the summary says so");
     add_spill_flags(*tpch_command_, flags_);
@@ -272,7 +272,7 @@ CommandLine::CommandLine() : app_(description, "spillway") {
                integer_value(1, max_partitions));
     add_rank_flags(*partition_command_, flags_, "partition", 1);
     add_collective_timeout_flag(*partition_command_, flags_);
-    add_memory_limit_flag(*partition_command_, flags_, "80% of RAM");
+    add_memory_flags(*partition_command_, flags_, "80% of RAM");
     add_spill_flags(*partition_command_, flags_);
     add_execution_flags(*partition_command_, flags_,
                         "blocks in flight (default: as many as fit the memory limit, up to 4 per thread)");

@@ -67,6 +67,7 @@ def partition(
     ranks: int | None = None,
     comm: str | None = None,
     collective_timeout: str | float | None = None,
+    reserve_timeout: str | float | None = None,
     memory_limit: Size | None = None,
     spill_directory: PathLike | None = None,
     codec: str | None = None,
@@ -114,6 +115,10 @@ def partition(
             ``mpirun -np N spillway partition --comm mpi ...``.
         collective_timeout: how long a rank may send nothing before the job
             fails naming it: ``"60s"``, ``"2min"``, or seconds as a number.
+        reserve_timeout: with ranks, how long work that waits for memory may
+            see none freed or spilled before the job fails with
+            :class:`OutOfMemory` (default ``"30s"``), given as
+            ``collective_timeout`` is.
         memory_limit: what the job may use: bytes, ``"1GiB"`` or ``"25%"``
             of RAM (default 80%).
         schema: column types of CSV input, ``{"id": "int64"}``: ``int32``,
@@ -158,6 +163,7 @@ def partition(
         "ranks": ranks,
         "comm": comm,
         "collective-timeout": _duration_of(collective_timeout),
+        "reserve-timeout": _duration_of(reserve_timeout),
         "memory-limit": memory_limit,
         "spill-dir": None if spill_directory is None else path_of("spill_directory", spill_directory),
         "codec": codec,

@@ -134,10 +134,12 @@ def test_a_schema_takes_pyarrow_types(tmp_path: Path):
     assert not (tmp_path / "refused").exists()
 
 
-def test_ranks_take_the_tools_comm_and_collective_timeout(lineitem_parquet: Path, tmp_path: Path):
+def test_ranks_take_the_tools_comm_collective_and_reserve_timeouts(lineitem_parquet: Path, tmp_path: Path):
     summary = spillway.partition(lineitem_parquet, "l_orderkey", tmp_path / "out", partitions=4, ranks=2,
-                                 comm="local", collective_timeout=30)
+                                 comm="local", collective_timeout=30, reserve_timeout="45s")
     assert summary.verified
+    with pytest.raises(spillway.InvalidArgument, match="reserve_timeout"):
+        spillway.partition(lineitem_parquet, "l_orderkey", tmp_path / "late", ranks=2, reserve_timeout=0)
     # Seconds as a float, however Python would print it (1e-05), reach the tool as a duration it reads.
     assert spillway.partition(lineitem_parquet, "l_orderkey", tmp_path / "one", partitions=4,
                               collective_timeout=1e-5).verified
