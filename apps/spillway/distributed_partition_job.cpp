@@ -58,7 +58,9 @@ struct RankBuffers {
 
 /// The memory of one rank, of `rank_limit` bytes, with `window` tables in
 /// flight, tables of `piece_bytes`, a file reader that holds `reader_bytes`
-/// and a file writer of `format` for a file of `schema`.
+/// and a file writer of `format` for a file of `schema`, in a shuffle of
+/// `pieces` input tables into `partitions`, `owned_partitions` of them the
+/// rank's.
 struct RankMemory {
     /// What the file reader and writer hold in the Arrow library's memory,
     /// which the rank's resource does not count: the reader's pages and the
@@ -75,20 +77,30 @@ struct RankMemory {
     std::uint64_t chunks;
     /// The state of the partitions the rank owns, which its shuffler keeps.
     std::uint64_t partitions;
+    /// What the shuffler keeps reserved for each chunk it holds
+    /// (`Shuffler::bytes_per_chunk`), spilled or not: a chunk of every input
+    /// table for each partition the rank owns, received, and the chunks of
+    /// the tables in flight, to send.
+    std::uint64_t chunk_records;
 
     static RankMemory of(std::uint64_t rank_limit, std::uint64_t piece_bytes, std::uint64_t reader_bytes,
                          io::FileFormat format, table::Schema const& schema, std::size_t window,
-                         std::uint64_t owned_partitions) noexcept {
+                         std::uint64_t pieces, std::uint64_t partitions, std::uint64_t owned_partitions) noexcept {
         auto const buffers = RankBuffers::for_limit(rank_limit);
         auto const reading = piece_bytes * (3 * window + 1);
         // A batch passes its size by at most one chunk, at most one table's rows.
         auto const writing = 2 * (buffers.receive_batch + piece_bytes) * (window + 1) + buffers.write_buffer;
         return {reader_bytes + piece_bytes + io::writer_overhead_bytes(format, schema)
                     + io::writer_flush_bytes(format, buffers.write_buffer),
-                std::max(reading, writing), piece_bytes, owned_partitions * shuffle::Shuffler::bytes_per_partition()};
+                std::max(reading, writing), piece_bytes, owned_partitions * shuffle::Shuffler::bytes_per_partition(),
+                (pieces * owned_partitions + (window + 1) * partitions) * shuffle::Shuffler::bytes_per_chunk()};
     }
 
-    [[nodiscard]] std::uint64_t total() const noexcept { return outside + working + chunks + partitions; }
+    [[nodiscard]] std::uint64_t total() const noexcept {
+        return outside + working + chunks + partitions + chunk_records;
+    }
+    /// What grows with the partitions.
+    [[nodiscard]] std::uint64_t of_partitions() const noexcept { return partitions + chunk_records; }
 };
 
 /// One input table, hash-partitioned and packed.
@@ -140,10 +152,11 @@ DistributedPartitionJob::DistributedPartitionJob(PartitionArguments arguments, O
     auto const piece_bytes = input_.piece_bytes();
     auto const ranks = static_cast<std::uint64_t>(ranks_.size());
     auto const owned_partitions = (std::uint64_t{partitions_} + ranks - 1) / ranks;  // the most a rank owns
+    auto const pieces = input_.pieces(static_cast<std::size_t>(ranks));
     auto const rank_memory = [&](std::uint64_t limit, std::size_t window) {
         return RankMemory::of(limit > fixed_bytes ? (limit - fixed_bytes) / local_ranks : 0, piece_bytes,
-                              input_.reader_bytes(), output_format_, input_.schema(), window,
-                              owned_partitions);
+                              input_.reader_bytes(), output_format_, input_.schema(), window, pieces,
+                              partitions_, owned_partitions);
     };
     auto const bound = [&](std::uint64_t limit, std::size_t window) {
         return fixed_bytes + local_ranks * rank_memory(limit, window).total();
@@ -165,7 +178,9 @@ DistributedPartitionJob::DistributedPartitionJob(PartitionArguments arguments, O
                                       << "; raise --memory-limit to at least that"
                                       << (input_.format() == io::FileFormat::csv ? ", or lower --block-size" : "")
                                       << (local_ranks == 1 ? "" : ", or lower --ranks")
-                                      << (rank_memory(limit_, 1).partitions < piece_bytes ? "" : ", or lower --partitions"),
+                                      << (rank_memory(limit_, 1).of_partitions() < piece_bytes
+                                              ? ""
+                                              : ", or lower --partitions"),
                       InvalidArgument);
     }
     if (options.find("window")) {

@@ -64,6 +64,26 @@ std::uint64_t PartitionInput::piece_bytes() const noexcept {
     return csv_input_ ? csv_input_->options.chunk_bytes : std::max<std::uint64_t>(table_input_->largest_read_bytes, 1);
 }
 
+std::uint64_t PartitionInput::pieces(std::size_t ranks) const {
+    auto const reads = [](std::uint64_t amount, std::uint64_t per_read) {
+        return std::max<std::uint64_t>(1, (amount + per_read - 1) / per_read);
+    };
+    std::uint64_t pieces = 0;
+    if (csv_input_) {
+        for (auto const& file : csv_input_->files) {
+            pieces += reads(std::filesystem::file_size(file), csv_input_->options.chunk_bytes);
+        }
+        return pieces;
+    }
+    // Each rank reads its share of a Parquet file's row groups in batches
+    // that span them: a share ends in a smaller batch, one more for each rank.
+    auto const shares = row_groups_.empty() ? 0 : ranks - 1;
+    for (auto const rows : table_input_->file_rows) {
+        pieces += reads(rows, io::rows_per_read) + shares;
+    }
+    return pieces;
+}
+
 std::uint64_t PartitionInput::reader_bytes() const noexcept { return csv_input_ ? 0 : table_input_->reader_bytes; }
 
 bool PartitionInput::skips_bad_rows() const noexcept {

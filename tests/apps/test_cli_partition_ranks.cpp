@@ -240,6 +240,28 @@ TEST_F(CliPartitionRanks, ALimitTooSmallFailsAtOnceNamingTheLeastThatWorksAndMak
     EXPECT_FALSE(std::filesystem::exists(path("out")));
 }
 
+TEST_F(CliPartitionRanks, ManySmallBlocksIntoManyPartitionsRunInTheLeastLimitNamed) {
+    // 8 MB of CSV in blocks of 64 KiB, each split 1000 ways: every chunk a
+    // rank receives keeps its record reserved, spilled or not. The limit the
+    // tool named left them out, and the run failed after waiting for memory.
+    {
+        std::ofstream out(path("rows.csv"));
+        out << "id,amount,note\n";
+        for (int row = 0; row < 200'000; ++row) {
+            out << row << "," << row * 7 << ",some words of text\n";
+        }
+    }
+    auto const arguments = std::vector<std::string>{"-i", path("rows.csv").string(), "-k", "id", "--partitions",
+                                                    "1000", "--ranks", "4", "--block-size", "64KiB",
+                                                    "--reserve-timeout", "5s"};
+    auto const one = partition({"-i", path("rows.csv").string(), "-k", "id", "--partitions", "1000", "-o",
+                                path("one").string()});
+    ASSERT_EQ(one.exit_code, 0) << one.err;
+    auto const four = partition_at_least_limit(arguments, "four");
+    ASSERT_EQ(four.exit_code, 0) << four.err;
+    EXPECT_EQ(file_checksums(path("four")), file_checksums(path("one")));
+}
+
 TEST_F(CliPartitionRanks, ARowThatDoesNotParseFailsTheRunAndLeavesNoOutputNorSpilledData) {
     {
         std::ofstream out(path("rows.csv"));
