@@ -118,8 +118,7 @@ void add_collective_timeout_flag(CLI::App& command, OptionFlags& flags) {
 /// Adds `--memory-limit`, whose default is `limit_default` (`too_small`
 /// says what a limit too small for the job does), and `--reserve-timeout`.
 void add_memory_flags(CLI::App& command, OptionFlags& flags, std::string const& limit_default,
-                           std::string const& too_small = "too small a limit fails at once, naming the least that "
-                                                          "works") {
+                      std::string const& too_small = "too small a limit fails at once, naming the least that works") {
     flags.add(command, "--memory-limit", "memory_limit_host", "SIZE",
               "memory the job may use, e.g. 1GiB or 25% (default " + limit_default + "); " + too_small,
               size_or_percent_value());
@@ -236,8 +235,8 @@ CommandLine::CommandLine() : app_(description, "spillway") {
                integer_value(1, max_partitions));
     add_generator_flags(*tpch_command_, flags_, "1");
     add_memory_flags(*tpch_command_, flags_, "80% of RAM",
-                          "what cannot fit it fails with OutOfMemory; where nothing more can spill, the tables a "
-                          "worker derives from a chunk go over it, and the summary says so");
+                     "what cannot fit it fails with OutOfMemory; where nothing more can spill, the tables a "
+                     "worker derives from a chunk go over it, and the summary says so");
     add_spill_flags(*tpch_command_, flags_);
     add_collective_timeout_flag(*tpch_command_, flags_);
     add_threads_flag(*tpch_command_, flags_);

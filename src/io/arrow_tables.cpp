@@ -343,6 +343,8 @@ std::string_view way_around(arrow::Type::type id) noexcept {
     switch (id) {
         case arrow::Type::UINT64: return "cast the column to float64 or to a string first";
         case arrow::Type::DATE64: return "cast the column to a timestamp first";
+        case arrow::Type::LARGE_STRING:
+        case arrow::Type::STRING_VIEW: return "write the file in smaller record batches or row groups";
         default: return "cast the column to a string first";
     }
 }
