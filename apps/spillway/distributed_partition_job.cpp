@@ -78,9 +78,10 @@ struct RankMemory {
     /// The state of the partitions the rank owns, which its shuffler keeps.
     std::uint64_t partitions;
     /// What the shuffler keeps reserved for each chunk it holds
-    /// (`Shuffler::bytes_per_chunk`), spilled or not: a chunk of every input
-    /// table for each partition the rank owns, received, and the chunks of
-    /// the tables in flight, to send.
+    /// (`Shuffler::bytes_per_chunk`), spilled or not, until it is taken out:
+    /// a chunk of every input table for each partition the rank owns,
+    /// received, and the chunks of the tables in flight, to send (which
+    /// assumes that sends keep up with reads).
     std::uint64_t chunk_records;
 
     static RankMemory of(std::uint64_t rank_limit, std::uint64_t piece_bytes, std::uint64_t reader_bytes,
@@ -101,6 +102,9 @@ struct RankMemory {
     }
     /// What grows with the partitions.
     [[nodiscard]] std::uint64_t of_partitions() const noexcept { return partitions + chunk_records; }
+    /// What grows with the size of an input piece, against what shrinks
+    /// with it: whether larger pieces (more bytes, fewer records) need less.
+    [[nodiscard]] bool larger_pieces_need_less() const noexcept { return chunk_records > working + chunks; }
 };
 
 /// One input table, hash-partitioned and packed.
@@ -116,6 +120,14 @@ struct ReceivedTable {
     shuffle::PartitionId partition;
     std::optional<table::Table> rows;  ///< nothing for a partition that received nothing
 };
+
+/// The advice on `--block-size` for CSV input whose ranks need `memory`.
+std::string block_size_advice(io::FileFormat format, RankMemory const& memory) {
+    if (format != io::FileFormat::csv) {
+        return "";
+    }
+    return memory.larger_pieces_need_less() ? ", or raise --block-size" : ", or lower --block-size";
+}
 
 }  // namespace
 
@@ -176,7 +188,7 @@ DistributedPartitionJob::DistributedPartitionJob(PartitionArguments arguments, O
                                       << ": it needs at least "
                                       << format_least_limit(least * mebibyte)
                                       << "; raise --memory-limit to at least that"
-                                      << (input_.format() == io::FileFormat::csv ? ", or lower --block-size" : "")
+                                      << block_size_advice(input_.format(), rank_memory(limit_, 1))
                                       << (local_ranks == 1 ? "" : ", or lower --ranks")
                                       << (rank_memory(limit_, 1).of_partitions() < piece_bytes
                                               ? ""

@@ -87,7 +87,12 @@ namespace spillway::cli {
 /// tables' worth of rows while reading (a table, its parse, its packed
 /// pieces), or while writing `window + 1` batches of received chunks, each
 /// packed and unpacked (a batch passes its size by at most one table), and
-/// keeps one table's worth of room for chunks. Unless told the window, the
+/// keeps one table's worth of room for chunks. Its shuffler keeps the state
+/// of each partition it owns, and a record of each chunk it holds
+/// (`Shuffler::bytes_per_chunk`) until the chunk is taken out: one of every
+/// input table for each partition it owns, and those of its tables in
+/// flight (which assumes its sends keep up with its reads). So small input
+/// pieces split many ways cost memory too. Unless told the window, the
 /// job takes the largest up to 2 per thread (shared by the process's ranks)
 /// that fits; a limit that does not fit a window of 1 fails at once, naming
 /// the least limit that works. Unless option `spill_headroom` says

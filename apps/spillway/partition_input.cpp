@@ -64,22 +64,26 @@ std::uint64_t PartitionInput::piece_bytes() const noexcept {
     return csv_input_ ? csv_input_->options.chunk_bytes : std::max<std::uint64_t>(table_input_->largest_read_bytes, 1);
 }
 
-std::uint64_t PartitionInput::pieces(std::size_t ranks) const {
-    auto const reads = [](std::uint64_t amount, std::uint64_t per_read) {
-        return std::max<std::uint64_t>(1, (amount + per_read - 1) / per_read);
-    };
-    std::uint64_t pieces = 0;
+std::uint64_t PartitionInput::pieces(std::size_t ranks) const noexcept {
+    auto const reads = [](std::uint64_t amount, std::uint64_t per_read) { return (amount + per_read - 1) / per_read; };
     if (csv_input_) {
-        for (auto const& file : csv_input_->files) {
-            pieces += reads(std::filesystem::file_size(file), csv_input_->options.chunk_bytes);
-        }
-        return pieces;
+        // A block ends at its last whole row: a little short of the block
+        // size, by up to a row (here, rows of up to a sixteenth of it).
+        auto const block = csv_input_->options.chunk_bytes;
+        return reads(csv_input_->bytes, block - block / 16) + csv_input_->files.size();
     }
-    // Each rank reads its share of a Parquet file's row groups in batches
-    // that span them: a share ends in a smaller batch, one more for each rank.
-    auto const shares = row_groups_.empty() ? 0 : ranks - 1;
-    for (auto const rows : table_input_->file_rows) {
-        pieces += reads(rows, io::rows_per_read) + shares;
+    std::uint64_t pieces = 0;
+    for (std::size_t file = 0; file < table_input_->files.size(); ++file) {
+        if (auto const listed = table_input_->file_reads[file]) {
+            pieces += *listed;
+        } else if (row_groups_.empty()) {
+            pieces += std::max<std::uint64_t>(1, reads(table_input_->file_rows[file], io::rows_per_read));
+        } else {
+            // Each rank reads its share of the row groups in batches that end
+            // at a group where a column is read as a dictionary, and at the
+            // end of its share.
+            pieces += row_groups_[file].size() + reads(table_input_->file_rows[file], io::rows_per_read) + ranks;
+        }
     }
     return pieces;
 }

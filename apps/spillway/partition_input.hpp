@@ -73,12 +73,13 @@ class PartitionInput {
     /// The most bytes of rows one piece holds as a table: the CSV block
     /// size, or the largest read of the files (see `TableInput`).
     [[nodiscard]] std::uint64_t piece_bytes() const noexcept;
-    /// The pieces the input is read in by `ranks` ranks together: each CSV
-    /// file's blocks, and each table file's reads of at most
-    /// `io::rows_per_read` rows, those of each rank's share of a Parquet
-    /// file apart (an estimate for Arrow files: one of smaller record
-    /// batches is read in more).
-    [[nodiscard]] std::uint64_t pieces(std::size_t ranks) const;
+    /// The most pieces the input is read in by `ranks` ranks together: each
+    /// CSV file's blocks (for rows of up to a sixteenth of a block), each
+    /// Parquet file's reads of at most `io::rows_per_read` rows, which end at
+    /// row groups too, and each Arrow IPC file's record batches. An Arrow
+    /// IPC stream, which does not say, counts as one read of each
+    /// `io::rows_per_read` rows, or one.
+    [[nodiscard]] std::uint64_t pieces(std::size_t ranks) const noexcept;
     /// What one file reader holds besides the tables it returns
     /// (`io::TableFileReader::held_bytes`, the most of the input's files).
     [[nodiscard]] std::uint64_t reader_bytes() const noexcept;

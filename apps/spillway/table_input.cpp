@@ -78,6 +78,7 @@ TableInput TableInput::open(std::vector<std::filesystem::path> files, std::vecto
         schemas.push_back(reader->schema());
         input.column_orders.push_back(match_columns(input.schema, files.front(), reader->schema(), file));
         input.file_rows.push_back(reader->rows().value_or(0));
+        input.file_reads.push_back(reader->reads());
         input.rows += input.file_rows.back();
         input.reader_bytes = std::max(input.reader_bytes, reader->held_bytes());
         // A file that does not say how large its reads are is bounded by its size.

@@ -43,6 +43,7 @@ struct TableInput {
     std::uint64_t bytes = 0;               ///< the files' sizes together
     std::uint64_t rows = 0;                ///< the files' rows together
     std::vector<std::uint64_t> file_rows;  ///< by file, its rows (0 where the file does not say)
+    std::vector<std::optional<std::uint64_t>> file_reads;  ///< by file, its reads where it says (`reads`)
     /// The most column data one read returns, as the files tell, with the
     /// int32 columns read as int64 at their width.
     std::uint64_t largest_read_bytes = 0;

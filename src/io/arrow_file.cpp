@@ -70,6 +70,12 @@ class ArrowFileReader final : public TableFileReader {
         return file_reader_ != nullptr ? std::optional(rows_) : std::nullopt;
     }
 
+    /// A file's record batches, as its footer lists them; nothing for a stream.
+    [[nodiscard]] std::optional<std::uint64_t> reads() const noexcept override {
+        return file_reader_ != nullptr ? std::optional(static_cast<std::uint64_t>(file_reader_->num_record_batches()))
+                                       : std::nullopt;
+    }
+
     /// The file does not record batch sizes in its footer.
     [[nodiscard]] std::uint64_t largest_read_bytes() const noexcept override { return 0; }
 

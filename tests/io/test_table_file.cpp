@@ -690,6 +690,28 @@ TEST(ParquetFile, AColumnOfATypeSpillwayDoesNotReadIsRefusedByName) {
                       InvalidArgument, "column 'blob' has the type binary, which spillway does not read");
 }
 
+TEST(ArrowFile, AnArrowIpcFileSaysHowManyReadsItTakesAndParquetDoesNot) {
+    test::TemporaryDirectory directory;
+    std::vector<std::shared_ptr<arrow::RecordBatch>> batches;
+    for (std::int64_t batch = 0; batch < 5; ++batch) {
+        arrow::Int64Builder values;
+        ASSERT_TRUE(values.AppendValues({batch, batch + 1}).ok());
+        batches.push_back(arrow::RecordBatch::Make(arrow::schema({arrow::field("x", arrow::int64())}), 2,
+                                                   {values.Finish().ValueOrDie()}));
+    }
+    auto const table = arrow::Table::FromRecordBatches(batches).ValueOrDie();
+    write_arrow(table, directory.path() / "batches.arrow");
+    auto reader = open_table_file(directory.path() / "batches.arrow", FileFormat::arrow);
+    ASSERT_EQ(reader->reads(), std::optional<std::uint64_t>(5));
+    std::uint64_t reads = 0;
+    while (reader->read()) {
+        ++reads;
+    }
+    EXPECT_EQ(reads, 5U);
+    write_parquet(table, directory.path() / "batches.parquet");
+    EXPECT_EQ(open_table_file(directory.path() / "batches.parquet", FileFormat::parquet)->reads(), std::nullopt);
+}
+
 TEST(ArrowFile, TimestampsInSecondsOrOfAnyZoneAndDate64AreReadAsSpillwaysTypes) {
     test::TemporaryDirectory directory;
     arrow::TimestampBuilder seconds(arrow::timestamp(arrow::TimeUnit::SECOND), arrow::default_memory_pool());

@@ -75,6 +75,11 @@ class TableFileReader {
     /// a moment.
     [[nodiscard]] virtual std::uint64_t largest_read_bytes() const noexcept = 0;
 
+    /// How many tables `read` returns, where the file says before it is
+    /// read: an Arrow IPC file's record batches, by its footer; nothing for
+    /// the other formats and for Arrow IPC streams.
+    [[nodiscard]] virtual std::optional<std::uint64_t> reads() const noexcept { return std::nullopt; }
+
     /// What the reader itself holds while it reads, besides the tables it
     /// returns: for Parquet, the pages, dictionaries and buffers of its
     /// column readers, measured by the Arrow library's allocations across
