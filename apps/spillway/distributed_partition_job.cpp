@@ -187,7 +187,7 @@ DistributedPartitionJob::DistributedPartitionJob(PartitionArguments arguments, O
                                       << (input_.reader_bytes() == 0 ? "" : format_bytes(input_.reader_bytes()))
                                       << ": it needs at least "
                                       << format_least_limit(least * mebibyte)
-                                      << "; raise --memory-limit to at least that"
+                                      << "; raise memory_limit_host to at least that"
                                       << block_size_advice(input_.format(), rank_memory(limit_, 1))
                                       << (local_ranks == 1 ? "" : ", or lower --ranks")
                                       << (rank_memory(limit_, 1).of_partitions() < piece_bytes
@@ -205,7 +205,7 @@ DistributedPartitionJob::DistributedPartitionJob(PartitionArguments arguments, O
             SPILLWAY_FAIL("--window " << window_ << " does not fit in the memory limit " << format_bytes(limit_)
                                       << " with input tables of " << format_bytes(piece_bytes) << " on "
                                       << local_ranks << (local_ranks == 1 ? " rank" : " ranks") << ": at most "
-                                      << largest << " fit; lower --window or raise --memory-limit",
+                                      << largest << " fit; lower --window or raise memory_limit_host",
                           InvalidArgument);
         }
     } else {

@@ -97,7 +97,7 @@ PartitionPlan PartitionPlan::make(std::uint64_t limit, std::uint64_t block_bytes
                           << " for " << least_window << (least_window == 1 ? " block" : " blocks")
                           << " in flight, the reader and the writer, " << partitions << " write buffers of "
                           << format_bytes(least.write_buffer_bytes + files.overhead)
-                          << "); raise --memory-limit to at least that, or lower "
+                          << "); raise memory_limit_host to at least that, or lower "
                           << (least_window > 1 ? "--window, " : "")
                           << (files.sized_by_flag ? "--block-size or --partitions" : "--partitions"),
                       InvalidArgument);
@@ -110,7 +110,7 @@ PartitionPlan PartitionPlan::make(std::uint64_t limit, std::uint64_t block_bytes
             }
             SPILLWAY_FAIL("--window " << *window << " does not fit in the memory limit " << format_bytes(limit)
                                       << " with blocks of " << format_bytes(block_bytes) << ": at most " << largest
-                                      << " blocks fit; lower --window or raise --memory-limit",
+                                      << " blocks fit; lower --window or raise memory_limit_host",
                           InvalidArgument);
         }
         return with_window(limit, block_bytes, threads, partitions, *window, files);

@@ -262,7 +262,7 @@ ShuffleJob::ShuffleJob(Options const& options)
         SPILLWAY_FAIL("memory limit " << format_bytes(limit) << " per rank is too small for " << window_
                                       << (window_ == 1 ? " generated chunk" : " generated chunks")
                                       << " in flight of " << format_bytes(item.peak) << " each" << partitions.str()
-                                      << ": give this process a --memory-limit of at least "
+                                      << ": give this process a memory_limit_host of at least "
                                       << format_least_limit(least) << " (shared by its " << ranks_.resources().size()
                                       << (ranks_.resources().size() == 1 ? " rank)" : " ranks)")
                                       << (window_ == 1 ? "" : ", or lower --window")

@@ -634,6 +634,16 @@ TEST(CliShuffle, ALimitTooSmallFailsAtOnceNamingTheLeastThatWorks) {
     }
 }
 
+TEST(CliShuffle, ALimitTooSmallNamesWhereItCameFrom) {
+    auto const flag = run_spillway({"shuffle", "--scale", "0.02", "--memory-limit", "1MiB"});
+    EXPECT_EQ(flag.exit_code, 2);
+    EXPECT_THAT(flag.err, HasSubstr("give this process a --memory-limit of at least"));
+    auto const variable = run_spillway({"shuffle", "--scale", "0.02"}, {"SPILLWAY_MEMORY_LIMIT_HOST=1MiB"});
+    EXPECT_EQ(variable.exit_code, 2);
+    EXPECT_THAT(variable.err, HasSubstr("give this process a SPILLWAY_MEMORY_LIMIT_HOST of at least"));
+    EXPECT_THAT(variable.err, testing::Not(HasSubstr("memory_limit_host")));
+}
+
 TEST(CliShuffle, WithRoomEnoughEveryPartitionGetsItsWholeCoalescingBudget) {
     for (auto const& [partitions, budget] : {std::pair{"16", 16 * 16384}, std::pair{"1000", 1000 * 16384}}) {
         auto const result = run_spillway({"shuffle", "--scale", "0.05", "--partitions", partitions, "--memory-limit",
