@@ -140,6 +140,10 @@ std::uint64_t parse_bytes(std::string_view text, std::string_view what) {
                 "GB, TB), such as 512MiB",
         InvalidArgument
     );
+    SPILLWAY_EXPECTS(*factor != 1 || parsed->number == std::floor(parsed->number),
+                     what << ": invalid size '" << text << "': a number of bytes is whole; give a unit (1.5KiB) for "
+                                                           "a fraction",
+                     InvalidArgument);
     // Rounded as a long double: std::llround's long long overflows past 2^63.
     long double const bytes = std::round(static_cast<long double>(parsed->number) * *factor);
     SPILLWAY_EXPECTS(

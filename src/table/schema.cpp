@@ -26,7 +26,9 @@ std::optional<std::size_t> Schema::find(std::string_view name) const noexcept {
 
 std::size_t Schema::index_of(std::string_view name) const {
     auto const index = find(name);
-    SPILLWAY_EXPECTS(index.has_value(), "no column is named '" << name << "'; the columns are " << to_string(),
+    SPILLWAY_EXPECTS(index.has_value(),
+                     "no column is named '" << name << "'; "
+                         << (size() == 0 ? std::string("there are no columns") : "the columns are " + to_string()),
                      InvalidArgument);
     return *index;
 }

@@ -35,6 +35,9 @@ TEST(ParseBytes, RejectsGarbageWithAMessageNamingWhatWasParsed) {
     EXPECT_THROW_WITH(parse_bytes("-5MiB"), InvalidArgument, "invalid size");
     EXPECT_THROW_WITH(parse_bytes(""), InvalidArgument, "invalid size");
     EXPECT_THROW_WITH(parse_bytes("1.2.3"), InvalidArgument, "invalid size");
+    EXPECT_THROW_WITH(parse_bytes("1.5"), InvalidArgument, "invalid size '1.5': a number of bytes is whole");
+    EXPECT_THROW_WITH(parse_bytes("0.5B"), InvalidArgument, "a number of bytes is whole");
+    EXPECT_EQ(parse_bytes("1000000000.0"), 1'000'000'000u);
     EXPECT_THROW_WITH(parse_bytes("75%"), InvalidArgument, "invalid size");
     EXPECT_THROW_WITH(parse_bytes("99999999999TiB"), InvalidArgument, "too large");
 }

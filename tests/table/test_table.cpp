@@ -31,6 +31,8 @@ TEST(Schema, FindsColumnsByNameAndRejectsDuplicates) {
     EXPECT_FALSE(schema.find("c").has_value());
     EXPECT_THROW_WITH(static_cast<void>(schema.index_of("c")), InvalidArgument,
                       "no column is named 'c'; the columns are a:int32, b:string");
+    EXPECT_THROW_WITH(static_cast<void>(Schema().index_of("c")), InvalidArgument,
+                      "no column is named 'c'; there are no columns");
     EXPECT_THROW_WITH(Schema({{"a", DataType::int32}, {"a", DataType::int64}}), InvalidArgument,
                       "two columns are named 'a'");
 }
