@@ -14,37 +14,50 @@
 using namespace spillway;
 using namespace spillway::cli;
 
-TEST(RankGroup, ThrowsTheCauseOfAFailureRatherThanItsEchoInAnotherRankThatFailedFirst) {
+namespace {
+
+/// Two in-process ranks sharing 64 MiB.
+Options two_ranks() {
     Options options;
     options.set("ranks", "2").set("memory_limit_host", "64MiB");
-    RankGroup ranks(options, memory::MemoryConfig::from_options(options), 2);
+    return options;
+}
+
+/// Throws `echo` on rank 1 at once, marked as relayed from rank 0, and
+/// `cause` on rank 0 100 ms later: the cause reaches the group after its
+/// echo, as it does when a failed rank's collectives are destroyed while its
+/// error unwinds.
+template <typename Echo, typename Cause>
+[[noreturn]] void echo_before_cause(comm::Communicator const& communicator, Echo echo, Cause const& cause) {
+    if (communicator.rank() == 1) {
+        echo.mark_relayed_from_peer();
+        throw echo;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    throw cause;
+}
+
+}  // namespace
+
+TEST(RankGroup, ThrowsTheCauseOfAFailureRatherThanItsEchoInAnotherRankThatFailedFirst) {
+    RankGroup ranks(two_ranks(), memory::MemoryConfig::from_options(two_ranks()), 2);
     EXPECT_THROW_WITH(ranks.run([](comm::Communicator& communicator) {
-        if (communicator.rank() == 1) {
-            InvalidArgument echo("shuffle op 1 on rank 1 failed because rank 0 gave up: it was destroyed");
-            echo.mark_relayed_from_peer();
-            throw echo;
-        }
-        // The cause reaches the group later than its echo, as it does when
-        // a failed rank's collectives are destroyed while its error unwinds.
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));
-        throw OutOfMemory("cannot reserve 1.26 MiB of HOST");
+        echo_before_cause(communicator,
+                          InvalidArgument("shuffle op 1 on rank 1 failed because rank 0 gave up: it was destroyed"),
+                          OutOfMemory("cannot reserve 1.26 MiB of HOST"));
     }),
                       OutOfMemory, "cannot reserve 1.26 MiB of HOST");
 }
 
 TEST(RankGroup, ANotedEchoGivesWayToACauseNotedLater) {
-    Options options;
-    options.set("ranks", "2").set("memory_limit_host", "64MiB");
-    RankGroup ranks(options, memory::MemoryConfig::from_options(options), 2);
+    RankGroup ranks(two_ranks(), memory::MemoryConfig::from_options(two_ranks()), 2);
     EXPECT_THROW_WITH(ranks.run([&ranks](comm::Communicator& communicator) {
         try {
-            if (communicator.rank() == 1) {
-                CorruptData echo("shuffle op 1 on rank 1 failed because rank 0 gave up: a chunk failed its checksum");
-                echo.mark_relayed_from_peer();
-                throw echo;
-            }
-            std::this_thread::sleep_for(std::chrono::milliseconds(100));
-            throw CorruptData("shuffle op 1: a chunk from rank 1 failed its checksum");
+            echo_before_cause(
+                communicator,
+                CorruptData("shuffle op 1 on rank 1 failed because rank 0 gave up: a chunk failed its checksum"),
+                CorruptData("shuffle op 1: a chunk from rank 1 failed its checksum")
+            );
         } catch (...) {
             ranks.note_failure(std::current_exception());
             throw;
