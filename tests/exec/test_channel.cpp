@@ -133,6 +133,8 @@ TEST(Channel, AWeightBoundHoldsBackASendWhoseValueWouldExceedIt) {
     test::RandomChooser chooser(6);
     test::DeterministicExecutor executor(chooser);
     Channel<int> channel(executor, 10, 10, [](int value) { return static_cast<std::size_t>(value); });
+    EXPECT_EQ(channel.capacity(), 10u);
+    EXPECT_EQ(channel.max_weight(), 10u);
     std::vector<int> sent;
     TaskGroup group(executor);
     group.spawn([&](std::stop_token const&) -> Task<void> {

@@ -43,11 +43,9 @@ class MpiEnvironment {
     /// the receiver has acknowledged it, and a rank's acknowledgement of its
     /// peer's message waits on their socket behind its own fragments: two
     /// ranks that send each other large messages, whose receives are posted
-    /// only once they arrive, take turns instead of sending at once. A
-    /// `Shuffler` across 4 hosts with links of 1 Gbit/s moved data at 0.6 of
-    /// the rate of `MPI_Alltoallv` that way, and at 0.9 without `put`, with
-    /// `MPI_Alltoallv` itself no slower. Sets an environment variable: construct
-    /// it before starting threads, as `main` does.
+    /// only once they arrive, take turns instead of sending at once
+    /// (docs/architecture.md, comm/, has the figures). Sets an environment
+    /// variable: construct it before starting threads, as `main` does.
     /// @throws InvalidArgument if MPI has been initialised or finalised
     ///         already, or if it does not provide `MPI_THREAD_MULTIPLE` (it
     ///         is then finalised again).

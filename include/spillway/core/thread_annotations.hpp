@@ -9,12 +9,13 @@
 /// - `SPILLWAY_SCOPED_CAPABILITY` marks an RAII class that holds a lock.
 /// - `SPILLWAY_GUARDED_BY(mu_)` on a field: read and written only with `mu_` held.
 /// - `SPILLWAY_PT_GUARDED_BY(mu_)` on a pointer: the pointee is guarded.
-/// - `SPILLWAY_REQUIRES(mu_)` / `SPILLWAY_REQUIRES_SHARED(mu_)` on a function:
-///   the caller holds `mu_` (exclusively / at least shared).
-/// - `SPILLWAY_EXCLUDES(mu_)`: the caller must not hold `mu_`.
-/// - `SPILLWAY_ACQUIRED_AFTER(mu_)` / `SPILLWAY_ACQUIRED_BEFORE(mu_)`: lock order.
+/// - `SPILLWAY_REQUIRES(mu_)` on a function: the caller holds `mu_`.
+/// - `SPILLWAY_ACQUIRED_AFTER(mu_)` on a lock: lock order.
 /// - `SPILLWAY_ACQUIRE(...)`, `SPILLWAY_RELEASE(...)` and their `_SHARED` forms
-///   on functions that take or drop a lock.
+///   on functions that take or drop a lock; `SPILLWAY_TRY_ACQUIRE(ok, ...)` on
+///   one that takes it when it returns `ok`.
+/// - `SPILLWAY_NO_THREAD_SAFETY_ANALYSIS` on a function the analysis cannot
+///   follow.
 
 #if defined(__clang__)
 #define SPILLWAY_THREAD_ANNOTATION(x) __attribute__((x))
@@ -26,11 +27,8 @@
 #define SPILLWAY_SCOPED_CAPABILITY SPILLWAY_THREAD_ANNOTATION(scoped_lockable)
 #define SPILLWAY_GUARDED_BY(x) SPILLWAY_THREAD_ANNOTATION(guarded_by(x))
 #define SPILLWAY_PT_GUARDED_BY(x) SPILLWAY_THREAD_ANNOTATION(pt_guarded_by(x))
-#define SPILLWAY_ACQUIRED_BEFORE(...) SPILLWAY_THREAD_ANNOTATION(acquired_before(__VA_ARGS__))
 #define SPILLWAY_ACQUIRED_AFTER(...) SPILLWAY_THREAD_ANNOTATION(acquired_after(__VA_ARGS__))
 #define SPILLWAY_REQUIRES(...) SPILLWAY_THREAD_ANNOTATION(requires_capability(__VA_ARGS__))
-#define SPILLWAY_REQUIRES_SHARED(...) \
-    SPILLWAY_THREAD_ANNOTATION(requires_shared_capability(__VA_ARGS__))
 #define SPILLWAY_ACQUIRE(...) SPILLWAY_THREAD_ANNOTATION(acquire_capability(__VA_ARGS__))
 #define SPILLWAY_ACQUIRE_SHARED(...) \
     SPILLWAY_THREAD_ANNOTATION(acquire_shared_capability(__VA_ARGS__))
@@ -38,6 +36,4 @@
 #define SPILLWAY_RELEASE_SHARED(...) \
     SPILLWAY_THREAD_ANNOTATION(release_shared_capability(__VA_ARGS__))
 #define SPILLWAY_TRY_ACQUIRE(...) SPILLWAY_THREAD_ANNOTATION(try_acquire_capability(__VA_ARGS__))
-#define SPILLWAY_EXCLUDES(...) SPILLWAY_THREAD_ANNOTATION(locks_excluded(__VA_ARGS__))
-#define SPILLWAY_RETURN_CAPABILITY(x) SPILLWAY_THREAD_ANNOTATION(lock_returned(x))
 #define SPILLWAY_NO_THREAD_SAFETY_ANALYSIS SPILLWAY_THREAD_ANNOTATION(no_thread_safety_analysis)

@@ -183,6 +183,7 @@ class Channel {
         return weight_;
     }
 
+    /// The most values the channel buffers, as constructed.
     [[nodiscard]] std::size_t capacity() const noexcept { return capacity_; }
     /// The weight bound; the largest `std::size_t` for a channel without one.
     [[nodiscard]] std::size_t max_weight() const noexcept { return max_weight_; }

@@ -23,14 +23,15 @@ struct CsvOptions {
     /// The largest `chunk_bytes`: row offsets within a block are 32-bit.
     static constexpr std::size_t max_chunk_bytes = std::size_t{1} << 30;
 
-    char delimiter = ',';
+    char delimiter = ',';             ///< the byte between fields
     std::optional<char> quote = '"';  ///< nothing: fields are never quoted
     bool header = true;               ///< the first row names the columns
     bool trailing_delimiter = false;  ///< every row ends with a delimiter, as in `.tbl`
     /// The bytes a reader reads at a time; a block holds whole rows of at
     /// most this many bytes, so no row may be longer.
     std::size_t chunk_bytes = std::size_t{16} << 20;
-    /// The rows a reader looks at to infer column types.
+    /// The rows a reader looks at to infer column types; a row of the wrong
+    /// width among them counts, but tells nothing.
     std::size_t infer_rows = 1000;
     /// What parsing does with a row that has the wrong number of fields.
     enum class BadRows : std::uint8_t {

@@ -162,8 +162,7 @@ class TableFileWriter {
 
 /// What a writer of `format` holds in memory for a file of `schema` all
 /// the time, besides the tables it holds: for Parquet, 4 KiB per column
-/// and 192 KiB besides (the library's writer and the file's metadata:
-/// about 180 KiB a file measured, writing TPC-H lineitem into 1,024 files);
+/// and 192 KiB besides (the library's writer and the file's metadata);
 /// nothing for Arrow IPC and CSV.
 [[nodiscard]] std::uint64_t writer_overhead_bytes(FileFormat format, table::Schema const& schema) noexcept;
 
