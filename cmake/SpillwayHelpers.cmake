@@ -52,17 +52,18 @@ function(spillway_add_tests module)
     PROPERTIES LABELS "${module};${ARG_LABELS}" TIMEOUT 300)
 endfunction()
 
-# spillway_add_benchmark(<module> <name> SOURCES ... [LIBS ...])
+# spillway_add_benchmark(<name> SOURCES ... [LIBS ...])
 #
-# Builds bench/<module>/bench_<name>.cpp into spillway_bench_<name>. A
-# benchmark prints its headline figures as `METRIC <name> <value> <unit>`.
-function(spillway_add_benchmark module name)
+# Builds SOURCES into spillway_bench_<name>. A benchmark prints its headline
+# figures as `METRIC <name> <value> <unit>`.
+function(spillway_add_benchmark name)
   cmake_parse_arguments(ARG "" "" "SOURCES;LIBS" ${ARGN})
   set(target spillway_bench_${name})
   add_executable(${target} ${ARG_SOURCES})
   target_link_libraries(${target} PRIVATE ${ARG_LIBS})
+  # Every benchmark reports through bench/metric.hpp.
+  target_include_directories(${target} PRIVATE ${PROJECT_SOURCE_DIR}/bench)
   spillway_set_warnings(${target})
-  set_property(GLOBAL APPEND PROPERTY SPILLWAY_BENCHMARKS ${target})
 endfunction()
 
 # spillway_add_mpi_tests(<module>)

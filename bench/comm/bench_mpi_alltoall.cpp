@@ -31,6 +31,8 @@
 
 #include <spillway/comm/mpi_communicator.hpp>
 #include <spillway/comm/mpi_environment.hpp>
+
+#include "metric.hpp"
 #include <spillway/memory/buffer_resource.hpp>
 
 #include "mpi_bench_support.hpp"
@@ -48,11 +50,6 @@ std::size_t pair_bytes(int from, int to, std::size_t per_pair) {
 
 std::byte fill_byte(int from, int to) {
     return static_cast<std::byte>(from * 16 + to + 1);
-}
-
-double median(std::vector<double> values) {
-    std::sort(values.begin(), values.end());
-    return values[values.size() / 2];
 }
 
 }  // namespace
@@ -162,8 +159,8 @@ int main(int argc, char** argv) {
         }
         std::cout << "first iteration, not counted: spillway " << spillway_seconds.front() * 1e3
                   << " ms, MPI_Alltoallv " << alltoallv_seconds.front() * 1e3 << " ms\n";
-        auto const spillway = median({spillway_seconds.begin() + 1, spillway_seconds.end()});
-        auto const alltoallv = median({alltoallv_seconds.begin() + 1, alltoallv_seconds.end()});
+        auto const spillway = bench::median({spillway_seconds.begin() + 1, spillway_seconds.end()});
+        auto const alltoallv = bench::median({alltoallv_seconds.begin() + 1, alltoallv_seconds.end()});
         std::cout << nranks << " ranks, " << total_bytes / (1 << 20) << " MiB per exchange, " << iterations
                   << " iterations after it (median): spillway " << spillway * 1e3 << " ms ("
                   << total_bytes / spillway / (1 << 30) << " GiB/s), MPI_Alltoallv " << alltoallv * 1e3
@@ -172,7 +169,7 @@ int main(int argc, char** argv) {
             std::cerr << "spillway_bench_mpi_alltoall: received bytes differ from those sent\n";
             return 1;
         }
-        std::cout << "METRIC mpi_alltoall_vs_alltoallv " << alltoallv / spillway << " ratio\n";
+        bench::metric("mpi_alltoall_vs_alltoallv", alltoallv / spillway, "ratio");
     }
     return all_intact == 0 ? 1 : 0;
 }

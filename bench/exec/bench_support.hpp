@@ -1,6 +1,6 @@
 #pragma once
 /// @file
-/// Timing and reporting shared by the exec/ benchmarks.
+/// Timing shared by the exec/ benchmarks, and their METRIC output (`metric.hpp`).
 
 #include <algorithm>
 #include <chrono>
@@ -9,6 +9,8 @@
 #include <limits>
 #include <string_view>
 #include <vector>
+
+#include "metric.hpp"
 
 namespace spillway::bench {
 
@@ -37,13 +39,6 @@ inline std::vector<double> fastest_interleaved(int rounds, std::vector<std::func
         }
     }
     return fastest;
-}
-
-/// Prints a headline figure as `METRIC <name> <value> <unit>`.
-inline void metric(std::string_view name, double value, std::string_view unit) {
-    std::printf("METRIC %.*s %.4g %.*s\n", static_cast<int>(name.size()), name.data(), value,
-                static_cast<int>(unit.size()), unit.data());
-    std::fflush(stdout);
 }
 
 }  // namespace spillway::bench

@@ -1,7 +1,7 @@
 #pragma once
 /// @file
-/// What the memory benchmarks share: METRIC output, size arguments, a clock,
-/// medians, and incompressible buffers.
+/// What the memory benchmarks share: METRIC output and medians
+/// (`metric.hpp`), size arguments, a clock, and incompressible buffers.
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -26,6 +26,8 @@
 #include <spillway/memory/buffer_resource.hpp>
 #include <spillway/memory/spillable_store.hpp>
 
+#include "metric.hpp"
+
 namespace spillway::bench {
 
 /// Runs `body` as a benchmark's main: returns 0, or prints what it threw,
@@ -39,13 +41,6 @@ int guarded_main(std::string_view name, Body body) {
         std::cerr << name << ": " << error.what() << "\n";
         return 1;
     }
-}
-
-/// Prints a headline figure as `METRIC <name> <value> <unit>`.
-inline void metric(std::string_view name, double value, std::string_view unit) {
-    std::printf("METRIC %.*s %.4f %.*s\n", static_cast<int>(name.size()), name.data(), value,
-                static_cast<int>(unit.size()), unit.data());
-    std::fflush(stdout);
 }
 
 /// The size given as argument `index` (`512MiB`, `2GiB`), or `fallback`.
@@ -64,13 +59,6 @@ class Stopwatch {
   private:
     std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
 };
-
-/// The median of `values`. Requires: not empty.
-inline double median(std::vector<double> values) {
-    std::ranges::sort(values);
-    auto const middle = values.size() / 2;
-    return values.size() % 2 == 1 ? values[middle] : (values[middle - 1] + values[middle]) / 2;
-}
 
 /// Bytes made once and copied into buffers: random words no codec can
 /// shrink, or, if `compressible`, words drawn from 16 values, which the codecs

@@ -28,8 +28,11 @@
 #include <spillway/table/table_checksum.hpp>
 #include <spillway/table/tpch_generator.hpp>
 
+#include "metric.hpp"
+
 using namespace spillway::io;
 using namespace spillway::table;
+using spillway::bench::metric;
 
 namespace {
 
@@ -53,8 +56,6 @@ double best_seconds(std::function<void()> const& work) {
     }
     return best;
 }
-
-void metric(char const* name, double value, char const* unit) { std::printf("METRIC %s %.3f %s\n", name, value, unit); }
 
 void info(char const* what, double bytes, double seconds) {
     std::printf("  %-34s %8.1f MB in %7.3f s = %8.1f MB/s\n", what, bytes / 1e6, seconds, bytes / 1e6 / seconds);
