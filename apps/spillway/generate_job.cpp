@@ -1,12 +1,12 @@
 #include "generate_job.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <chrono>
 #include <cstdint>
 #include <iterator>
 #include <string_view>
 
+#include <spillway/core/ascii_case.hpp>
 #include <spillway/core/error.hpp>
 #include <spillway/exec/seq_join.hpp>
 
@@ -45,8 +45,7 @@ io::WriteOptions write_options() {
 
 /// Whether `name` is `all`, in any case: every table.
 bool is_all(std::string_view name) {
-    return std::ranges::equal(name, std::string_view("all"),
-                              [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) == b; });
+    return equals_ignoring_case(name, "all");
 }
 
 table::TpchGenerator make_generator(Options const& options) {

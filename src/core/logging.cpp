@@ -3,13 +3,13 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
-#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
 #include <optional>
 
+#include <spillway/core/ascii_case.hpp>
 #include <spillway/core/error.hpp>
 #include <spillway/core/mutex.hpp>
 #include <spillway/core/options.hpp>
@@ -72,11 +72,7 @@ void write_to_stderr(LogLevel level, std::string_view message) {
 
 std::optional<LogLevel> log_level_named(std::string_view text) noexcept {
     for (std::size_t i = 0; i < level_names.size(); ++i) {
-        if (text.size() == level_names[i].size()
-            && std::equal(text.begin(), text.end(), level_names[i].begin(), [](char a, char b) {
-                   return std::tolower(static_cast<unsigned char>(a)) == b;
-               }))
-        {
+        if (equals_ignoring_case(text, level_names[i])) {
             return static_cast<LogLevel>(i);
         }
     }

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <limits>
 
+#include <spillway/core/ascii_case.hpp>
 #include <spillway/core/error.hpp>
 
 extern char** environ;
@@ -16,14 +17,6 @@ namespace spillway {
 namespace {
 
 constexpr std::string_view environment_prefix = "SPILLWAY_";
-
-std::string to_lower(std::string_view text) {
-    std::string result(text);
-    std::ranges::transform(result, result.begin(), [](unsigned char c) {
-        return static_cast<char>(std::tolower(c));
-    });
-    return result;
-}
 
 std::string_view trim(std::string_view text) {
     auto const is_space = [](unsigned char c) { return std::isspace(c) != 0; };

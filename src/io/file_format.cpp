@@ -1,22 +1,13 @@
 #include <spillway/io/file_format.hpp>
 
 #include <algorithm>
-#include <cctype>
 #include <initializer_list>
 #include <string>
 
+#include <spillway/core/ascii_case.hpp>
 #include <spillway/core/error.hpp>
 
 namespace spillway::io {
-namespace {
-
-std::string lower(std::string_view text) {
-    std::string result(text);
-    std::ranges::transform(result, result.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    return result;
-}
-
-}  // namespace
 
 std::string_view to_string(FileFormat format) noexcept {
     switch (format) {
@@ -28,7 +19,7 @@ std::string_view to_string(FileFormat format) noexcept {
 }
 
 FileFormat parse_file_format(std::string_view name) {
-    auto const wanted = lower(name);
+    auto const wanted = to_lower(name);
     for (auto const format : {FileFormat::csv, FileFormat::parquet, FileFormat::arrow}) {
         if (wanted == to_string(format)) {
             return format;
@@ -40,7 +31,7 @@ FileFormat parse_file_format(std::string_view name) {
 }
 
 FileFormat format_of(std::filesystem::path const& path) {
-    auto const extension = lower(path.extension().string());
+    auto const extension = to_lower(path.extension().string());
     if (extension == ".parquet" || extension == ".pq") {
         return FileFormat::parquet;
     }
@@ -50,10 +41,10 @@ FileFormat format_of(std::filesystem::path const& path) {
     return FileFormat::csv;
 }
 
-bool is_tbl(std::filesystem::path const& path) { return lower(path.extension().string()) == ".tbl"; }
+bool is_tbl(std::filesystem::path const& path) { return to_lower(path.extension().string()) == ".tbl"; }
 
 bool names_compressed_file(std::filesystem::path const& path) {
-    auto const extension = lower(path.extension().string());
+    auto const extension = to_lower(path.extension().string());
     return std::ranges::any_of(std::initializer_list<std::string_view>{".gz", ".bz2", ".xz", ".zst", ".lz4", ".zip"},
                                [&](std::string_view compressed) { return extension == compressed; });
 }

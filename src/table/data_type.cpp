@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <array>
-#include <cctype>
 #include <string>
 
+#include <spillway/core/ascii_case.hpp>
 #include <spillway/core/error.hpp>
 
 namespace spillway::table {
@@ -35,11 +35,7 @@ std::string_view to_string(DataType type) noexcept {
 }
 
 DataType parse_data_type(std::string_view name) {
-    std::string lower(name);
-    std::ranges::transform(lower, lower.begin(), [](unsigned char c) {
-        return static_cast<char>(std::tolower(c));
-    });
-    auto const found = std::ranges::find(all_types, lower, [](DataType type) { return to_string(type); });
+    auto const found = std::ranges::find(all_types, to_lower(name), [](DataType type) { return to_string(type); });
     SPILLWAY_EXPECTS(found != all_types.end(),
                      "unknown column type '" << name << "'; the types are int32, int64, float64, date32, string, "
                      "boolean, timestamp_ms, timestamp_us, timestamp_ns, timestamp_ms_utc, timestamp_us_utc and "

@@ -2,12 +2,12 @@
 
 #include <algorithm>
 #include <array>
-#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <string>
 #include <string_view>
 
+#include <spillway/core/ascii_case.hpp>
 #include <spillway/core/error.hpp>
 #include <spillway/table/date32.hpp>
 #include <spillway/table/table_builder.hpp>
@@ -290,11 +290,8 @@ std::string_view to_string(TpchTable table) noexcept {
 }
 
 TpchTable parse_tpch_table(std::string_view name) {
-    auto const same_letters = [](char a, char b) {
-        return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
-    };
     for (auto const table : all_tpch_tables) {
-        if (std::ranges::equal(to_string(table), name, same_letters)) {
+        if (equals_ignoring_case(to_string(table), name)) {
             return table;
         }
     }
