@@ -86,9 +86,12 @@ void CsvOptions::validate() const {
                                            << "' cannot be a letter, a digit, '+', '-' or '.', which numbers and "
                                               "dates are made of (csv_delimiter)",
                      InvalidArgument);
-    SPILLWAY_EXPECTS(!quote || (!is_line_break(*quote) && *quote != delimiter),
-                     "the CSV quote '" << describe(quote.value_or(' '))
-                                       << "' must differ from the delimiter and line breaks (csv_quote)",
+    SPILLWAY_EXPECTS(!quote || *quote != delimiter,
+                     "the CSV quote and delimiter are both '" << describe(delimiter)
+                                                              << "'; they must differ (csv_quote, csv_delimiter)",
+                     InvalidArgument);
+    SPILLWAY_EXPECTS(!quote || !is_line_break(*quote),
+                     "the CSV quote '" << describe(quote.value_or(' ')) << "' cannot be a line break (csv_quote)",
                      InvalidArgument);
     SPILLWAY_EXPECTS(!quote || !writes_values(*quote),
                      "the CSV quote '" << *quote

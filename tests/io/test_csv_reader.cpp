@@ -641,7 +641,9 @@ TEST_F(CsvReaderTest, ReadsOptionsFromSettings) {
     EXPECT_THROW_WITH(CsvOptions::from_options(Options().set("csv_quote", "ab")), InvalidArgument,
                       "option 'csv_quote': invalid value 'ab': expected one character ('none' for no quoting, or 'tab')");
     EXPECT_THROW_WITH(CsvOptions::from_options(Options().set("csv_quote", ",")), InvalidArgument,
-                      "must differ from the delimiter");
+                      "the CSV quote and delimiter are both ','; they must differ (csv_quote, csv_delimiter)");
+    EXPECT_THROW_WITH(CsvOptions::from_options(Options().set("csv_quote", "\n")), InvalidArgument,
+                      "the CSV quote '\\n' cannot be a line break (csv_quote)");
     EXPECT_THROW_WITH(CsvOptions::from_options(Options().set("csv_chunk_bytes", "2GiB")), InvalidArgument,
                       "csv_chunk_bytes");
     EXPECT_THROW_WITH(CsvOptions::from_options(Options().set("csv_delimiter", "\n")), InvalidArgument,
