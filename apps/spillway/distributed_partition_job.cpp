@@ -38,8 +38,6 @@ constexpr shuffle::OpId results_op = 2;
 /// Input tables in flight per worker thread unless `window` is set.
 constexpr std::size_t tables_per_thread = 2;
 
-double seconds(Clock::duration duration) { return std::chrono::duration<double>(duration).count(); }
-
 /// The write buffer of a rank's open file (a Parquet row group's column
 /// data), and the bytes of received chunks written as one table, for a rank
 /// with `limit` bytes: fractions of it, within bounds.
@@ -312,17 +310,10 @@ RunSummary DistributedPartitionJob::run(Progress& progress) {
     }
     report_partition_check(read_back, total.input, summary);
     verified_ = *summary.verified;
-    auto const verified = Clock::now();
-    progress.start("clean up", local_ranks, Progress::Unit::items);
-    ranks_.release_resources([&] { progress.advance(1); });
-    progress.finish();
-    auto const finished = Clock::now();
-    summary.seconds = seconds(finished - started);
     summary.phases = {{"partition", total.partition_seconds},
                       {"write", total.write_seconds},
-                      {"verify", total.verify_seconds},
-                      {"clean up", seconds(finished - verified)}};
-    summary.peak_resident_bytes = peak_resident_bytes();
+                      {"verify", total.verify_seconds}};
+    ranks_.finish(summary, progress, started);
     return summary;
 }
 
@@ -384,7 +375,7 @@ std::vector<DistributedPartitionJob::RankResult> DistributedPartitionJob::run_ra
             }
             shuffler.insert_finished();
             auto const inserted = Clock::now();
-            result.partition_seconds = seconds(inserted - started);
+            result.partition_seconds = to_seconds(inserted - started);
 
             // A partition that received nothing comes as one empty batch, so
             // that it gets its file. Once wait_any returns, every rank has
@@ -423,7 +414,7 @@ std::vector<DistributedPartitionJob::RankResult> DistributedPartitionJob::run_ra
             if (writer) {
                 close_file();
             }
-            result.write_seconds = seconds(Clock::now() - inserted);
+            result.write_seconds = to_seconds(Clock::now() - inserted);
         });
     }
 
@@ -442,7 +433,7 @@ std::vector<DistributedPartitionJob::RankResult> DistributedPartitionJob::run_ra
     result.output = check.checksum;
     result.misplaced_rows = check.misplaced_rows;
     first_misplaced = check.first_misplaced;
-    result.verify_seconds = seconds(Clock::now() - written);
+    result.verify_seconds = to_seconds(Clock::now() - written);
 
     result.memory = RankMemoryFigures::of(resource);
     return gather_values(results, resource, result);

@@ -105,22 +105,27 @@ void RankGroup::report_memory(RunSummary& summary, std::span<RankMemoryFigures c
     summary.peak_memory = {std::move(host), std::move(disk)};
 }
 
-void RankGroup::release_resources(std::function<void()> const& removed) {
+void RankGroup::finish(RunSummary& summary, Progress& progress, std::chrono::steady_clock::time_point started) {
+    auto const cleaning = std::chrono::steady_clock::now();
+    progress.start("clean up", resources_.size(), Progress::Unit::items);
     // One thread a resource: removing spill files waits on the disk, and the
     // disk takes several removals at once.
-    Mutex mutex;
     {
         std::vector<std::jthread> threads;
         for (auto& resource : resources_) {
             threads.emplace_back([&] {
                 resource.reset();
-                MutexLock lock(mutex);
-                removed();
+                progress.advance(1);
             });
         }
     }
     resources_.clear();
     spill_removals_.clear();
+    progress.finish();
+    auto const finished = std::chrono::steady_clock::now();
+    summary.seconds = to_seconds(finished - started);
+    summary.phases.push_back({"clean up", to_seconds(finished - cleaning)});
+    summary.peak_resident_bytes = peak_resident_bytes();
 }
 
 void RankGroup::note_failure(std::exception_ptr error) {

@@ -20,6 +20,7 @@
 #include <spillway/memory/memory_config.hpp>
 
 #include "interruption.hpp"
+#include "progress.hpp"
 #include "run_summary.hpp"
 
 namespace spillway::cli {
@@ -101,13 +102,15 @@ class RankGroup {
     /// Thread safety: may be called concurrently.
     void note_failure(std::exception_ptr error);
 
-    /// Destroys the buffer resources, each on a thread of its own, removing
-    /// their spill directories, and calls `removed()` after each one (one call
-    /// at a time, on those threads): with many spill files that takes a
-    /// while, which the caller shows and counts in its time. Afterwards
-    /// `resources()` is empty and `host_limit_per_rank` must not be called.
+    /// Ends a job on these ranks that began at `started`: destroys the buffer
+    /// resources, each on a thread of its own, removing their spill
+    /// directories (with many spill files that takes a while, shown as
+    /// `progress`'s phase "clean up", an item a rank), then completes
+    /// `summary`: `seconds` since `started`, the phase "clean up" after those
+    /// in `phases`, and `peak_resident_bytes`. Afterwards `resources()` is
+    /// empty and `host_limit_per_rank` must not be called.
     /// Requires: `run` has returned.
-    void release_resources(std::function<void()> const& removed);
+    void finish(RunSummary& summary, Progress& progress, std::chrono::steady_clock::time_point started);
 
   private:
     bool uses_mpi_ = false;

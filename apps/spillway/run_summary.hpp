@@ -3,6 +3,7 @@
 /// What a job of the `spillway` tool reports when it ends, for people and in
 /// JSON (`--json`).
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -104,6 +105,11 @@ struct RunSummary {
 /// `verified` false, `exit_code` (`code`) and `error`, the same keys a
 /// summary's `to_json` starts with.
 [[nodiscard]] std::string failure_json(std::string const& command, ExitCode code, std::string const& error);
+
+/// `duration` in seconds.
+[[nodiscard]] inline double to_seconds(std::chrono::steady_clock::duration duration) noexcept {
+    return std::chrono::duration<double>(duration).count();
+}
 
 /// The peak resident set size of this process so far, in bytes.
 [[nodiscard]] std::uint64_t peak_resident_bytes() noexcept;

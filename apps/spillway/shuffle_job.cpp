@@ -47,8 +47,6 @@ constexpr std::size_t key_columns[] = {0};
 constexpr shuffle::OpId shuffle_op = 0;
 constexpr shuffle::OpId gather_op = 1;
 
-double seconds(Clock::duration duration) { return std::chrono::duration<double>(duration).count(); }
-
 memory::MemoryConfig memory_config(Options const& options) {
     auto config = memory::MemoryConfig::from_options(options);
     if (!options.find(memory::MemoryConfig::limit_option(memory::MemoryType::HOST))) {
@@ -328,17 +326,10 @@ RunSummary ShuffleJob::run(Progress& progress) {
     }
     summary.rows = input.rows;
     ranks_.report_memory(summary, memory);
-    auto const verified = Clock::now();
-    progress.start("clean up", local_ranks, Progress::Unit::items);
-    ranks_.release_resources([&] { progress.advance(1); });
-    progress.finish();
-    auto const finished = Clock::now();
-    summary.seconds = seconds(finished - started);
     summary.phases = {{"generate", slowest.generate_seconds},
                       {"exchange", slowest.exchange_seconds},
-                      {"verify", slowest.verify_seconds},
-                      {"clean up", seconds(finished - verified)}};
-    summary.peak_resident_bytes = peak_resident_bytes();
+                      {"verify", slowest.verify_seconds}};
+    ranks_.finish(summary, progress, started);
     bool const placed = received.misplaced_rows == 0;
     bool const complete = received.checksum == input;
     summary.verified = placed && complete;
@@ -386,7 +377,7 @@ std::vector<ShuffleJob::RankResult> ShuffleJob::run_rank(comm::Communicator& com
         }
         shuffler.insert_finished();
         auto const inserted = Clock::now();
-        result.generate_seconds = seconds(inserted - started);
+        result.generate_seconds = to_seconds(inserted - started);
 
         // The first partition to complete ends the exchange.
         auto const batch_bytes = check_batch_bytes(ranks_.host_limit_per_rank());
@@ -415,8 +406,8 @@ std::vector<ShuffleJob::RankResult> ShuffleJob::run_rank(comm::Communicator& com
             result.check += check;
         }
         auto const verified = Clock::now();
-        result.exchange_seconds = seconds(first_complete.value_or(verified) - inserted);
-        result.verify_seconds = seconds(verified - first_complete.value_or(verified));
+        result.exchange_seconds = to_seconds(first_complete.value_or(verified) - inserted);
+        result.verify_seconds = to_seconds(verified - first_complete.value_or(verified));
     }
 
     result.memory = RankMemoryFigures::of(resource);

@@ -20,8 +20,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double seconds(Clock::duration duration) { return std::chrono::duration<double>(duration).count(); }
-
 /// Row `row` of `table` as JSON values: numbers, strings, dates as
 /// `YYYY-MM-DD`, nulls.
 nlohmann::ordered_json json_row(table::Table const& table, std::size_t row) {
@@ -207,13 +205,8 @@ RunSummary TpchJob::run(Progress& progress) {
     }
     gathered.clear();
     ranks_.report_memory(summary, memory);
-    progress.start("clean up", local_ranks, Progress::Unit::items);
-    ranks_.release_resources([&] { progress.advance(1); });
-    progress.finish();
-    auto const finished = Clock::now();
-    summary.seconds = seconds(finished - started);
-    summary.phases = {{"query", seconds(answered - started)}, {"clean up", seconds(finished - answered)}};
-    summary.peak_resident_bytes = peak_resident_bytes();
+    summary.phases = {{"query", to_seconds(answered - started)}};
+    ranks_.finish(summary, progress, started);
     return summary;
 }
 
