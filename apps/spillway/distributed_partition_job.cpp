@@ -20,6 +20,7 @@
 #include "job_limits.hpp"
 #include "partition_check.hpp"
 #include "partition_files.hpp"
+#include "partition_settings.hpp"
 #include "partition_plan.hpp"
 #include "rank_values.hpp"
 #include "received_batches.hpp"
@@ -269,16 +270,15 @@ RunSummary DistributedPartitionJob::run(Progress& progress) {
     summary.command = "partition";
     summary.settings["ranks"] = ranks_.size();
     summary.settings["comm"] = ranks_.uses_mpi() ? "mpi" : "local";
-    summary.settings["inputs"] = input_.files();
-    summary.settings["input_format"] = io::to_string(input_.format());
-    summary.settings["output_format"] = io::to_string(output_format_);
-    if (output_format_ != io::FileFormat::csv) {
-        summary.settings["compression"] = compression_;
-    }
-    summary.settings["keys"] = key_names_;
-    summary.settings["partitions"] = partitions_;
-    summary.settings["output"] = output_.string();
-    summary.settings["threads"] = pool_.concurrency();
+    PartitionSettings{.inputs = input_.files(),
+                      .input_format = input_.format(),
+                      .output_format = output_format_,
+                      .compression = compression_,
+                      .keys = key_names_,
+                      .partitions = partitions_,
+                      .output = output_,
+                      .threads = pool_.concurrency()}
+        .describe(summary.settings);
     summary.settings["window"] = window_;
     summary.settings["block_size_bytes"] = input_.piece_bytes();
     summary.settings["memory_limit_bytes"] = limit_;

@@ -12,6 +12,7 @@
 #include "job_limits.hpp"
 #include "partition_check.hpp"
 #include "partition_files.hpp"
+#include "partition_settings.hpp"
 #include "seq_join_tracer.hpp"
 
 namespace spillway::cli {
@@ -100,11 +101,15 @@ RunSummary PartitionJob::run(Progress& progress) {
 
     RunSummary summary;
     summary.command = "partition";
-    summary.settings["inputs"] = input_.files.size();
-    summary.settings["keys"] = key_names_;
-    summary.settings["partitions"] = partitions_;
-    summary.settings["output"] = output_.string();
-    summary.settings["threads"] = pool_.concurrency();
+    PartitionSettings{.inputs = input_.files.size(),
+                      .input_format = io::FileFormat::csv,
+                      .output_format = io::FileFormat::csv,
+                      .compression = {},
+                      .keys = key_names_,
+                      .partitions = partitions_,
+                      .output = output_,
+                      .threads = pool_.concurrency()}
+        .describe(summary.settings);
     plan_.describe(summary.settings);
     summary.rows = input_checksum.rows;
     if (input_.options.bad_rows == io::CsvOptions::BadRows::skip) {

@@ -15,6 +15,7 @@
 #include "job_limits.hpp"
 #include "partition_check.hpp"
 #include "partition_files.hpp"
+#include "partition_settings.hpp"
 #include "seq_join_tracer.hpp"
 
 namespace spillway::cli {
@@ -150,16 +151,15 @@ RunSummary TablePartitionJob::run(Progress& progress) {
 
     RunSummary summary;
     summary.command = "partition";
-    summary.settings["inputs"] = input_.files();
-    summary.settings["input_format"] = io::to_string(input_.format());
-    summary.settings["output_format"] = io::to_string(output_format_);
-    if (output_format_ != io::FileFormat::csv) {
-        summary.settings["compression"] = compression_;
-    }
-    summary.settings["keys"] = key_names_;
-    summary.settings["partitions"] = partitions_;
-    summary.settings["output"] = output_.string();
-    summary.settings["threads"] = pool_.concurrency();
+    PartitionSettings{.inputs = input_.files(),
+                      .input_format = input_.format(),
+                      .output_format = output_format_,
+                      .compression = compression_,
+                      .keys = key_names_,
+                      .partitions = partitions_,
+                      .output = output_,
+                      .threads = pool_.concurrency()}
+        .describe(summary.settings);
     plan_.describe(summary.settings);
     summary.rows = input_checksum.rows;
     if (input_.skips_bad_rows()) {
