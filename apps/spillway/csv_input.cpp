@@ -52,35 +52,6 @@ table::Schema types_by_name(table::Schema const& names, table::Schema const& typ
     return table::Schema(std::move(fields));
 }
 
-/// Where each column of `first`'s columns is among `names`, the columns of
-/// `file`: empty if they are in the same order.
-/// @throws CorruptData naming the file and a column if the names differ.
-std::vector<std::size_t> match_columns(table::Schema const& first, std::filesystem::path const& first_file,
-                                       std::vector<std::string> const& names, std::filesystem::path const& file) {
-    std::vector<std::size_t> order;
-    for (std::size_t column = 0; column < first.size(); ++column) {
-        auto const& name = first.field(column).name;
-        auto const found = std::find(names.begin(), names.end(), name);
-        SPILLWAY_EXPECTS(found != names.end(),
-                         "'" << file.string() << "' has no column '" << name << "', which '" << first_file.string()
-                             << "' has; every input file must have the same columns (in any order)",
-                         CorruptData);
-        order.push_back(static_cast<std::size_t>(found - names.begin()));
-    }
-    for (auto const& name : names) {
-        SPILLWAY_EXPECTS(first.find(name).has_value(),
-                         "'" << file.string() << "' has a column '" << name << "', which '" << first_file.string()
-                             << "' does not have; every input file must have the same columns (in any order)",
-                         CorruptData);
-    }
-    SPILLWAY_EXPECTS(names.size() == first.size(),
-                     "'" << file.string() << "' has " << names.size() << " columns, '" << first_file.string()
-                         << "' has " << first.size(),
-                     CorruptData);
-    bool const same_order = std::ranges::is_sorted(order) && std::ranges::adjacent_find(order) == order.end();
-    return same_order ? std::vector<std::size_t>() : order;
-}
-
 }  // namespace
 
 CsvInput CsvInput::open(std::vector<std::filesystem::path> files, std::vector<std::string> const& keys,
@@ -132,7 +103,7 @@ CsvInput CsvInput::open(std::vector<std::filesystem::path> files, std::vector<st
         for (auto const& field : reader.schema().fields()) {
             names.push_back(field.name);
         }
-        input.field_orders.push_back(match_columns(input.schema, files.front(), names, file));
+        input.field_orders.push_back(match_column_names(input.schema, files.front(), names, file));
     }
     input.files = std::move(files);
     input.keys = resolve_keys(input.schema, keys);

@@ -15,34 +15,24 @@ bool is_integer(table::DataType type) noexcept {
     return type == table::DataType::int32 || type == table::DataType::int64;
 }
 
-/// Where each column of `first` is in `schema`, the columns of `file`:
-/// empty if `schema` is `first`.
-/// @throws CorruptData naming the file and a column if the names differ, or
-///         the types (but for int32 and int64).
+/// Where each column of `first` is in `schema`, the columns of `file`, as
+/// `match_column_names` says.
+/// @throws CorruptData as `match_column_names`, and naming the column if its
+///         types differ (but for int32 and int64).
 std::vector<std::size_t> match_columns(table::Schema const& first, std::filesystem::path const& first_file,
                                        table::Schema const& schema, std::filesystem::path const& file) {
-    if (schema == first) {
-        return {};
+    std::vector<std::string> names;
+    for (auto const& field : schema.fields()) {
+        names.push_back(field.name);
     }
-    std::vector<std::size_t> order;
-    for (auto const& field : first.fields()) {
-        auto const found = schema.find(field.name);
-        SPILLWAY_EXPECTS(found.has_value(),
-                         "'" << file.string() << "' has no column '" << field.name << "', which '"
-                             << first_file.string() << "' has; every input file must have the same columns",
-                         CorruptData);
-        auto const type = schema.field(*found).type;
+    auto order = match_column_names(first, first_file, names, file);
+    for (std::size_t column = 0; column < first.size(); ++column) {
+        auto const& field = first.field(column);
+        auto const type = schema.field(order.empty() ? column : order[column]).type;
         SPILLWAY_EXPECTS(type == field.type || (is_integer(type) && is_integer(field.type)),
                          "column '" << field.name << "' is " << to_string(type) << " in '" << file.string()
                                     << "' but " << to_string(field.type) << " in '" << first_file.string()
                                     << "'; a column has one type in every file, or int32 in some and int64 in others",
-                         CorruptData);
-        order.push_back(*found);
-    }
-    for (auto const& field : schema.fields()) {
-        SPILLWAY_EXPECTS(first.find(field.name).has_value(),
-                         "'" << file.string() << "' has a column '" << field.name << "', which '"
-                             << first_file.string() << "' does not have; every input file must have the same columns",
                          CorruptData);
     }
     return order;

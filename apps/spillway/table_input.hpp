@@ -35,7 +35,7 @@ struct TableInput {
     std::vector<std::size_t> keys;  ///< indices into `schema`, distinct, in the order given
     /// Per file, the columns of file `f` that make `schema`:
     /// `column_orders[f][j]` is the column of file `f` named as column `j`;
-    /// empty where file `f` has `schema` itself.
+    /// empty where file `f` has the columns of `schema` in that order.
     std::vector<std::vector<std::size_t>> column_orders;
     /// Per file, the columns of `schema` that file holds as int32 where
     /// `schema` has int64.
