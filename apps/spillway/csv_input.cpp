@@ -58,31 +58,40 @@ CsvInput CsvInput::open(std::vector<std::filesystem::path> files, std::vector<st
                         Options const& options, std::vector<std::string> const& declared) {
     SPILLWAY_EXPECTS(!files.empty(), "no input file was given; name the CSV files with --input", InvalidArgument);
     CsvInput input;
+    auto const defaults = io::is_tbl(files.front()) ? io::CsvOptions::tbl() : io::CsvOptions();
+    input.options = io::CsvOptions::from_options(options, defaults);
+    // Without a header, an empty file is a file of no rows, as `partition`
+    // writes an empty partition; with one, it lacks the header.
     std::uint64_t largest = 0;
+    std::vector<bool> empty;
     for (auto const& file : files) {
         auto const size = input_file_size(file);
-        SPILLWAY_EXPECTS(size != 0, "input file '" << file.string() << "' is empty: it has no header and no rows",
+        SPILLWAY_EXPECTS(size != 0 || !input.options.header,
+                         "input file '" << file.string() << "' is empty: it has no header and no rows",
                          InvalidArgument);
         input.bytes += size;
         largest = std::max(largest, size);
+        empty.push_back(size == 0);
     }
-    auto const defaults = io::is_tbl(files.front()) ? io::CsvOptions::tbl() : io::CsvOptions();
-    input.options = io::CsvOptions::from_options(options, defaults);
+    auto const first_file = static_cast<std::size_t>(std::ranges::find(empty, false) - empty.begin());
+    SPILLWAY_EXPECTS(first_file < files.size(),
+                     "every input file is empty: there are no rows, and no columns to find the keys in",
+                     InvalidArgument);
     // A block larger than every file holds nothing more: small files need
     // only as much memory as they take.
     input.options.chunk_bytes = static_cast<std::size_t>(std::clamp<std::uint64_t>(
         largest + 1, io::CsvOptions::min_chunk_bytes, input.options.chunk_bytes));
     {
-        io::CsvReader first(files.front(), input.options);
+        io::CsvReader first(files[first_file], input.options);
         SPILLWAY_EXPECTS(first.schema().size() != 0,
-                         "input file '" << files.front().string() << "' is empty: it has no header and no rows",
+                         "input file '" << files[first_file].string() << "' is empty: it has no header and no rows",
                          InvalidArgument);
         auto inferred = first.schema();
         input.inferred_rows = first.inferred_rows();
-        input.inferred_from = files.front();
+        input.inferred_from = files[first_file];
         // A first file of only a header tells no types (every column would
         // be string): they come from the first file that has rows.
-        for (std::size_t file = 1; input.inferred_rows == 0 && file < files.size(); ++file) {
+        for (auto file = first_file + 1; input.inferred_rows == 0 && file < files.size(); ++file) {
             io::CsvReader const other(files[file], input.options);
             if (other.inferred_rows() != 0) {
                 inferred = types_by_name(first.schema(), other.schema());
@@ -97,13 +106,17 @@ CsvInput CsvInput::open(std::vector<std::filesystem::path> files, std::vector<st
     // inference is enough.
     auto names_only = input.options;
     names_only.infer_rows = 1;
-    for (auto const& file : files) {
+    for (std::size_t file = 0; file < files.size(); ++file) {
+        if (empty[file]) {
+            input.field_orders.emplace_back();
+            continue;
+        }
         std::vector<std::string> names;
-        io::CsvReader const reader(file, names_only);
+        io::CsvReader const reader(files[file], names_only);
         for (auto const& field : reader.schema().fields()) {
             names.push_back(field.name);
         }
-        input.field_orders.push_back(match_column_names(input.schema, files.front(), names, file));
+        input.field_orders.push_back(match_column_names(input.schema, files[first_file], names, files[file]));
     }
     input.files = std::move(files);
     input.keys = resolve_keys(input.schema, keys);

@@ -23,7 +23,9 @@ namespace spillway::cli {
 ///
 /// Files are matched by column name: each must have the first file's columns,
 /// in any order. Rows are written in the first file's column order, under its
-/// header line as it is in that file.
+/// header line as it is in that file. Without a header, an empty file is a
+/// file of no rows (as `partition` writes an empty partition), and "the
+/// first file" is the first that is not empty.
 ///
 /// Thread safety: a plain value; const member functions may be called
 /// concurrently.
@@ -60,7 +62,8 @@ struct CsvInput {
     /// number from 0 (so headerless files can name their columns either
     /// `column3` or `3`).
     /// @throws InvalidArgument if there is no file, a file does not exist, is
-    ///         not a regular file or is empty; a key is empty, repeated or not
+    ///         not a regular file, or is empty where files have a header;
+    ///         every file is empty; a key is empty, repeated or not
     ///         a column (the message lists the columns); a declared type is
     ///         malformed or names no column; an option is malformed.
     /// @throws IoError naming a file that cannot be read.

@@ -206,3 +206,27 @@ TEST_F(CliPartitionInput, EmptyAndCompressedInputsAreNamedForWhatTheyAre) {
     EXPECT_EQ(gzip_result.exit_code, 2);
     EXPECT_THAT(gzip_result.err, HasSubstr("is gzip-compressed; decompress it first"));
 }
+
+TEST_F(CliPartitionInput, EmptyFilesWithoutAHeaderAreFilesOfNoRows) {
+    // `partition` writes an empty partition of headerless `.tbl` rows as an
+    // empty file: its output reads back as input.
+    auto const rows = write("x.tbl", "1|a|\n2|b|\n");
+    auto const first = partition({rows}, "0", "p1", {"--partitions", "4"});
+    ASSERT_EQ(first.exit_code, 0) << first.err;
+    std::vector<std::filesystem::path> parts;
+    std::size_t empty_parts = 0;
+    for (int partition = 0; partition < 4; ++partition) {
+        parts.push_back(directory_.path() / "p1" / ("part-0000" + std::to_string(partition) + ".tbl"));
+        empty_parts += std::filesystem::file_size(parts.back()) == 0 ? 1 : 0;
+    }
+    ASSERT_GT(empty_parts, 0U) << "two rows in four partitions leave one empty";
+    for (auto const* ranks : {"1", "2"}) {
+        auto const again = partition(parts, "0", std::string("p2-") + ranks, {"--partitions", "4", "--ranks", ranks});
+        ASSERT_EQ(again.exit_code, 0) << again.err;
+        EXPECT_EQ(again.summary().at("rows"), 2);
+        EXPECT_EQ(again.summary().at("verified"), true);
+    }
+    auto const none = partition({write("a.tbl", ""), write("b.tbl", "")}, "0", "p3");
+    EXPECT_EQ(none.exit_code, 2);
+    EXPECT_THAT(none.err, HasSubstr("every input file is empty"));
+}
