@@ -155,6 +155,7 @@ DistributedPartitionJob::DistributedPartitionJob(PartitionArguments arguments, O
       shuffle_config_(shuffle::ShuffleConfig::from_options(options)),
       limit_(memory::MemoryConfig::from_options(options).host_limit.resolve(memory::host_memory_capacity())) {
     stall_timeout_ = options.get_duration("seq_join_stall_timeout", std::chrono::nanoseconds::zero());
+    check_compression(output_format_, compression_);
     // CSV files keep the input's extension (`.tbl`, say), as `PartitionJob` writes them.
     extension_ = input_.format() == io::FileFormat::csv && output_format_ == io::FileFormat::csv
                    ? csv_partition_extension(arguments.inputs.front())

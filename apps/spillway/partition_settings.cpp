@@ -1,5 +1,8 @@
 #include "partition_settings.hpp"
 
+#include <spillway/core/error.hpp>
+#include <spillway/io/table_file.hpp>
+
 namespace spillway::cli {
 
 void PartitionSettings::describe(nlohmann::ordered_json& settings) const {
@@ -13,6 +16,16 @@ void PartitionSettings::describe(nlohmann::ordered_json& settings) const {
     settings["partitions"] = partitions;
     settings["output"] = output.string();
     settings["threads"] = threads;
+}
+
+void check_compression(io::FileFormat format, std::string const& compression) {
+    try {
+        io::WriteOptions options;
+        options.compression = compression;
+        io::check_compression(format, options);
+    } catch (InvalidArgument const& error) {
+        SPILLWAY_FAIL("--compression " << compression << ": " << error.what(), InvalidArgument);
+    }
 }
 
 }  // namespace spillway::cli

@@ -29,4 +29,8 @@ struct PartitionSettings {
     void describe(nlohmann::ordered_json& settings) const;
 };
 
+/// @throws InvalidArgument naming `--compression` if files of `format` cannot
+///         be written with `compression` (`io::check_compression`).
+void check_compression(io::FileFormat format, std::string const& compression);
+
 }  // namespace spillway::cli

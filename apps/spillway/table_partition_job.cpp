@@ -47,6 +47,7 @@ TablePartitionJob::TablePartitionJob(PartitionArguments arguments, Options const
                          && options.get_choice("comm", {"local", "mpi"}, "local") == "local",
                      "TablePartitionJob runs on one local rank; DistributedPartitionJob on several",
                      InvalidArgument);
+    check_compression(output_format_, compression_);
     auto const block_bytes = input_.piece_bytes();
     auto const limit = memory::MemoryConfig::from_options(options).host_limit.resolve(memory::host_memory_capacity());
     auto const window = options.find("window") ? std::optional<std::size_t>(options.get_int("window", 1, 1, 1 << 20))

@@ -12,7 +12,10 @@ arrow::Compression::type compression_of(WriteOptions const& options, bool parque
     std::string const allowed = parquet ? "none,zstd,lz4,snappy,gzip" : "none,zstd,lz4";
     auto const& name = options.compression;
     auto const listed = ("," + allowed + ",").find("," + name + ",") != std::string::npos;
-    SPILLWAY_EXPECTS(listed, "unknown compression '" << name << "'; this format takes " << allowed, InvalidArgument);
+    SPILLWAY_EXPECTS(listed,
+                     "unknown compression '" << name << "'; " << (parquet ? "Parquet" : "Arrow IPC")
+                                             << " files take " << allowed,
+                     InvalidArgument);
     auto const codec = name == "none"     ? arrow::Compression::UNCOMPRESSED
                      : name == "lz4"      ? (parquet ? arrow::Compression::LZ4 : arrow::Compression::LZ4_FRAME)
                      : name == "zstd"     ? arrow::Compression::ZSTD

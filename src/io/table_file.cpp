@@ -2,6 +2,7 @@
 
 #include <spillway/core/error.hpp>
 
+#include "compression.hpp"
 #include "formats.hpp"
 
 namespace spillway::io {
@@ -24,6 +25,12 @@ std::unique_ptr<TableFileWriter> create_table_file(std::filesystem::path const& 
         case FileFormat::arrow: return detail::create_arrow_file(path, schema, options);
     }
     SPILLWAY_FAIL("unknown file format " << static_cast<int>(format), InvalidArgument);
+}
+
+void check_compression(FileFormat format, WriteOptions const& options) {
+    if (format != FileFormat::csv) {
+        static_cast<void>(detail::compression_of(options, format == FileFormat::parquet));
+    }
 }
 
 std::uint64_t writer_overhead_bytes(FileFormat format, table::Schema const& schema) noexcept {

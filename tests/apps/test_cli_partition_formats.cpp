@@ -272,6 +272,21 @@ TEST_F(CliPartitionFormats, CsvOutputOfParquetTakesTheDialectFlags) {
     }
 }
 
+TEST_F(CliPartitionFormats, ACompressionTheOutputFormatLacksIsAUsageErrorNamingTheFlag) {
+    auto const input = write("input.parquet", users(table::DataType::int64, 10));
+    for (auto const* ranks : {"1", "2"}) {
+        for (auto const* codec : {"gzip", "snappy"}) {
+            auto const output = path(std::string("out-") + ranks + codec);
+            auto const result = partition({"-i", input.string(), "-k", "user_id", "--output-format", "arrow",
+                                           "--compression", codec, "--ranks", ranks, "-o", output.string()});
+            EXPECT_EQ(result.exit_code, 2) << ranks << " " << codec << ": " << result.err;
+            EXPECT_THAT(result.err, HasSubstr(std::string("--compression ") + codec + ": unknown compression '"
+                                              + codec + "'; Arrow IPC files take none,zstd,lz4"));
+            EXPECT_FALSE(std::filesystem::exists(output)) << "refused before any output";
+        }
+    }
+}
+
 TEST_F(CliPartitionFormats, AColumnOfInt32InSomeFilesAndInt64InOthersIsReadAsInt64) {
     // A schema that grew: the same users, their ids int32 in the older file.
     auto const older = write("older.parquet", users(table::DataType::int32, 100));

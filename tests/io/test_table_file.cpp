@@ -919,11 +919,11 @@ TEST(TableFile, UnknownCompressionIsAnInvalidArgumentListingTheCodecs) {
     options.compression = "brotli";
     EXPECT_THROW_WITH(static_cast<void>(create_table_file(directory.path() / "x.parquet", FileFormat::parquet,
                                                           table::test::every_type_schema(), options)),
-                      InvalidArgument, "unknown compression 'brotli'; this format takes none,zstd,lz4,snappy,gzip");
+                      InvalidArgument, "unknown compression 'brotli'; Parquet files take none,zstd,lz4,snappy,gzip");
     options.compression = "snappy";
     EXPECT_THROW_WITH(static_cast<void>(create_table_file(directory.path() / "x.arrow", FileFormat::arrow,
                                                           table::test::every_type_schema(), options)),
-                      InvalidArgument, "this format takes none,zstd,lz4");
+                      InvalidArgument, "Arrow IPC files take none,zstd,lz4");
 }
 
 TEST(TableFile, ABadOptionIsAnInvalidArgumentThatLeavesTheFileAsItWas) {

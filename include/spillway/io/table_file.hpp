@@ -174,6 +174,13 @@ class TableFileWriter {
 /// IPC and CSV, which write each table as it comes.
 [[nodiscard]] std::uint64_t writer_flush_bytes(FileFormat format, std::uint64_t row_group_bytes) noexcept;
 
+/// Checks `options.compression` and its level for files of `format`, as
+/// `create_table_file` does, without making a file. CSV files are never
+/// compressed, and take any.
+/// @throws InvalidArgument naming the codecs the format takes, or the levels
+///         the codec takes.
+void check_compression(FileFormat format, WriteOptions const& options);
+
 /// Creates (or truncates) `path` as a file of `format` for tables of
 /// `schema`, laid out as `options` say.
 /// @throws IoError naming the path if it cannot be created.
