@@ -394,6 +394,7 @@ std::vector<DistributedPartitionJob::RankResult> DistributedPartitionJob::run_ra
             std::unique_ptr<io::TableFileWriter> writer;
             auto const close_file = [&] {
                 writer->close();
+                files.back().longest_row_bytes = writer->longest_row_bytes();
                 writer.reset();
                 progress.advance(1);
             };
@@ -405,7 +406,7 @@ std::vector<DistributedPartitionJob::RankResult> DistributedPartitionJob::run_ra
                         close_file();
                     }
                     files.push_back({received.partition,
-                                     partition_file(staging, received.partition, extension_)});
+                                     partition_file(staging, received.partition, extension_), 0});
                     writer = io::create_table_file(files.back().path, output_format_, input_.schema(), write_options_);
                 }
                 if (received.rows) {

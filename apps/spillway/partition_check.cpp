@@ -1,5 +1,6 @@
 #include "partition_check.hpp"
 
+#include <algorithm>
 #include <memory>
 #include <numeric>
 #include <sstream>
@@ -152,7 +153,11 @@ PartitionCheck check_partition_tables(std::vector<PartitionFile> const& files, s
                 if (next_file == files.size()) {
                     return std::nullopt;
                 }
-                reader = io::open_table_file(files[next_file++].path, format, csv_options, schema);
+                auto const& file = files[next_file++];
+                auto file_options = csv_options;
+                file_options.chunk_bytes = std::clamp(file.longest_row_bytes, csv_options.chunk_bytes,
+                                                      io::CsvOptions::max_chunk_bytes);
+                reader = io::open_table_file(file.path, format, file_options, schema);
             }
             if (auto table = reader->read()) {
                 return FileTable{next_file - 1, std::move(*table)};

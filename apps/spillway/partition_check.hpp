@@ -55,17 +55,21 @@ struct PartitionCheck {
 /// back equal the input's.
 void report_partition_check(PartitionCheck const& check, table::TableChecksum const& input, RunSummary& summary);
 
-/// One file of a repartition: the partition it holds, and where it is.
+/// One file of a repartition: the partition it holds, where it is, and for
+/// CSV the longest line written to it (`io::TableFileWriter::longest_row_bytes`).
 struct PartitionFile {
     std::uint32_t partition;
     std::filesystem::path path;
+    std::size_t longest_row_bytes = 0;
 };
 
 /// Reads back `files`, files of `format` (CSV with `csv` and `schema`) of
 /// some of `partitions` partitions, on `executor` with `window` pieces in
 /// flight and `join_options`: Parquet files a row group at a time, each
 /// read and checked by a worker in batches (`io::ParquetRowGroups::reader`),
-/// other files a table at a time, read in turn and checked by the workers.
+/// other files a table at a time, read in turn and checked by the workers,
+/// CSV in blocks of `csv.chunk_bytes`, or of the file's longest line where
+/// that is larger.
 /// Checks that the key columns `keys` of every row hash to its file's
 /// partition, and sums the checksum of all columns of every row
 /// (`table::TableChecksum`). Advances `progress` by the rows of each table.

@@ -131,16 +131,16 @@ RunSummary TablePartitionJob::run(Progress& progress) {
         });
     }
     static_cast<void>(exec::parallel_join(pool_, std::move(closes)));
+    std::vector<PartitionFile> files;
+    for (std::uint32_t partition = 0; partition < partitions_; ++partition) {
+        files.push_back({partition, output_files_[partition], writers_[partition]->file->longest_row_bytes()});
+    }
     writers_.clear();
     progress.complete();  // CSV input's header lines, which no table holds
     progress.finish();
     auto const partitioned = Clock::now();
 
     progress.start("verify", input_checksum.rows, Progress::Unit::items);
-    std::vector<PartitionFile> files;
-    for (std::uint32_t partition = 0; partition < partitions_; ++partition) {
-        files.push_back({partition, output_files_[partition]});
-    }
     PartitionCheck check;
     {
         SeqJoinTracer tracer("check table", plan_.window, stall_timeout_);

@@ -36,6 +36,7 @@ class CsvFileWriter final : public TableFileWriter {
         closed_ = true;
     }
     [[nodiscard]] std::uint64_t bytes_written() const noexcept override { return writer_.bytes_written(); }
+    [[nodiscard]] std::size_t longest_row_bytes() const noexcept override { return writer_.longest_row_bytes(); }
 
   private:
     std::filesystem::path path_;

@@ -148,12 +148,14 @@ struct ColumnView {
 
 }  // namespace
 
-void append_csv_rows(Table const& table, CsvOptions const& options, std::string& out) {
+std::size_t append_csv_rows(Table const& table, CsvOptions const& options, std::string& out) {
     StringWriter const strings(options);
     std::vector<ColumnView> const columns(table.columns().begin(), table.columns().end());
     auto const before = out.size();
+    std::size_t longest = 0;
     try {
         for (std::size_t row = 0; row < table.num_rows(); ++row) {
+            auto const row_start = out.size();
             for (std::size_t index = 0; index < columns.size(); ++index) {
                 if (index != 0) {
                     out += options.delimiter;
@@ -164,14 +166,17 @@ void append_csv_rows(Table const& table, CsvOptions const& options, std::string&
                 out += options.delimiter;
             }
             out += '\n';
+            longest = std::max(longest, out.size() - row_start);
         }
     } catch (...) {
         out.resize(before);  // no half-written row for a writer to flush
         throw;
     }
+    return longest;
 }
 
-void append_csv_header(Schema const& schema, CsvOptions const& options, std::string& out) {
+std::size_t append_csv_header(Schema const& schema, CsvOptions const& options, std::string& out) {
+    auto const before = out.size();
     StringWriter const strings(options);
     for (std::size_t index = 0; index < schema.size(); ++index) {
         if (index != 0) {
@@ -183,6 +188,7 @@ void append_csv_header(Schema const& schema, CsvOptions const& options, std::str
         out += options.delimiter;
     }
     out += '\n';
+    return out.size() - before;
 }
 
 CsvWriter::CsvWriter(std::filesystem::path path, CsvOptions options, Schema const& schema, std::size_t buffer_bytes)
@@ -191,7 +197,7 @@ CsvWriter::CsvWriter(std::filesystem::path path, CsvOptions options, Schema cons
     SPILLWAY_EXPECTS(buffer_bytes_ > 0, "a CSV writer needs a buffer of at least 1 byte", InvalidArgument);
     buffer_.reserve(buffer_bytes_);
     if (options_.header) {
-        append_csv_header(schema, options_, buffer_);
+        longest_row_bytes_ = append_csv_header(schema, options_, buffer_);
         bytes_written_ += buffer_.size();
     }
     descriptor_ = FileDescriptor(::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
@@ -211,7 +217,7 @@ void CsvWriter::write(Table const& table) {
     check_not_failed();
     SPILLWAY_EXPECTS(descriptor_, "writing to the closed CSV file '" << path_ << "'", InvalidArgument);
     auto const before = buffer_.size();
-    append_csv_rows(table, options_, buffer_);
+    longest_row_bytes_ = std::max(longest_row_bytes_, append_csv_rows(table, options_, buffer_));
     bytes_written_ += buffer_.size() - before;
     if (buffer_.size() >= buffer_bytes_) {
         flush();

@@ -272,6 +272,25 @@ TEST_F(CliPartitionFormats, CsvOutputOfParquetTakesTheDialectFlags) {
     }
 }
 
+TEST_F(CliPartitionFormats, CsvOutputRowsLongerThanTheBlockSizeReadBack) {
+    // --block-size bounds the rows of CSV input; rows written from Parquet
+    // may be longer, and verification reads them back in blocks that hold them.
+    table::TableBuilder builder(table::Schema({{"k", table::DataType::int64}, {"s", table::DataType::string}}));
+    for (std::int64_t key = 1; key <= 3; ++key) {
+        builder.column(0).append(key);
+        builder.column(1).append(std::string(static_cast<std::size_t>(100 * key), 'x'));
+    }
+    auto const input = write("long.parquet", builder.finish());
+    for (auto const* ranks : {"1", "2"}) {
+        auto const output = path(std::string("long-") + ranks);
+        auto const result = partition({"-i", input.string(), "-k", "k", "--partitions", "2", "--block-size", "64",
+                                       "--output-format", "csv", "--ranks", ranks, "-o", output.string()});
+        ASSERT_EQ(result.exit_code, 0) << result.err;
+        EXPECT_EQ(result.summary().at("verified"), true);
+        EXPECT_EQ(result.summary().at("rows"), 3);
+    }
+}
+
 TEST_F(CliPartitionFormats, ACompressionTheOutputFormatLacksIsAUsageErrorNamingTheFlag) {
     auto const input = write("input.parquet", users(table::DataType::int64, 10));
     for (auto const* ranks : {"1", "2"}) {

@@ -141,7 +141,8 @@ class ParquetPartitionCheckTest : public testing::Test {
         input_ = builder.finish();
         auto pieces = table::hash_partition(input_, keys_, partitions);
         for (std::uint32_t partition = 0; partition < partitions; ++partition) {
-            files_.push_back({partition, directory_.path() / ("part-0000" + std::to_string(partition) + ".parquet")});
+            files_.push_back(
+                {partition, directory_.path() / ("part-0000" + std::to_string(partition) + ".parquet"), 0});
             write(partition, pieces[partition]);
         }
     }

@@ -25,14 +25,16 @@ namespace spillway::io {
 /// written as it is, and a file it begins does not read back); quotes
 /// inside are doubled. What `CsvReader`
 /// reads back equals the table, except that without quoting an empty string
-/// reads back as null.
+/// reads back as null. Returns the bytes of the longest row appended, its
+/// line break included (0 for a table without rows).
 /// @throws InvalidArgument if a string needs quoting but `options.quote` is
 /// unset; nothing is appended then.
-void append_csv_rows(table::Table const& table, CsvOptions const& options, std::string& out);
+std::size_t append_csv_rows(table::Table const& table, CsvOptions const& options, std::string& out);
 
-/// Appends the header row of `schema` (its column names) to `out`.
+/// Appends the header row of `schema` (its column names) to `out`; returns
+/// its bytes, line break included.
 /// @throws InvalidArgument as `append_csv_rows` does for a name.
-void append_csv_header(table::Schema const& schema, CsvOptions const& options, std::string& out);
+std::size_t append_csv_header(table::Schema const& schema, CsvOptions const& options, std::string& out);
 
 /// Writes CSV to a file through a buffer (1 MiB unless told otherwise): the
 /// header (if the options say so) when opened, then tables or rows already
@@ -84,6 +86,12 @@ class CsvWriter {
     /// The bytes written so far, header included, buffered ones too.
     [[nodiscard]] std::uint64_t bytes_written() const noexcept { return bytes_written_; }
 
+    /// The bytes of the longest row `write` wrote, or of the header if it is
+    /// longer, line break included: the block a reader needs to read the
+    /// file back (`CsvOptions::chunk_bytes`). Rows given to `write_rows` are
+    /// not counted: they come from blocks that held them.
+    [[nodiscard]] std::size_t longest_row_bytes() const noexcept { return longest_row_bytes_; }
+
   private:
     /// Writes `rows` through the buffer, or straight from the caller's
     /// memory if they are at least its size.
@@ -102,6 +110,7 @@ class CsvWriter {
     FileDescriptor descriptor_;  ///< none once closed
     std::string buffer_;   ///< formatted bytes not yet written
     std::uint64_t bytes_written_ = 0;
+    std::size_t longest_row_bytes_ = 0;
     bool failed_ = false;  ///< writing or closing the file failed: what it holds is incomplete
 };
 
