@@ -221,9 +221,23 @@ double account_balance(Random& random) { return static_cast<double>(random.unifo
 /// The retail price of part `part`, in cents (clause 4.2.3, P_RETAILPRICE).
 std::int64_t retail_cents(std::int64_t part) noexcept { return 90000 + (part / 10) % 20001 + 100 * (part % 1000); }
 
-/// Supplier `choice` (0 to 3) of part `part` among `suppliers` (clause 4.2.3, PS_SUPPKEY).
+/// Supplier `choice` (0 to 3) of part `part` among `suppliers` (clause 4.2.3,
+/// PS_SUPPKEY), but for a supplier the formula gives the part twice (it does
+/// with fewer than about 250 suppliers), which is replaced by the next one the
+/// part does not have yet, so that (part, supplier) is a key where there are
+/// four suppliers or more.
 std::int64_t supplier_of(std::int64_t part, std::int64_t choice, std::int64_t suppliers) noexcept {
-    return (part + choice * (suppliers / 4 + (part - 1) / suppliers)) % suppliers + 1;
+    std::array<std::int64_t, 4> chosen{};
+    for (std::int64_t earlier = 0; earlier <= choice; ++earlier) {
+        auto supplier = (part + earlier * (suppliers / 4 + (part - 1) / suppliers)) % suppliers;
+        auto const taken = chosen.begin() + earlier;
+        for (std::int64_t step = 1; step < suppliers && std::find(chosen.begin(), taken, supplier + 1) != taken;
+             ++step) {
+            supplier = (supplier + 1) % suppliers;
+        }
+        *taken = supplier + 1;
+    }
+    return chosen[static_cast<std::size_t>(choice)];
 }
 
 }  // namespace

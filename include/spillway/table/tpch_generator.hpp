@@ -37,7 +37,10 @@ TpchTable parse_tpch_table(std::string_view name);
 /// specification's grammar and words. For the others: part names of five
 /// distinct colour words (so `p_name LIKE '%green%'` holds for about 5% of
 /// parts), types, brands, containers and retail prices as specified; four
-/// suppliers per part in `partsupp`, chosen by the formula `lineitem` uses;
+/// suppliers per part in `partsupp`, chosen by the formula `lineitem` uses
+/// (where, at scales below about 0.025, the formula gives a part one
+/// supplier twice, the next supplier the part lacks instead, so that
+/// (`ps_partkey`, `ps_suppkey`) is a key from scale 0.0004, four suppliers);
 /// five market segments of customers, uniform; the 25 nations and 5
 /// regions of the specification. Differences from dbgen: addresses are
 /// random letters and digits, and no supplier comment mentions "Customer
