@@ -239,7 +239,14 @@ Exchange::~Exchange() {
         try {
             std::rethrow_exception(error);
         } catch (std::exception const& failure) {
-            SPILLWAY_LOG(warn, operation_ << " failed after it finished, while sending its last chunks: " << failure.what());
+            // While an error unwinds the stack, this is its echo.
+            if (std::uncaught_exceptions() > 0) {
+                SPILLWAY_LOG(debug, operation_ << " failed after it finished, while sending its last chunks: "
+                                               << failure.what());
+            } else {
+                SPILLWAY_LOG(warn, operation_ << " failed after it finished, while sending its last chunks: "
+                                              << failure.what());
+            }
         }
     }
 }
