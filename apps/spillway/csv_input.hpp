@@ -49,7 +49,8 @@ struct CsvInput {
     /// The rows the undeclared types were inferred from
     /// (`io::CsvReader::inferred_rows`), of `inferred_from`.
     std::size_t inferred_rows = 0;
-    /// The first file that has rows (the first file, where none has).
+    /// The first file that has rows (the first file that is not empty, where
+    /// none has).
     std::filesystem::path inferred_from;
 
     /// Checks and describes `files`. The dialect starts from TPC-H `.tbl`

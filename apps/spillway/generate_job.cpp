@@ -166,7 +166,7 @@ RunSummary GenerateJob::run(Progress& progress) {
     summary.settings["window"] = window_;
     summary.rows = rows;
     summary.bytes = bytes;
-    summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    summary.seconds = to_seconds(std::chrono::steady_clock::now() - started);
     summary.phases = {{"generate", summary.seconds}};
     summary.peak_resident_bytes = peak_resident_bytes();
     return summary;

@@ -27,6 +27,7 @@ namespace spillway::cli {
 /// `first_file`, is among `names`, the columns of the input file `file`:
 /// `order[j]` is the column of `file` named as column `j` of `first`; empty
 /// if `names` are `first`'s names in its order.
+/// Requires: `names` are distinct, as a schema's are.
 /// @throws CorruptData naming both files and a column if the two files do
 ///         not have the same columns (in any order).
 [[nodiscard]] std::vector<std::size_t> match_column_names(

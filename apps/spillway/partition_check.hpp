@@ -56,7 +56,7 @@ struct PartitionCheck {
 void report_partition_check(PartitionCheck const& check, table::TableChecksum const& input, RunSummary& summary);
 
 /// One file of a repartition: the partition it holds, where it is, and for
-/// CSV the longest line written to it (`io::TableFileWriter::longest_row_bytes`).
+/// CSV the longest row written to it (`io::TableFileWriter::longest_row_bytes`).
 struct PartitionFile {
     std::uint32_t partition;
     std::filesystem::path path;
@@ -68,7 +68,7 @@ struct PartitionFile {
 /// flight and `join_options`: Parquet files a row group at a time, each
 /// read and checked by a worker in batches (`io::ParquetRowGroups::reader`),
 /// other files a table at a time, read in turn and checked by the workers,
-/// CSV in blocks of `csv.chunk_bytes`, or of the file's longest line where
+/// CSV in blocks of `csv.chunk_bytes`, or of the file's longest row where
 /// that is larger.
 /// Checks that the key columns `keys` of every row hash to its file's
 /// partition, and sums the checksum of all columns of every row

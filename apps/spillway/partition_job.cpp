@@ -1,5 +1,6 @@
 #include "partition_job.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <numeric>
 
@@ -84,9 +85,14 @@ RunSummary PartitionJob::run(Progress& progress) {
     }
     progress.complete();  // the header lines, which no block holds
     std::uint64_t output_bytes = 0;
+    // Rows are copied verbatim, but for a first field quoted at a file's
+    // start: the blocks reading them back hold the longest row written.
+    auto read_back = input_;
     for (auto& writer : writers_) {
         writer->close();
         output_bytes += writer->bytes_written();
+        read_back.options.chunk_bytes = std::clamp(writer->longest_row_bytes(), read_back.options.chunk_bytes,
+                                                   io::CsvOptions::max_chunk_bytes);
     }
     writers_.clear();
     progress.finish();
@@ -94,7 +100,8 @@ RunSummary PartitionJob::run(Progress& progress) {
 
     progress.start("verify", output_bytes, Progress::Unit::bytes);
     SeqJoinTracer tracer("check block", plan_.window, stall_timeout_);
-    auto const check = check_partition_files(output_files_, input_, pool_, plan_.window, tracer.observe(), progress);
+    auto const check =
+        check_partition_files(output_files_, read_back, pool_, plan_.window, tracer.observe(), progress);
     progress.complete();
     progress.finish();
     auto const finished = Clock::now();
@@ -116,9 +123,9 @@ RunSummary PartitionJob::run(Progress& progress) {
         summary.skipped_rows = skipped_rows;
     }
     summary.bytes = input_.bytes;
-    summary.seconds = std::chrono::duration<double>(finished - started).count();
-    summary.phases = {{"partition", std::chrono::duration<double>(partitioned - started).count()},
-                      {"verify", std::chrono::duration<double>(finished - partitioned).count()}};
+    summary.seconds = to_seconds(finished - started);
+    summary.phases = {{"partition", to_seconds(partitioned - started)},
+                      {"verify", to_seconds(finished - partitioned)}};
     summary.peak_resident_bytes = peak_resident_bytes();
     report_partition_check(check, input_checksum, summary);
     verified_ = *summary.verified;

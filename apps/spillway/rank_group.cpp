@@ -105,8 +105,8 @@ void RankGroup::report_memory(RunSummary& summary, std::span<RankMemoryFigures c
     summary.peak_memory = {std::move(host), std::move(disk)};
 }
 
-void RankGroup::finish(RunSummary& summary, Progress& progress, std::chrono::steady_clock::time_point started) {
-    auto const cleaning = std::chrono::steady_clock::now();
+void RankGroup::finish(RunSummary& summary, Progress& progress, std::chrono::steady_clock::time_point started,
+                       std::chrono::steady_clock::time_point cleaning) {
     progress.start("clean up", resources_.size(), Progress::Unit::items);
     // One thread a resource: removing spill files waits on the disk, and the
     // disk takes several removals at once.

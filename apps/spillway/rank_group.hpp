@@ -106,11 +106,13 @@ class RankGroup {
     /// resources, each on a thread of its own, removing their spill
     /// directories (with many spill files that takes a while, shown as
     /// `progress`'s phase "clean up", an item a rank), then completes
-    /// `summary`: `seconds` since `started`, the phase "clean up" after those
-    /// in `phases`, and `peak_resident_bytes`. Afterwards `resources()` is
+    /// `summary`: `seconds` since `started`, the phase "clean up" (from
+    /// `cleaning`, where the job's other phases ended) after those in
+    /// `phases`, and `peak_resident_bytes`. Afterwards `resources()` is
     /// empty and `host_limit_per_rank` must not be called.
     /// Requires: `run` has returned.
-    void finish(RunSummary& summary, Progress& progress, std::chrono::steady_clock::time_point started);
+    void finish(RunSummary& summary, Progress& progress, std::chrono::steady_clock::time_point started,
+                std::chrono::steady_clock::time_point cleaning = std::chrono::steady_clock::now());
 
   private:
     bool uses_mpi_ = false;

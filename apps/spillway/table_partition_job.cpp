@@ -133,6 +133,7 @@ RunSummary TablePartitionJob::run(Progress& progress) {
     static_cast<void>(exec::parallel_join(pool_, std::move(closes)));
     std::vector<PartitionFile> files;
     for (std::uint32_t partition = 0; partition < partitions_; ++partition) {
+        MutexLock const lock(writers_[partition]->mutex);
         files.push_back({partition, output_files_[partition], writers_[partition]->file->longest_row_bytes()});
     }
     writers_.clear();
@@ -167,9 +168,9 @@ RunSummary TablePartitionJob::run(Progress& progress) {
         summary.skipped_rows = skipped_rows;
     }
     summary.bytes = input_.bytes();
-    summary.seconds = std::chrono::duration<double>(finished - started).count();
-    summary.phases = {{"partition", std::chrono::duration<double>(partitioned - started).count()},
-                      {"verify", std::chrono::duration<double>(finished - partitioned).count()}};
+    summary.seconds = to_seconds(finished - started);
+    summary.phases = {{"partition", to_seconds(partitioned - started)},
+                      {"verify", to_seconds(finished - partitioned)}};
     summary.peak_resident_bytes = peak_resident_bytes();
     report_partition_check(check, input_checksum, summary);
     verified_ = *summary.verified;

@@ -206,7 +206,7 @@ RunSummary TpchJob::run(Progress& progress) {
     gathered.clear();
     ranks_.report_memory(summary, memory);
     summary.phases = {{"query", to_seconds(answered - started)}};
-    ranks_.finish(summary, progress, started);
+    ranks_.finish(summary, progress, started, answered);
     return summary;
 }
 

@@ -31,10 +31,9 @@
 
 #include <spillway/comm/mpi_communicator.hpp>
 #include <spillway/comm/mpi_environment.hpp>
-
-#include "metric.hpp"
 #include <spillway/memory/buffer_resource.hpp>
 
+#include "metric.hpp"
 #include "mpi_bench_support.hpp"
 
 using namespace spillway;

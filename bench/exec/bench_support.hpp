@@ -4,10 +4,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
 #include <functional>
 #include <limits>
-#include <string_view>
 #include <vector>
 
 #include "metric.hpp"

@@ -11,7 +11,6 @@
 #include <functional>
 #include <chrono>
 #include <cstdint>
-#include <cstdio>
 #include <exception>
 #include <filesystem>
 #include <iostream>

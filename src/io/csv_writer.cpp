@@ -146,6 +146,20 @@ struct ColumnView {
     }
 };
 
+/// The bytes of the first row of `rows`, CSV text quoted with `quote`, its
+/// line break included: up to the first `\n` outside quotes.
+std::size_t first_row_bytes(std::string_view rows, char quote) {
+    bool inside_quotes = false;
+    for (std::size_t index = 0; index < rows.size(); ++index) {
+        if (rows[index] == quote) {
+            inside_quotes = !inside_quotes;
+        } else if (rows[index] == '\n' && !inside_quotes) {
+            return index + 1;
+        }
+    }
+    return rows.size();
+}
+
 }  // namespace
 
 std::size_t append_csv_rows(Table const& table, CsvOptions const& options, std::string& out) {
@@ -236,6 +250,7 @@ void CsvWriter::write_rows(std::string_view rows) {
         std::string quoted;
         StringWriter(options_).append(field, quoted);
         quoted += rows.substr(field.size());
+        longest_row_bytes_ = std::max(longest_row_bytes_, first_row_bytes(quoted, *options_.quote));
         append_rows(quoted);
         return;
     }

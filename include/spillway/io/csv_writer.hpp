@@ -88,8 +88,9 @@ class CsvWriter {
 
     /// The bytes of the longest row `write` wrote, or of the header if it is
     /// longer, line break included: the block a reader needs to read the
-    /// file back (`CsvOptions::chunk_bytes`). Rows given to `write_rows` are
-    /// not counted: they come from blocks that held them.
+    /// file back (`CsvOptions::chunk_bytes`). Rows given to `write_rows`
+    /// count only where the writer lengthens one (a first field quoted at the
+    /// file's start): the others come from blocks that held them.
     [[nodiscard]] std::size_t longest_row_bytes() const noexcept { return longest_row_bytes_; }
 
   private:

@@ -159,7 +159,7 @@ class TableFileWriter {
     /// The bytes written to the file so far.
     [[nodiscard]] virtual std::uint64_t bytes_written() const noexcept = 0;
 
-    /// CSV: the bytes of the longest line written (`CsvWriter::longest_row_bytes`),
+    /// CSV: the bytes of the longest row written (`CsvWriter::longest_row_bytes`),
     /// which a block reading the file back must hold. 0 for Parquet and
     /// Arrow IPC, which are not read in blocks of bytes.
     [[nodiscard]] virtual std::size_t longest_row_bytes() const noexcept { return 0; }
