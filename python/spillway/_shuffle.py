@@ -326,10 +326,12 @@ class MpiCommunicator(_Closable["_core.MpiRank"]):
 class Shuffler(_Closable["_core.TableShuffler"]):
     """One rank's part of a shuffle over an :class:`MpiCommunicator`.
 
-    Every rank makes its shufflers in the same order, inserts any Arrow data
-    (as :func:`shuffle` takes), calls ``insert_finished`` once, then takes
-    the partitions it owns (``local_partitions``, round-robin over ranks)
-    with ``extract`` or by iterating. A partition no rank inserted rows for
+    Every rank makes its shufflers in the same order, with the same
+    ``partitions`` (a rank that learns another gave a different count raises
+    InvalidArgument, and so do the others), inserts any Arrow data (as
+    :func:`shuffle` takes), calls ``insert_finished`` once, then takes the
+    partitions it owns (``local_partitions``, round-robin over ranks) with
+    ``extract`` or by iterating. A partition no rank inserted rows for
     is an empty table with this rank's schema (no columns if this rank
     inserted nothing). ``options`` are shuffle options, over the
     communicator's; any other name raises InvalidArgument.

@@ -40,7 +40,8 @@ AllGather::AllGather(
     : resource_(checked(communicator, op_id, buffer_resource)),
       communicator_(communicator),
       exchange_(std::make_unique<detail::Exchange>(
-          communicator, op_id, detail::Collective::all_gather, std::vector<PartitionId>{gathered}, config
+          communicator, op_id, detail::Collective::all_gather, detail::Exchange::Layout{},
+          std::vector<PartitionId>{gathered}, config
       )) {}
 
 AllGather::~AllGather() = default;

@@ -143,8 +143,8 @@ TagLease::~TagLease() {
 }
 
 Exchange::Exchange(
-    comm::Communicator& communicator, OpId op_id, Collective collective, std::vector<PartitionId> local_partitions,
-    ShuffleConfig const& config
+    comm::Communicator& communicator, OpId op_id, Collective collective, Layout layout,
+    std::vector<PartitionId> local_partitions, ShuffleConfig const& config
 )
     : communicator_(communicator),
       resource_(communicator.buffer_resource()),
@@ -152,6 +152,7 @@ Exchange::Exchange(
       collective_(collective),
       tag_(tag_of(op_id, collective)),
       config_(checked(config)),
+      layout_(layout),
       local_partitions_(std::move(local_partitions)),
       name_(collective == Collective::shuffler ? "shuffle" : "allgather"),
       statistic_names_{
@@ -794,7 +795,8 @@ bool Exchange::post_closing_messages() {
             } else if (inserts_done_ && destination.queue.empty()) {
                 messages.emplace_back(
                     static_cast<comm::Rank>(rank),
-                    encode(WireHeader{MessageKind::finish, ErrorKind::error, 0, 0, destination.sent})
+                    encode(WireHeader{MessageKind::finish, ErrorKind::error, 0, layout_.partitions, destination.sent,
+                                      static_cast<std::uint64_t>(layout_.owner)})
                 );
             } else {
                 continue;
@@ -886,6 +888,9 @@ bool Exchange::probe(bool failed) {
                 ));
             } else if (header.kind == MessageKind::finish) {
                 source_closed_[from] = true;
+                if (!failed) {  // a second error would end the abandoning early (`give_up`)
+                    check_layout(header, source);
+                }
                 SPILLWAY_EXPECTS(
                     header.value == probed_[from],
                     operation_ << ": rank " << source << " announced " << header.value << " chunks but "
@@ -905,12 +910,27 @@ bool Exchange::probe(bool failed) {
     return progressed;
 }
 
+void Exchange::check_layout(WireHeader const& header, comm::Rank source) const {
+    auto const describe_layout = [](PartitionId partitions, std::uint64_t owner) {
+        return std::to_string(partitions) + (partitions == 1 ? " partition" : " partitions")
+             + (owner == static_cast<std::uint64_t>(PartitionOwner::contiguous) ? " owned in contiguous ranges"
+                                                                                 : " owned round robin");
+    };
+    auto const own = describe_layout(layout_.partitions, static_cast<std::uint64_t>(layout_.owner));
+    auto const theirs = describe_layout(header.partition, header.checksum);
+    SPILLWAY_EXPECTS(theirs == own,
+                     operation_ << ": rank " << source << " has " << theirs << ", this rank " << own
+                                << "; every rank must give the same partition count and owner",
+                     InvalidArgument);
+}
+
 void Exchange::defer(comm::Incoming incoming, PartitionId partition, std::uint64_t sequence, comm::Rank source) {
     auto const local = std::ranges::lower_bound(local_partitions_, partition);
     SPILLWAY_EXPECTS(
         local != local_partitions_.end() && *local == partition,
         operation_ << ": rank " << source << " sent a chunk of partition " << partition
-                   << ", which this rank does not own",
+                   << ", which this rank does not own: the ranks give different partition counts or owners, or "
+                      "the message is corrupt",
         CorruptData
     );
     SPILLWAY_EXPECTS(

@@ -29,6 +29,8 @@
 
 namespace spillway::shuffle::detail {
 
+struct WireHeader;
+
 /// Which collective an exchange serves: picks its tag (`2 * op_id + kind`),
 /// its statistics prefix and its trace category.
 enum class Collective : std::uint8_t { shuffler = 0, all_gather = 1 };
@@ -69,14 +71,23 @@ class Exchange {
         PackedData data;
     };
 
+    /// How a collective's partitions are laid out over the ranks, which every
+    /// rank must give alike: each rank's finish message carries its own, and
+    /// a receiver fails the exchange where it differs from its own.
+    struct Layout {
+        PartitionId partitions = 1;
+        PartitionOwner owner = PartitionOwner::round_robin;
+    };
+
     /// Starts the exchange of `communicator`'s rank, which owns
-    /// `local_partitions` (sorted, distinct), and its progress thread.
+    /// `local_partitions` (sorted, distinct) of `layout`, and its progress
+    /// thread.
     /// Requires: `op_id <= max_op_id`; the resource is the communicator's.
     /// @throws InvalidArgument if another live exchange holds the tag.
     /// @throws OutOfMemory if the local partitions' state is more than the
     ///         HOST limit (`reserve_partition_bookkeeping`).
     Exchange(
-        comm::Communicator& communicator, OpId op_id, Collective collective,
+        comm::Communicator& communicator, OpId op_id, Collective collective, Layout layout,
         std::vector<PartitionId> local_partitions, ShuffleConfig const& config
     );
     /// Completes the sending if the caller is done (`finished()`), else
@@ -265,6 +276,9 @@ class Exchange {
     /// sending, receiving and draining, so that the destructor returns. Peers
     /// may then wait for this rank's messages until their own errors.
     void give_up(std::exception const& error);
+    /// @throws InvalidArgument naming both if the layout in `source`'s finish
+    ///         message `header` is not this rank's.
+    void check_layout(WireHeader const& header, comm::Rank source) const;
     /// Queues a probed chunk message to be received when memory allows.
     void defer(comm::Incoming incoming, PartitionId partition, std::uint64_t sequence, comm::Rank source);
     /// Whether the progress thread may stop: the exchange is closing and has
@@ -320,6 +334,7 @@ class Exchange {
     Collective const collective_;
     comm::Tag const tag_;
     ShuffleConfig const config_;
+    Layout const layout_;
     std::vector<PartitionId> const local_partitions_;
     std::string const name_;       ///< statistics prefix: `shuffle` or `allgather`
     /// The names of the statistics recorded here, `<name_>.<what>`; kept

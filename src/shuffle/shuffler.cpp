@@ -33,7 +33,7 @@ Shuffler::Shuffler(
       total_partitions_(total_partitions),
       owner_(owner),
       exchange_(std::make_unique<detail::Exchange>(
-          communicator, op_id, detail::Collective::shuffler,
+          communicator, op_id, detail::Collective::shuffler, detail::Exchange::Layout{total_partitions, owner},
           owned_partitions(owner, total_partitions, communicator.nranks(), communicator.rank()), config
       )) {}
 

@@ -31,10 +31,13 @@ struct WireHeader {
     MessageKind kind;
     ErrorKind error;                ///< abandon: the type of the error
     std::uint16_t inline_metadata;  ///< chunk: the bytes of its metadata at the end of the payload
-    PartitionId partition;          ///< chunk: its partition
-    std::uint64_t value;            ///< chunk: its sequence number; finish: the chunks sent
+    /// chunk: its partition; finish: the sender's partition count
+    /// (`Layout::partitions`)
+    PartitionId partition;
+    std::uint64_t value;  ///< chunk: its sequence number; finish: the chunks sent
     /// chunk: `transit_checksum` of its payload and body, or 0 where the
-    /// communicator's payloads cannot change in transit (and it is not checked)
+    /// communicator's payloads cannot change in transit (and it is not
+    /// checked); finish: the sender's `Layout::owner`
     std::uint64_t checksum = 0;
 };
 

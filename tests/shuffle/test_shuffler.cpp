@@ -485,6 +485,33 @@ TEST_P(ShufflerContract, MisuseIsAClearErrorAndTheShuffleStillCompletes) {
     });
 }
 
+TEST_P(ShufflerContractBetweenRanks, RanksThatGiveDifferentPartitionCountsOrOwnersFailSayingSo) {
+    // Each rank's finish message carries its layout; a receiver compares.
+    run([](Communicator& comm) {
+        auto const expect_refused = [](Shuffler& shuffler) {
+            try {
+                shuffler.insert_finished();
+                while (shuffler.wait_any()) {
+                }
+                ADD_FAILURE() << "ranks of different layouts, unnoticed";
+            } catch (InvalidArgument const& error) {
+                EXPECT_THAT(error.what(),
+                            testing::HasSubstr("every rank must give the same partition count and owner"));
+            }
+        };
+        auto const ranks = static_cast<PartitionId>(comm.nranks());
+        {
+            Shuffler counts(comm, 7, ranks + static_cast<PartitionId>(comm.rank()), comm.buffer_resource());
+            expect_refused(counts);
+        }
+        {
+            auto const owner = comm.rank() == 0 ? PartitionOwner::contiguous : PartitionOwner::round_robin;
+            Shuffler owners(comm, 8, 2 * ranks, comm.buffer_resource(), owner);
+            expect_refused(owners);
+        }
+    });
+}
+
 TEST_P(ShufflerContractBetweenRanks, ExtractingAnIncompletePartitionIsAnError) {
     // A partition is incomplete only while another rank's input is open.
     run([](Communicator& comm) {

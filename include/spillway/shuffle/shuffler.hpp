@@ -29,7 +29,9 @@ class Exchange;
 /// rank, end up at the rank that owns it (`owner`), which extracts them.
 ///
 /// **Use.** Every rank of the communicator constructs a `Shuffler` with the
-/// same op id, partition count and owner; then
+/// same op id, partition count and owner (each rank's finish message carries
+/// its count and owner, and a rank that receives others than its own fails
+/// the shuffle with `InvalidArgument`, which its peers then raise too); then
 /// ```cpp
 /// std::unordered_map<PartitionId, PackedData> chunks;  // any number of times, from any threads:
 /// chunks.emplace(partition, PackedData{std::move(metadata), std::move(buffer)});
