@@ -363,12 +363,13 @@ class Shuffler(_Closable["_core.TableShuffler"]):
         """Inserts the rows of ``data`` (as :func:`shuffle` takes it, file paths too); any number of times,
         before ``insert_finished``. Small batches are held, within the memory limit, and sent together:
         once they fill 16 KiB per partition (at most an eighth of the limit), or at ``insert_finished``."""
-        shuffler = self._open()
+        # No local holds the C++ shuffler: a traceback keeps its frames' locals,
+        # and `close` must free it even while an error from here is handled.
         for stream in arrow_streams(data):
             if isinstance(stream, str):
-                shuffler.insert_file(stream)
+                self._open().insert_file(stream)
             else:
-                shuffler.insert(stream)
+                self._open().insert(stream)
 
     def insert_finished(self) -> None:
         """Ends this rank's input; partitions complete once every rank has called it."""

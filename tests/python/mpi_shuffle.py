@@ -1,8 +1,9 @@
-"""One rank of an MPI shuffle from Python: mpirun -np N python mpi_shuffle.py FILE OUTPUT PARTITIONS [fail].
+"""One rank of an MPI shuffle from Python: mpirun -np N python mpi_shuffle.py FILE OUTPUT PARTITIONS [fail|mismatch].
 
 Rank r inserts row groups r, r + N, ... of the Parquet FILE, then writes each partition it owns
 to OUTPUT/part-NNNNN.rank-R.parquet. With `fail`, rank 1 inserts a table without the key column
-instead, and every rank writes what it raised to OUTPUT/error.rank-R.txt.
+instead; with `mismatch`, rank r shuffles into PARTITIONS + r partitions; with either, every rank
+writes what it raised to OUTPUT/error.rank-R.txt.
 """
 
 import sys
@@ -14,11 +15,13 @@ from mpi4py import MPI
 import spillway
 
 
-def shuffle(communicator: spillway.MpiCommunicator, path: str, output: str, partitions: int, fail: bool) -> None:
+def shuffle(communicator: spillway.MpiCommunicator, path: str, output: str, partitions: int, mode: str) -> None:
     world = MPI.COMM_WORLD
     source = pq.ParquetFile(path)
+    if mode == "mismatch":
+        partitions += world.rank
     with spillway.Shuffler(communicator, "l_orderkey", partitions=partitions) as shuffler:
-        if fail and world.rank == 1:
+        if mode == "fail" and world.rank == 1:
             shuffler.insert(pa.table({"other": [1, 2, 3]}))
         for group in range(world.rank, source.num_row_groups, world.size):
             shuffler.insert(source.read_row_group(group))
@@ -38,7 +41,7 @@ def expect_invalid(make, message: str) -> None:
 
 def main() -> None:
     path, output, partitions = sys.argv[1], sys.argv[2], int(sys.argv[3])
-    fail = sys.argv[4:] == ["fail"]
+    mode = sys.argv[4] if len(sys.argv) > 4 else ""
     world = MPI.COMM_WORLD
     expect_invalid(lambda: spillway.MpiCommunicator("x"), "comm must be an mpi4py communicator")
     expect_invalid(lambda: spillway.Shuffler(None, "k"), "communicator must be a spillway.MpiCommunicator")
@@ -55,9 +58,9 @@ def main() -> None:
                                                      options={"memory_limit_host": "1GiB"}),
                            "spillway.Shuffler takes no option named 'memory_limit_host'")
         try:
-            shuffle(communicator, path, output, partitions, fail)
+            shuffle(communicator, path, output, partitions, mode)
         except spillway.Error as error:
-            if not fail:
+            if not mode:
                 raise
             with open(f"{output}/error.rank-{world.rank}.txt", "w") as file:
                 file.write(f"{type(error).__name__}: {error}")

@@ -58,3 +58,16 @@ def test_a_rank_that_fails_fails_the_shuffle_on_every_rank(lineitem_parquet: Pat
     assert peer.startswith("InvalidArgument:") and "rank 1" in peer, peer
     assert not list(tmp_path.glob("part-*")), "no partition of a failed shuffle was written"
 
+
+
+def test_ranks_that_give_different_partition_counts_fail_saying_so(lineitem_parquet: Path, tmp_path: Path):
+    script = Path(__file__).with_name("mpi_shuffle.py")
+    subprocess.run([*mpirun(), "-np", "2", sys.executable, str(script), str(lineitem_parquet), str(tmp_path), "6",
+                    "mismatch"], check=True, timeout=300)
+    for rank in range(2):
+        # The first to learn of it: a finish message of another layout, or a chunk of a partition the rank
+        # does not own.
+        error = (tmp_path / f"error.rank-{rank}.txt").read_text()
+        assert ("every rank must give the same partition count and owner" in error
+                or "the ranks give different partition counts or owners" in error), error
+    assert not list(tmp_path.glob("part-*")), "no partition of a failed shuffle was written"
