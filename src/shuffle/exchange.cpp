@@ -888,8 +888,12 @@ bool Exchange::probe(bool failed) {
                 ));
             } else if (header.kind == MessageKind::finish) {
                 source_closed_[from] = true;
-                if (!failed) {  // a second error would end the abandoning early (`give_up`)
-                    check_layout(header, source);
+                // Failed, not thrown: a throw while the exchange already
+                // fails (as another rank's abandon may have made it in this
+                // very probe) would end the abandoning early (`give_up`).
+                if (auto mismatch = layout_error(header, source)) {
+                    fail(std::move(mismatch));
+                    continue;
                 }
                 SPILLWAY_EXPECTS(
                     header.value == probed_[from],
@@ -910,7 +914,7 @@ bool Exchange::probe(bool failed) {
     return progressed;
 }
 
-void Exchange::check_layout(WireHeader const& header, comm::Rank source) const {
+std::exception_ptr Exchange::layout_error(WireHeader const& header, comm::Rank source) const {
     auto const describe_layout = [](PartitionId partitions, std::uint64_t owner) {
         return std::to_string(partitions) + (partitions == 1 ? " partition" : " partitions")
              + (owner == static_cast<std::uint64_t>(PartitionOwner::contiguous) ? " owned in contiguous ranges"
@@ -918,10 +922,13 @@ void Exchange::check_layout(WireHeader const& header, comm::Rank source) const {
     };
     auto const own = describe_layout(layout_.partitions, static_cast<std::uint64_t>(layout_.owner));
     auto const theirs = describe_layout(header.partition, header.checksum);
-    SPILLWAY_EXPECTS(theirs == own,
-                     operation_ << ": rank " << source << " has " << theirs << ", this rank " << own
-                                << "; every rank must give the same partition count and owner",
-                     InvalidArgument);
+    if (theirs == own) {
+        return nullptr;
+    }
+    return std::make_exception_ptr(InvalidArgument(
+        operation_ + ": rank " + std::to_string(source) + " has " + theirs + ", this rank " + own
+        + "; every rank must give the same partition count and owner"
+    ));
 }
 
 void Exchange::defer(comm::Incoming incoming, PartitionId partition, std::uint64_t sequence, comm::Rank source) {

@@ -276,9 +276,9 @@ class Exchange {
     /// sending, receiving and draining, so that the destructor returns. Peers
     /// may then wait for this rank's messages until their own errors.
     void give_up(std::exception const& error);
-    /// @throws InvalidArgument naming both if the layout in `source`'s finish
-    ///         message `header` is not this rank's.
-    void check_layout(WireHeader const& header, comm::Rank source) const;
+    /// An `InvalidArgument` naming both if the layout in `source`'s finish
+    /// message `header` is not this rank's; null if it is.
+    [[nodiscard]] std::exception_ptr layout_error(WireHeader const& header, comm::Rank source) const;
     /// Queues a probed chunk message to be received when memory allows.
     void defer(comm::Incoming incoming, PartitionId partition, std::uint64_t sequence, comm::Rank source);
     /// Whether the progress thread may stop: the exchange is closing and has

@@ -31,7 +31,9 @@ class Exchange;
 /// **Use.** Every rank of the communicator constructs a `Shuffler` with the
 /// same op id, partition count and owner (each rank's finish message carries
 /// its count and owner, and a rank that receives others than its own fails
-/// the shuffle with `InvalidArgument`, which its peers then raise too); then
+/// the shuffle with `InvalidArgument`, or with `CorruptData` where a chunk of
+/// a partition it does not own comes first; the peers that still wait for
+/// it then raise that too); then
 /// ```cpp
 /// std::unordered_map<PartitionId, PackedData> chunks;  // any number of times, from any threads:
 /// chunks.emplace(partition, PackedData{std::move(metadata), std::move(buffer)});
