@@ -310,7 +310,8 @@ class MpiCommunicator(_Closable["_core.MpiRank"]):
         return self._open().figures()
 
     def close(self) -> None:
-        """Frees the duplicated communicator and the spill files. Idempotent.
+        """Frees the duplicated communicator and the spill files. Idempotent. Call it when no call on
+        its Shufflers runs on another thread.
 
         Raises:
             InvalidArgument: a Shuffler made on it is still open.
@@ -328,10 +329,11 @@ class Shuffler(_Closable["_core.TableShuffler"]):
 
     Every rank makes its shufflers in the same order, with the same
     ``partitions`` (a rank that learns another gave a different count raises
-    InvalidArgument, and so do the others), inserts any Arrow data (as
-    :func:`shuffle` takes), calls ``insert_finished`` once, then takes the
-    partitions it owns (``local_partitions``, round-robin over ranks) with
-    ``extract`` or by iterating. A partition no rank inserted rows for
+    InvalidArgument, or CorruptData where rows of a partition it does not own
+    come first, and so do the ranks that wait for it), inserts any Arrow
+    data (as :func:`shuffle` takes), calls ``insert_finished`` once, then
+    takes the partitions it owns (``local_partitions``, round-robin over
+    ranks) with ``extract`` or by iterating. A partition no rank inserted rows for
     is an empty table with this rank's schema (no columns if this rank
     inserted nothing). ``options`` are shuffle options, over the
     communicator's; any other name raises InvalidArgument.

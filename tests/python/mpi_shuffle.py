@@ -47,6 +47,17 @@ def main() -> None:
     expect_invalid(lambda: spillway.Shuffler(None, "k"), "communicator must be a spillway.MpiCommunicator")
     with spillway.MpiCommunicator(MPI.COMM_SELF) as alone:  # a communicator without MPI_TAG_UB of its own
         assert (alone.rank, alone.size) == (0, 1)
+    # A Shuffler whose insert failed, closed while its error (and so the traceback of the insert) lives:
+    # closing the communicator then frees its resource, so the C++ shuffler must be gone.
+    alone = spillway.MpiCommunicator(MPI.COMM_SELF)
+    lone = spillway.Shuffler(alone, "k", partitions=2)
+    try:
+        lone.insert(pa.table({"other": [1]}))
+    except spillway.InvalidArgument as error:
+        kept = error
+    lone.close()
+    alone.close()
+    assert "no column is named 'k'" in str(kept), str(kept)
     expect_invalid(lambda: spillway.MpiCommunicator(world, options={"spil_codec": "lz4"}),
                    "spillway.MpiCommunicator takes no option named 'spil_codec'")
     with spillway.MpiCommunicator(world, memory_limit="32MiB", options={"shuffle_prefetch": "1MiB"}) as communicator:

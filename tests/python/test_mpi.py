@@ -59,7 +59,6 @@ def test_a_rank_that_fails_fails_the_shuffle_on_every_rank(lineitem_parquet: Pat
     assert not list(tmp_path.glob("part-*")), "no partition of a failed shuffle was written"
 
 
-
 def test_ranks_that_give_different_partition_counts_fail_saying_so(lineitem_parquet: Path, tmp_path: Path):
     script = Path(__file__).with_name("mpi_shuffle.py")
     subprocess.run([*mpirun(), "-np", "2", sys.executable, str(script), str(lineitem_parquet), str(tmp_path), "6",
