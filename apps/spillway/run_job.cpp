@@ -5,8 +5,10 @@
 #include <exception>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include <spillway/core/error.hpp>
+#include <spillway/core/error_types.hpp>
 
 #include "interruption.hpp"
 #include "trace_file.hpp"
@@ -33,6 +35,19 @@ ExitCode run_job(std::function<std::unique_ptr<Job>()> const& make_job, std::str
                  std::function<std::string(std::string)> const& for_users) {
     auto const message_of = [&](std::exception const& error) {
         return for_users ? for_users(error.what()) : std::string(error.what());
+    };
+    // A failure while running ends with the type of the error, as the
+    // library and the Python package raise it: "... (OutOfMemory)".
+    auto const failure_of = [&](std::exception const& error) {
+        auto message = message_of(error);
+        if (auto const* typed = dynamic_cast<Error const*>(&error)) {
+            with_error_type(*typed, [&](Error const&, std::string_view name) {
+                if (name != "Error") {
+                    message += " (" + std::string(name) + ")";
+                }
+            });
+        }
+        return message;
     };
     std::string const prefix =
         processes.size() == 1 ? "spillway: " : "spillway: rank " + std::to_string(processes.rank()) + ": ";
@@ -81,7 +96,7 @@ ExitCode run_job(std::function<std::unique_ptr<Job>()> const& make_job, std::str
     } catch (std::exception const& error) {
         wait_out_interruption();
         failed = true;
-        failure = message_of(error);
+        failure = failure_of(error);
         report(failure);
         if (!ran) {
             try {
@@ -112,7 +127,7 @@ ExitCode run_job(std::function<std::unique_ptr<Job>()> const& make_job, std::str
     try {
         job->commit();
     } catch (std::exception const& error) {
-        auto const message = message_of(error);
+        auto const message = failure_of(error);
         report(message);
         return fail(ExitCode::failure, message);
     }

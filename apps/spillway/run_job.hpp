@@ -21,7 +21,8 @@ namespace spillway::cli {
 /// `--quiet` only a query's answer (`print_final_report`: one report, even
 /// if a signal comes). The trace file is written if the job ran, whether it
 /// succeeded or failed. Errors and a failed verification are printed on
-/// `err` whatever the flags. Returns `success` if the output was verified
+/// `err` whatever the flags; a failure's message ends with the name of its
+/// type where that is one of `core/error.hpp`'s (`... (OutOfMemory)`). Returns `success` if the output was verified
 /// (or the job has nothing to verify), `verification_failed` if not, and
 /// `usage` or `failure` for an error; a summary that cannot be written to
 /// `out` makes a success a `failure`.

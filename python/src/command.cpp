@@ -3,10 +3,10 @@
 #include <sstream>
 
 #include <spillway/core/error.hpp>
+#include <spillway/core/error_types.hpp>
 #include <spillway/core/options.hpp>
 
 #include "command_line.hpp"
-#include "error_types.hpp"
 #include "exit_code.hpp"
 
 namespace spillway::python {

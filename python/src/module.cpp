@@ -18,6 +18,7 @@
 #include <nanobind/stl/vector.h>
 
 #include <spillway/core/error.hpp>
+#include <spillway/core/error_types.hpp>
 #include <spillway/core/options.hpp>
 #include <spillway/io/file_format.hpp>
 #include <spillway/io/table_file.hpp>
@@ -25,7 +26,6 @@
 
 #include "arrow_capsules.hpp"
 #include "command.hpp"
-#include "error_types.hpp"
 #include "job_limits.hpp"
 #include "local_shuffle.hpp"
 #include "table_shuffler.hpp"
@@ -138,7 +138,8 @@ nb::dict figures_dict(ResourceFigures const& figures) {
     return result;
 }
 
-/// Raises spillway's errors as the exceptions of `spillway._errors`.
+/// Raises spillway's errors as the exceptions of `spillway._errors`, which
+/// bear the names of their types.
 void translate_error(std::exception_ptr const& pointer, void* /*payload*/) {
     try {
         std::rethrow_exception(pointer);

@@ -123,7 +123,9 @@ TEST(CliTpch, ALimitBelowWhatTheQueryWorksInFailsWithOutOfMemoryNamingTheLimitNo
     auto const json = failure_of(result, 1);
     auto const error = json.at("error").get<std::string>();
     EXPECT_THAT(error, HasSubstr("--memory-limit"));
-    EXPECT_THAT(error, HasSubstr("cannot reserve"));
+    EXPECT_THAT(error, testing::StartsWith("cannot reserve"));
+    EXPECT_THAT(error, testing::EndsWith("(OutOfMemory)"));
+    EXPECT_THAT(result.err, HasSubstr("(OutOfMemory)\n"));
 }
 
 TEST(CliTpch, AWaitForMemoryThatNothingFreesEndsAfterTheReserveTimeoutNamingItsFlag) {

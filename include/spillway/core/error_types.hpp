@@ -1,16 +1,16 @@
 #pragma once
 /// @file
-/// spillway's error types, one by one, for code that must keep an error's
-/// type: the translation to Python exceptions, and a rethrow with another
-/// message.
+/// spillway's error types, one by one, for code that must keep or name an
+/// error's type: a translation to another language's exceptions, a rethrow
+/// with another message, a report that names the type.
 
 #include <spillway/core/error.hpp>
 
-namespace spillway::python {
+namespace spillway {
 
-/// Calls `action(error, name)` with `error` as the most derived of
-/// spillway's error types and that type's name, which is also the name of
-/// the Python exception that stands for it (`spillway._errors`).
+/// Calls `action(error, name)` with `error` as the most derived of the types
+/// `core/error.hpp` lists and that type's name ("OutOfMemory"), or as
+/// `Error` and "Error" for any other; returns what `action` returns.
 template <typename Action>
 decltype(auto) with_error_type(Error const& error, Action&& action) {
     if (auto const* typed = dynamic_cast<InvalidArgument const*>(&error)) {
@@ -34,4 +34,4 @@ decltype(auto) with_error_type(Error const& error, Action&& action) {
     return action(error, "Error");
 }
 
-}  // namespace spillway::python
+}  // namespace spillway
