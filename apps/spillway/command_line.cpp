@@ -196,8 +196,8 @@ CommandLine::CommandLine() : app_(description, "spillway") {
             ));
     generate_command_
         ->add_option("--tables", generate_.tables,
-                     "tables (comma-separated), or all, each written as DIR/<table>.tbl into the directory -o, "
-                     "which must be new or empty")
+                     "tables (comma-separated), or all, each written as DIR/<table>.tbl (or .parquet, .arrow: "
+                     "--output-format) into the directory -o, which must be new or empty")
         ->type_name("NAMES")
         ->check(no_empty_items())
         ->excludes(table_option);

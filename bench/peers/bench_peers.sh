@@ -71,7 +71,7 @@ key=l_orderkey
 
 fail() { echo "bench_peers: $*" >&2; exit 1; }
 "$python" -c 'import spillway, duckdb' 2>/dev/null \
-  || fail "needs $python with the spillway package and duckdb (make test-python, then make bench-peers)"
+  || fail "needs $python with the spillway package and duckdb (make test-python, then scripts/setup --peers)"
 
 mkdir -p "$here/data"
 csv="$here/data/lineitem-$scale.csv"
