@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include <spillway/core/error.hpp>
 #include <spillway/stream/reserve_memory.hpp>
 #include <spillway/table/packed_table.hpp>
 
@@ -20,6 +21,8 @@ exec::Task<Message> pack_table(Context& context, std::uint64_t sequence, table::
 }
 
 table::Table unpack_table(Message const& message) {
+    SPILLWAY_EXPECTS(message.payload.data.resource() != nullptr,
+                     "unpack_table needs a message whose buffer was not moved from", InvalidArgument);
     return table::unpack(message.payload.metadata, message.payload.data.data());
 }
 

@@ -5,6 +5,7 @@
 #include "deterministic_executor.hpp"
 
 #include <atomic>
+#include <optional>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -59,6 +60,24 @@ TEST(Event, AStopRequestEndsTheWaitWithFalse) {
     event.set();
     EXPECT_TRUE(executor.idle());
     group.wait();
+}
+
+TEST(Event, AStopRequestedBeforeTheWaitEndsItWithFalseEvenIfTheEventIsSet) {
+    test::RandomChooser chooser(4);
+    test::DeterministicExecutor executor(chooser);
+    Event event(executor);
+    event.set();
+    std::stop_source stop;
+    stop.request_stop();
+    std::optional<bool> stopped;
+    std::optional<bool> unstopped;
+    TaskGroup group(executor);
+    group.spawn([&](std::stop_token const&) -> Task<void> { stopped = co_await event.wait(stop.get_token()); });
+    group.spawn([&](std::stop_token const&) -> Task<void> { unstopped = co_await event.wait(); });
+    executor.run_until_idle();
+    group.wait();
+    EXPECT_EQ(stopped, false);
+    EXPECT_EQ(unstopped, true);
 }
 
 TEST(Event, WritesBeforeSetAreVisibleToEveryWaiterOnOtherThreads) {

@@ -54,3 +54,10 @@ TEST(TableMessage, UnpackingAMessageThatHoldsNoTableFailsClearly) {
     Message message = test_message(memory.resource, 0, 100);
     EXPECT_THROW_WITH(unpack_table(message), CorruptData, "packed table metadata is 8 bytes");
 }
+
+TEST(TableMessage, UnpackingAMessageWhoseBufferWasMovedFromIsMisuse) {
+    StreamMemory memory;
+    Message message = test_message(memory.resource, 0, 100);
+    memory::Buffer const taken = std::move(message.payload.data);
+    EXPECT_THROW_WITH(unpack_table(message), InvalidArgument, "moved from");
+}

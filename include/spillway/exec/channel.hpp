@@ -33,7 +33,8 @@ namespace spillway::exec {
 /// buffered and then get `std::nullopt`. Waiters resume on the executor
 /// given at construction, never inside `send`, `receive` or `close`. A send
 /// or receive given a stop token ends early when stop is requested (a send
-/// then drops its value).
+/// then drops its value), and at once if it was requested before the call,
+/// even if there is room or a value: a stopped consumer takes no more.
 ///
 /// Thread safety: every member function may be called concurrently.
 /// Requires: no coroutine is waiting when the channel is destroyed.

@@ -16,7 +16,8 @@ namespace spillway::exec {
 /// stays set.
 ///
 /// Waiters resume on the executor given at construction, never inside
-/// `set()`. A wait given a stop token ends early when stop is requested.
+/// `set()`. A wait given a stop token ends early when stop is requested, and
+/// at once if it was requested before the wait, even if the event is set.
 ///
 /// Thread safety: every member function may be called concurrently.
 /// Requires: no coroutine is waiting when the event is destroyed.
@@ -49,7 +50,8 @@ class Event {
     };
 
     /// `co_await event.wait(stop)` yields true once the event is set, or
-    /// false if `stop` is requested first.
+    /// false if `stop` is requested first: while it waits, or before it
+    /// began (whether or not the event is set then).
     [[nodiscard]] Awaiter wait(std::stop_token stop = {}) noexcept { return Awaiter(*this, std::move(stop)); }
 
   private:

@@ -18,7 +18,8 @@ namespace spillway::exec {
 ///
 /// Waiters resume on the executor given at construction, never inside
 /// `release()`. An acquire given a stop token ends early, without a permit,
-/// when stop is requested.
+/// when stop is requested, and at once if it was requested before the
+/// acquire, even if a permit is free.
 ///
 /// Thread safety: every member function may be called concurrently.
 /// Requires: no coroutine is waiting when the semaphore is destroyed.
@@ -56,7 +57,8 @@ class Semaphore {
     };
 
     /// `co_await semaphore.acquire(stop)` yields true once a permit is taken,
-    /// or false if `stop` is requested first.
+    /// or false if `stop` is requested first: while it waits, or before it
+    /// began (whether or not a permit is free then).
     [[nodiscard]] Awaiter acquire(std::stop_token stop = {}) noexcept { return Awaiter(*this, std::move(stop)); }
 
   private:

@@ -62,8 +62,10 @@ using TableMaker = std::function<table::Table(std::size_t index)>;
     stream::Channel& input, stream::Channel& output, stream::TableFunction function
 );
 
-/// An actor that joins consecutive tables of `input` into tables of at
-/// least `min_bytes` (the last may be smaller) and sends each to `output`
+/// An actor that joins consecutive tables of `input` until their messages
+/// hold at least `min_bytes` together (`stream::ParkedMessage::bytes`: each
+/// table packed, with its metadata, so the joined table's columns may hold
+/// somewhat less; the last may be smaller) and sends each to `output`
 /// numbered as the first it holds. Put it in front of a hash shuffle of a
 /// stream of small tables: each table is split into a piece per partition,
 /// and pieces of a few rows cost more in metadata and bookkeeping than

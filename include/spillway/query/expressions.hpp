@@ -65,7 +65,8 @@ struct ColumnExpression {
 /// timestamps, a `double`, a `bool` for `boolean`, or something convertible
 /// to `std::string_view` for `string`; a narrower integer, a `float`, or a
 /// `bool` for another type, is widened as C++ promotes it).
-/// @throws InvalidArgument if `value` returns another type than `type` stores.
+/// @throws InvalidArgument if `value` returns another type than `type` stores
+///         (found at the first row: a column of 0 rows never calls `value`).
 template <typename Function>
 [[nodiscard]] table::Column make_column(table::DataType type, std::size_t rows, Function&& value) {
     using Value = std::decay_t<std::invoke_result_t<Function&, std::size_t>>;

@@ -17,7 +17,8 @@ namespace spillway::stream {
 /// memory is reserved with `reserve_memory` (the coroutine waits for room,
 /// never overbooks).
 /// @throws InvalidArgument as `table::pack_into`.
-/// @throws OutOfMemory as `reserve_memory`.
+/// @throws OutOfMemory, PipelineAborted as `reserve_memory`, which waits until
+///         `context` is aborted.
 exec::Task<Message> pack_table(Context& context, std::uint64_t sequence, table::Table const& table);
 
 /// The table a `pack_table` message holds. Copies the data; its columns come
@@ -25,7 +26,8 @@ exec::Task<Message> pack_table(Context& context, std::uint64_t sequence, table::
 /// (`memory::ScopedHostResource`).
 /// @throws CorruptData as `table::unpack`, if the message does not hold a
 ///         packed table.
-/// @throws InvalidArgument if the message's buffer is not in HOST memory.
+/// @throws InvalidArgument if the message's buffer is not in HOST memory, or
+///         was moved from.
 [[nodiscard]] table::Table unpack_table(Message const& message);
 
 }  // namespace spillway::stream
