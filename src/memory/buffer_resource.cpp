@@ -152,7 +152,7 @@ std::uint64_t BufferResource::pool_room() const {
 
 template <typename Fill>
 detail::HostBytes BufferResource::allocate_host(
-    MemoryReservation& reservation, std::size_t size, std::size_t counted, Fill fill
+    MemoryReservation& reservation, std::size_t size, std::size_t counted, Fill fill, HostUse use
 ) {
     auto const capacity = detail::block_capacity(size);
     detail::HostBytes block;
@@ -160,6 +160,9 @@ detail::HostBytes BufferResource::allocate_host(
         detail::HostBlockPool::Blocks unpooled;  // freed once the lock is dropped, before the new block grows
         MutexLock lock(accounting_mutex_);
         consume_locked(reservation, counted);
+        if (use == HostUse::container) {
+            host_container_bytes_ += counted;
+        }
         if (detail::is_mapped_block(size)) {
             block = host_pool_->take(capacity);
         }
@@ -180,6 +183,10 @@ detail::HostBytes BufferResource::allocate_host(
         fill(block);
         return block;
     } catch (...) {
+        if (use == HostUse::container) {
+            MutexLock lock(accounting_mutex_);
+            host_container_bytes_ -= counted;
+        }
         unconsume(reservation, counted);
         throw;
     }
@@ -272,8 +279,7 @@ MemoryReservation BufferResource::reserve_and_spill(
     SPILLWAY_FAIL(
         "cannot reserve " << format_bytes(size) << " of HOST even after spilling "
                           << format_bytes(headroom.spilled) << ": " << describe_usage(type)
-                          << "; raise memory_limit_host, or keep more of the data in spillable "
-                             "containers",
+                          << "; raise memory_limit_host, or keep more of the data in spillable stores",
         OutOfMemory
     );
 }
@@ -337,10 +343,12 @@ void BufferResource::fail_waiting(std::size_t size) const {
                           << std::chrono::duration<double>(config_.reserve_timeout).count()
                           << " s while it waited; the limit is " << format_bytes(host.limit)
                           << " (" << config_.host_limit_origin << "), " << format_bytes(host.used)
-                          << " are in use by buffers and containers, " << format_bytes(host.reserved)
-                          << " reserved and " << format_bytes(host_waiting_)
+                          << " are in use (" << format_bytes(host_container_bytes_)
+                          << " by containers, such as the columns of tables being worked on, and "
+                          << format_bytes(host.used - host_container_bytes_) << " by buffers), "
+                          << format_bytes(host.reserved) << " reserved and " << format_bytes(host_waiting_)
                           << " more waited for; raise memory_limit_host, keep more of the data in spillable "
-                             "containers, or raise memory_reserve_timeout",
+                             "stores, or raise memory_reserve_timeout",
         OutOfMemory
     );
 }
@@ -403,13 +411,15 @@ void* BufferResource::allocate_bytes(std::size_t size) {
     auto reservation = reserve_and_spill(MemoryType::HOST, capacity, AllowOverbooking::yes);
     // A block of the whole capacity, so that the pool matches it by its class.
     auto const block_size = detail::is_mapped_block(size) ? capacity : size;
-    return allocate_host(reservation, block_size, capacity, [](detail::HostBytes const&) {}).release();
+    return allocate_host(reservation, block_size, capacity, [](detail::HostBytes const&) {}, HostUse::container)
+        .release();
 }
 
 void BufferResource::deallocate_bytes(void* memory, std::size_t size) noexcept {
     auto const capacity = container_capacity(size);
     release_buffer(
-        MemoryType::HOST, capacity, detail::HostBytes(static_cast<std::byte*>(memory), detail::AlignedFree{capacity})
+        MemoryType::HOST, capacity, detail::HostBytes(static_cast<std::byte*>(memory), detail::AlignedFree{capacity}),
+        HostUse::container
     );
 }
 
@@ -553,12 +563,17 @@ void BufferResource::release_reservation(MemoryType type, std::size_t size) noex
     }
 }
 
-void BufferResource::release_buffer(MemoryType type, std::size_t size, detail::HostBytes bytes) noexcept {
+void BufferResource::release_buffer(MemoryType type, std::size_t size, detail::HostBytes bytes,
+                                    HostUse use) noexcept {
     detail::HostBytes unpooled;  // freed once the lock is dropped
     MutexLock lock(accounting_mutex_);
     Tier& state = tier(type);
     SPILLWAY_ASSERT(state.used >= size, type << " used total would go negative");
     state.used -= size;
+    if (use == HostUse::container) {
+        SPILLWAY_ASSERT(host_container_bytes_ >= size, "the HOST bytes of containers would go negative");
+        host_container_bytes_ -= size;
+    }
     if (type == MemoryType::HOST) {
         note_host_released(size);
     }

@@ -3,6 +3,7 @@
 // timeout.
 #include <spillway/memory/buffer_resource.hpp>
 #include <spillway/memory/host_admission.hpp>
+#include <spillway/memory/host_allocator.hpp>
 
 #include <common/error_matchers.hpp>
 #include <common/temporary_directory.hpp>
@@ -12,8 +13,10 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <spillway/core/error.hpp>
+#include <spillway/core/options.hpp>
 
 #include <gtest/gtest.h>
 
@@ -134,6 +137,26 @@ TEST(ReserveOrWait, FailsNamingTheTimeoutWhenNothingIsFreedForThatLong) {
     );
     EXPECT_EQ(resource.memory_reserved(MemoryType::HOST), 0U);
     EXPECT_EQ(resource.memory_waiting(), 0U);
+}
+
+TEST(ReserveOrWait, ItsFailureSaysHowMuchContainersAndBuffersHold) {
+    TemporaryDirectory root;
+    auto config = test_config(root, mebibyte);
+    config.reserve_timeout = std::chrono::milliseconds(20);
+    BufferResource resource(config);
+    auto const buffer = host_buffer(resource, mebibyte / 4);
+    std::optional<std::vector<std::byte, HostAllocator<std::byte>>> column;
+    {
+        ScopedHostResource const scope(&resource);
+        column.emplace(3 * mebibyte / 4);
+    }
+    auto const containers = resource.memory_used(MemoryType::HOST) - mebibyte / 4;
+    EXPECT_GE(containers, 3 * mebibyte / 4);
+    EXPECT_THROW_WITH(static_cast<void>(resource.reserve_or_wait(mebibyte / 2)), OutOfMemory,
+                      format_bytes(containers) + " by containers, such as the columns of tables being worked on, and "
+                          + format_bytes(mebibyte / 4) + " by buffers");
+    column.reset();
+    EXPECT_EQ(resource.memory_used(MemoryType::HOST), mebibyte / 4);
 }
 
 TEST(ReserveOrWait, TwoRequestsThatNothingCanSatisfyBothFailInsteadOfWakingEachOtherForEver) {

@@ -174,7 +174,8 @@ class BufferResource {
     /// Blocks while spill functions run and while it waits.
     /// @throws OutOfMemory at once if `size` is more than the HOST limit, or
     ///         once the timeout passes without progress, naming the limit,
-    ///         what is in use, reserved and waiting, and the options to change.
+    ///         what is in use (by containers, and by buffers), reserved and
+    ///         waiting, and the options to change.
     /// @throws InvalidArgument if it needs to spill and is called from inside
     ///         a spill function.
     /// @throws whatever a spill function throws (nothing stays reserved).
@@ -337,6 +338,10 @@ class BufferResource {
     friend class MemoryReservation;
     friend class SpillManager;
 
+    /// Whether HOST bytes belong to a `Buffer` or to a container
+    /// (`allocate_bytes`).
+    enum class HostUse { buffer, container };
+
     /// The accounting of one tier. Invariants: `peak_used >= used`;
     /// `used + reserved <= max_committed_bytes`.
     struct Tier {
@@ -388,9 +393,11 @@ class BufferResource {
 
     /// Called by a reservation that returns `size` unused bytes.
     void release_reservation(MemoryType tier, std::size_t size) noexcept;
-    /// Called by a buffer of `size` bytes that is destroyed, with its HOST
-    /// bytes if it has them, which are pooled or freed.
-    void release_buffer(MemoryType tier, std::size_t size, detail::HostBytes bytes = {}) noexcept;
+    /// Called by a buffer of `size` bytes that is destroyed (or by a
+    /// container's storage, `use`), with its HOST bytes if it has them, which
+    /// are pooled or freed.
+    void release_buffer(MemoryType tier, std::size_t size, detail::HostBytes bytes = {},
+                        HostUse use = HostUse::buffer) noexcept;
 
     /// A HOST block for `size` bytes, `counted` of them taken from
     /// `reservation` (the buffer's size, or a container's whole capacity),
@@ -399,11 +406,12 @@ class BufferResource {
     /// pooled blocks are freed if the pool and the buffers would otherwise
     /// hold more than the limit. Counting the bytes first is what makes
     /// threads that allocate at once leave room for each other. If allocating
-    /// or `fill` throws, the bytes go back to `reservation`.
+    /// or `fill` throws, the bytes go back to `reservation`. `use` says what
+    /// will hold them.
     /// @throws OutOfMemory if the system cannot allocate them; what `fill` throws.
     template <typename Fill>
     detail::HostBytes allocate_host(
-        MemoryReservation& reservation, std::size_t size, std::size_t counted, Fill fill
+        MemoryReservation& reservation, std::size_t size, std::size_t counted, Fill fill, HostUse use = HostUse::buffer
     );
     /// The bytes the HOST pool may hold beside the buffers and reservations:
     /// what is left of the limit, or 0 when pooling is off.
@@ -453,6 +461,8 @@ class BufferResource {
     std::uint64_t host_returned_by_attempts_ SPILLWAY_GUARDED_BY(accounting_mutex_) = 0;
     /// The HOST bytes `reserve_or_wait` callers wait for.
     std::uint64_t host_waiting_ SPILLWAY_GUARDED_BY(accounting_mutex_) = 0;
+    /// Of HOST's used bytes, those of containers (`allocate_bytes`).
+    std::uint64_t host_container_bytes_ SPILLWAY_GUARDED_BY(accounting_mutex_) = 0;
     /// Notified, while anyone waits, whenever HOST bytes are released.
     CondVar host_released_signal_;
     /// Freed HOST blocks kept for reuse.
