@@ -62,20 +62,8 @@ void write_all(int fd, std::string_view text) {
     }
 }
 
-/// Says why the process ends, removes every registered path, newest first,
-/// and ends the process.
-/// Requires: `lock` holds the registry's mutex; it is never released.
-[[noreturn]] void end_process(int signal, MutexLock& lock) SPILLWAY_REQUIRES(registry.mutex) {
-    static_cast<void>(lock);
-    write_all(STDERR_FILENO, signal == SIGINT
-                                 ? "spillway: interrupted by SIGINT; removing what this run has written\n"
-                                 : "spillway: terminated by SIGTERM; removing what this run has written\n");
-    // The other threads run on, and would complain about the files that
-    // vanish under them.
-    int const null = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
-    if (null >= 0) {
-        ::dup2(null, STDERR_FILENO);
-    }
+/// Removes every registered path, newest first.
+void remove_registered_paths() SPILLWAY_REQUIRES(registry.mutex) {
     for (auto entry = registry.paths.rbegin(); entry != registry.paths.rend(); ++entry) {
         auto const& [path, extent] = entry->second;
         std::error_code error;
@@ -90,6 +78,23 @@ void write_all(int fd, std::string_view text) {
             }
         }
     }
+}
+
+/// Says why the process ends, removes every registered path, newest first,
+/// and ends the process.
+/// Requires: `lock` holds the registry's mutex; it is never released.
+[[noreturn]] void end_process(int signal, MutexLock& lock) SPILLWAY_REQUIRES(registry.mutex) {
+    static_cast<void>(lock);
+    write_all(STDERR_FILENO, signal == SIGINT
+                                 ? "spillway: interrupted by SIGINT; removing what this run has written\n"
+                                 : "spillway: terminated by SIGTERM; removing what this run has written\n");
+    // The other threads run on, and would complain about the files that
+    // vanish under them.
+    int const null = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+    if (null >= 0) {
+        ::dup2(null, STDERR_FILENO);
+    }
+    remove_registered_paths();
     write_all(STDOUT_FILENO, signal == SIGINT ? registry.sigint_report : registry.sigterm_report);
     ::_exit(128 + signal);
 }
@@ -153,8 +158,22 @@ void print_final_report(std::function<void()> const& print) {
     print();
 }
 
+void end_removing_registered_paths(std::function<void()> const& end) {
+    MutexLock const lock(registry.mutex);
+    remove_registered_paths();
+    end();
+    SPILLWAY_FATAL("the process did not end after removing what it had written");
+}
+
 RemoveOnInterruption::RemoveOnInterruption(std::filesystem::path path, Extent extent) {
     MutexLock lock(registry.mutex);
+    id_ = registry.next_id++;
+    registry.paths.emplace(id_, std::make_pair(std::move(path), extent));
+}
+
+RemoveOnInterruption::RemoveOnInterruption(std::function<std::filesystem::path()> const& make, Extent extent) {
+    MutexLock lock(registry.mutex);
+    auto path = make();
     id_ = registry.next_id++;
     registry.paths.emplace(id_, std::make_pair(std::move(path), extent));
 }

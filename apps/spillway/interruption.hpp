@@ -70,6 +70,13 @@ void wait_out_interruption();
 /// files. Not from `publish`'s work either.
 void print_final_report(std::function<void()> const& print);
 
+/// Removes every path registered with `RemoveOnInterruption`, newest first,
+/// as a signal would, then runs `end`, which must end the process without
+/// unwinding (`Processes::abort_job`); aborts if it returns. Whatever
+/// publishes, registers or reports meanwhile blocks until the process ends.
+/// Not from `publish`'s work.
+[[noreturn]] void end_removing_registered_paths(std::function<void()> const& end);
+
 /// A path that `InterruptionHandler` removes if a signal ends the process
 /// while this object lives. Register a path before creating it, so that no
 /// moment is left uncovered; a path that does not exist is skipped.
@@ -87,6 +94,13 @@ class RemoveOnInterruption {
 
     /// Registers `path`.
     explicit RemoveOnInterruption(std::filesystem::path path, Extent extent = Extent::everything);
+    /// Registers the path that `make` creates and returns, running `make`
+    /// with interruptions held off: for a path whose name is known only once
+    /// it exists (a buffer resource's spill directory). `make` runs on the
+    /// calling thread, holding the registry's lock: it must not make or
+    /// destroy a `RemoveOnInterruption`. If it throws, nothing is registered.
+    explicit RemoveOnInterruption(std::function<std::filesystem::path()> const& make,
+                                  Extent extent = Extent::everything);
     /// Unregisters the path (leaving it in place).
     ~RemoveOnInterruption();
     RemoveOnInterruption(RemoveOnInterruption const&) = delete;

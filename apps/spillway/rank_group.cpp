@@ -70,8 +70,11 @@ RankGroup::RankGroup(Options const& options, memory::MemoryConfig config, int de
                                  + std::to_string(local_ranks) + " ranks";
     }
     for (std::size_t rank = 0; rank < local_ranks; ++rank) {
-        resources_.push_back(std::make_unique<memory::BufferResource>(config));
-        spill_removals_.emplace_back(resources_.back()->spill_directory());
+        // The resource makes its spill directory: registered as it is made.
+        spill_removals_.emplace_back([&] {
+            resources_.push_back(std::make_unique<memory::BufferResource>(config));
+            return resources_.back()->spill_directory();
+        });
     }
 }
 

@@ -105,13 +105,13 @@ ExitCode run_job(std::function<std::unique_ptr<Job>()> const& make_job, std::str
                 report(message_of(trace_error));
             }
         }
-        if (dynamic_cast<PeerTimeout const*>(&error) != nullptr) {
-            // Its sends to the silent rank never complete: end the job here.
+        if (dynamic_cast<PeerTimeout const*>(&error) != nullptr && processes.size() > 1) {
+            // Its sends to the silent rank never complete: end the job here,
+            // without unwinding, so the spill directories go first.
             auto const code = fail(ExitCode::failure, failure);
             out.flush();
             err.flush();
-            processes.abort_job(to_int(code));
-            return code;
+            end_removing_registered_paths([&] { processes.abort_job(to_int(code)); });
         }
     }
     // The output is committed only where every process ran and wrote its trace.

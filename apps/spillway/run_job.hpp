@@ -39,7 +39,10 @@ namespace spillway::cli {
 /// one process stops all), and that every one ran it and wrote its trace
 /// before any commits its output (so a failure on one process leaves no
 /// output and fails all), each prints its own errors prefixed with its rank,
-/// and only process 0 prints progress, the summary and the JSON object.
+/// and only process 0 prints progress, the summary and the JSON object. A
+/// process whose run fails with `PeerTimeout` removes what it wrote and ends
+/// the whole job (`Processes::abort_job`), since its sends to the silent
+/// process would never complete.
 /// `--trace FILE` then writes one file per process, `FILE` with `-rank<N>`
 /// before its extension.
 ///

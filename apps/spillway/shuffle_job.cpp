@@ -84,17 +84,18 @@ ItemBytes generating_item_bytes(table::TpchGenerator const& generator, shuffle::
                                 memory::MemoryConfig config) {
     config.host_limit = SizeSpec::percent(100);
     config.spill_interval = std::chrono::nanoseconds::zero();
-    memory::BufferResource scratch(config);
-    RemoveOnInterruption const scratch_spill_directory(scratch.spill_directory());
+    std::optional<memory::BufferResource> scratch;
+    RemoveOnInterruption const scratch_spill_directory([&] { return scratch.emplace(config).spill_directory(); });
     ItemBytes bytes;
     {
-        memory::ScopedHostResource const charged(&scratch);
+        memory::ScopedHostResource const charged(&*scratch);
         auto const table = generator.lineitem(0);
         bytes.table = table.byte_size();
         bytes.rows = table.num_rows();
-        static_cast<void>(table_shuffle::hash_partition_and_pack(table, key_columns, partitions, scratch));
+        static_cast<void>(table_shuffle::hash_partition_and_pack(table, key_columns, partitions, *scratch));
     }
-    bytes.peak = scratch.peak_memory_used(memory::MemoryType::HOST);
+    bytes.peak = scratch->peak_memory_used(memory::MemoryType::HOST);
+    scratch.reset();  // its spill directory goes while it is still registered
     return bytes;
 }
 

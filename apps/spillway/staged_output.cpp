@@ -284,12 +284,13 @@ std::filesystem::path file_to_write(std::filesystem::path target) {
 
 StagedFile::StagedFile(std::filesystem::path target) : target_(file_to_write(std::move(target))) {
     remove_stale_partial_files(target_);
-    auto [staging, lock] = make_locked_partial_file(target_);
-    staging_ = std::move(staging);
-    lock_ = std::move(lock);
-    // Registered once made, as its name is chosen then: a signal before
-    // leaves an empty file, which no lock holds, for the next run to remove.
-    removal_.emplace(staging_);
+    // Registered as it is made, as its name is chosen then.
+    removal_.emplace([&] {
+        auto [staging, lock] = make_locked_partial_file(target_);
+        staging_ = std::move(staging);
+        lock_ = std::move(lock);
+        return staging_;
+    });
 }
 
 StagedFile::~StagedFile() {

@@ -92,9 +92,7 @@ class StagedOutput {
 /// holds an `flock` while this object has it; the partial files of the same
 /// target named so (`<pid>` or `<pid>-<n>`, and nothing else, after the
 /// prefix) whose lock can be taken, which processes that no longer run left
-/// (killed with SIGKILL, say), are removed. A signal in the moment between
-/// making the partial file and registering it for removal leaves it, empty
-/// and unlocked, for the next run to remove.
+/// (killed with SIGKILL, say), are removed.
 ///
 /// Thread safety: externally synchronized.
 class StagedFile {

@@ -100,6 +100,39 @@ TEST(Interruption, ASignalDuringPublishIsHandledAfterItAndLeavesThePublishedPath
     EXPECT_TRUE(std::filesystem::exists(published / "file"));
 }
 
+TEST(Interruption, APathMadeWhileASignalWaitsIsRegisteredBeforeTheSignalIsHandled) {
+    spillway::test::TemporaryDirectory directory;
+    auto const made = directory.path() / "made";
+    EXPECT_EXIT(
+        {
+            InterruptionHandler const handler;
+            RemoveOnInterruption const removal([&] {
+                ::kill(::getpid(), SIGTERM);
+                while (sigterm_pending()) {
+                    std::this_thread::yield();
+                }
+                // The handler has taken the signal, and must wait for the path.
+                return make_directory(made);
+            });
+            raise_and_wait(SIGTERM);
+        },
+        testing::ExitedWithCode(143), "");
+    EXPECT_FALSE(std::filesystem::exists(made));
+}
+
+TEST(Interruption, AProcessThatEndsWithoutUnwindingRemovesTheRegisteredPathsFirst) {
+    spillway::test::TemporaryDirectory directory;
+    auto const output = make_directory(directory.path() / "output");
+    EXPECT_EXIT(
+        {
+            InterruptionHandler const handler;
+            RemoveOnInterruption const removal(output);
+            end_removing_registered_paths([] { ::_exit(1); });
+        },
+        testing::ExitedWithCode(1), "");
+    EXPECT_FALSE(std::filesystem::exists(output));
+}
+
 TEST(Interruption, WithoutASignalTheProcessEndsAsItWouldAndRemovesNothing) {
     spillway::test::TemporaryDirectory directory;
     auto const output = make_directory(directory.path() / "output");
