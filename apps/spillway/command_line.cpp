@@ -29,7 +29,8 @@ docs/configuration.md lists every option.
 Exit codes:
   0  success: the job ran (and shuffle's and partition's output was verified)
   1  failure while running: I/O error, memory limit not met, malformed input
-     found on the way, a failed rank
+     found on the way, a failed rank; also a summary that cannot be written to
+     standard output (a full disk, say), after the output was verified and kept
   2  usage error, found before any work starts: bad flag or value, missing
      input, key that is not a column, unwritable directory, memory limit too
      small for shuffle's or partition's plan (the message names the minimum;

@@ -3,6 +3,7 @@
 #include <limits>
 #include <string>
 
+#include <spillway/core/ascii_case.hpp>
 #include <spillway/core/error.hpp>
 
 namespace spillway::io {
@@ -11,7 +12,7 @@ namespace {
 /// The single character `value` of option `option` names: itself, or
 /// `tab`. `others` names what else the option takes, for the message.
 char parse_character(Options::Value const& value, std::string_view option, std::string_view others = "or 'tab'") {
-    if (value.text == "tab" || value.text == "\\t") {
+    if (equals_ignoring_case(value.text, "tab") || value.text == "\\t") {
         return '\t';
     }
     SPILLWAY_EXPECTS(value.text.size() == 1,
@@ -47,7 +48,7 @@ CsvOptions CsvOptions::from_options(Options const& options, CsvOptions const& de
         result.delimiter = parse_character(*value, "csv_delimiter");
     }
     if (auto const value = options.find("csv_quote")) {
-        result.quote = value->text == "none"
+        result.quote = equals_ignoring_case(value->text, "none")
                          ? std::nullopt
                          : std::optional(parse_character(*value, "csv_quote", "'none' for no quoting, or 'tab'"));
     }

@@ -94,11 +94,14 @@ ShuffleConfig const& checked(ShuffleConfig const& config) {
 }
 
 /// `duration` for a message: in seconds to a tenth from one second up, in
-/// milliseconds below (a timeout of 10 ms is not "0.0 s").
+/// milliseconds below (a timeout of 10 ms is not "0.0 s"), and in
+/// nanoseconds below half a millisecond (one of 500 ns is not "0 ms").
 std::string format_duration(std::chrono::steady_clock::duration duration) {
     auto const milliseconds = std::chrono::duration<double, std::milli>(duration).count();
     std::ostringstream text;
-    if (milliseconds < 999.5) {  // what rounds to 1000 ms is 1.0 s
+    if (milliseconds < 0.5) {
+        text << std::chrono::duration_cast<std::chrono::nanoseconds>(duration).count() << " ns";
+    } else if (milliseconds < 999.5) {  // what rounds to 1000 ms is 1.0 s
         text << std::fixed << std::setprecision(0) << milliseconds << " ms";
     } else {
         text << std::fixed << std::setprecision(1) << milliseconds / 1000 << " s";

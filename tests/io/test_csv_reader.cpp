@@ -620,7 +620,7 @@ TEST_F(CsvReaderTest, AMissingFileIsAnIoErrorNamingIt) {
 
 TEST_F(CsvReaderTest, ReadsOptionsFromSettings) {
     Options settings;
-    settings.set("csv_delimiter", "tab").set("csv_quote", "none").set("csv_header", "false");
+    settings.set("csv_delimiter", "TAB").set("csv_quote", "None").set("csv_header", "false");  // names in any case
     settings.set("csv_chunk_bytes", "1MiB").set("csv_infer_rows", "10").set("csv_trailing_delimiter", "yes");
     auto const options = CsvOptions::from_options(settings);
     EXPECT_EQ(options.delimiter, '\t');
