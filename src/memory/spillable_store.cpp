@@ -212,7 +212,11 @@ std::size_t SpillableStore::prefetch(std::span<Key const> keys) {
     MemoryReservation reservation;
     {
         MutexLock lock(mutex_);
-        auto const room = resource_.memory_available(MemoryType::HOST);
+        // Room that requests wait for is theirs: a buffer read back into it
+        // would be spilled again for them, which frees memory, so they
+        // would wait on as if something progressed.
+        auto const room = resource_.memory_available(MemoryType::HOST)
+                        - static_cast<std::int64_t>(resource_.memory_waiting());
         std::size_t total = 0;
         std::vector<Entries::iterator> chosen;
         std::unordered_set<Key> listed;

@@ -4,11 +4,13 @@
 #include <spillway/memory/buffer_resource.hpp>
 #include <spillway/memory/host_admission.hpp>
 #include <spillway/memory/host_allocator.hpp>
+#include <spillway/memory/spillable_store.hpp>
 
 #include <common/error_matchers.hpp>
 #include <common/temporary_directory.hpp>
 #include <common/watchdog.hpp>
 
+#include <array>
 #include <chrono>
 #include <optional>
 #include <string>
@@ -97,6 +99,25 @@ TEST(ReserveOrWait, WaitsForMemoryFreedElsewhereInsteadOfOverbooking) {
     held.reset();
     EXPECT_EQ(waiter.join().size(), mebibyte / 2);
     EXPECT_EQ(resource.memory_waiting(), 0U);
+}
+
+TEST(ReserveOrWait, APrefetchLeavesTheRoomThatARequestWaitsFor) {
+    // What a prefetch took would be spilled again for the request: memory
+    // freed, so the request would wait on while nothing progressed.
+    Watchdog const watchdog("a prefetch beside a waiting request");
+    TemporaryDirectory root;
+    BufferResource resource(test_config(root, mebibyte));
+    SpillableStore store(resource, "test");
+    store.insert(1, host_buffer(resource, mebibyte / 4));
+    ASSERT_EQ(store.spill(mebibyte / 4), mebibyte / 4);
+    std::optional<Buffer> held = host_buffer(resource, mebibyte / 2);
+    Waiter waiter(resource, 3 * mebibyte / 4);
+    wait_until_waiting(resource, 3 * mebibyte / 4);
+    std::array<SpillableStore::Key, 1> const keys{1};
+    EXPECT_EQ(store.prefetch(keys), 0U) << "the free half of HOST is waited for";
+    held.reset();
+    EXPECT_EQ(waiter.join().size(), 3 * mebibyte / 4);
+    EXPECT_EQ(store.prefetch(keys), mebibyte / 4) << "once nobody waits";
 }
 
 TEST(ReserveOrWait, ThePeriodicSpillThreadMakesRoomForAWaitingRequest) {

@@ -162,7 +162,8 @@ class SpillableStore {
 
     /// Reads the spilled buffers under `keys` back into HOST memory ahead of
     /// their use, while HOST has room for them without spilling (a prefetch
-    /// never spills, so it cannot evict what it is about to use): skipping
+    /// never spills, so it cannot evict what it is about to use) beyond what
+    /// requests wait for (`BufferResource::memory_waiting`): skipping
     /// keys that are absent, in HOST, being moved or listed before, it takes the keys in
     /// order up to the first buffer HOST has no room for, and reads them
     /// together (`BufferResource::move_to_host`: each spill file once, and
