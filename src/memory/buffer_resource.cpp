@@ -275,7 +275,9 @@ MemoryReservation BufferResource::reserve_and_spill(
     if (headroom.reached || allow_overbooking == AllowOverbooking::yes) {
         return std::move(reservation);
     }
-    reservation = MemoryReservation();
+    // Not freed: requests that wait for memory must not take a failed
+    // attempt, which a caller may repeat for as long as they wait, for progress.
+    return_attempt(reservation);
     SPILLWAY_FAIL(
         "cannot reserve " << format_bytes(size) << " of HOST even after spilling "
                           << format_bytes(headroom.spilled) << ": " << describe_usage(type)

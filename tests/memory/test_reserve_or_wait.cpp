@@ -11,6 +11,7 @@
 #include <common/watchdog.hpp>
 
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <optional>
 #include <string>
@@ -99,6 +100,32 @@ TEST(ReserveOrWait, WaitsForMemoryFreedElsewhereInsteadOfOverbooking) {
     held.reset();
     EXPECT_EQ(waiter.join().size(), mebibyte / 2);
     EXPECT_EQ(resource.memory_waiting(), 0U);
+}
+
+TEST(ReserveOrWait, OtherRequestsThatFailAreNotProgress) {
+    // A chunk that cannot be received yet is tried again and again; were
+    // each failed try memory freed, a waiting request would wait for ever.
+    Watchdog const watchdog("a request beside requests that keep failing");
+    TemporaryDirectory root;
+    auto config = test_config(root, mebibyte);
+    config.reserve_timeout = std::chrono::milliseconds(100);
+    BufferResource resource(config);
+    auto const held = host_buffer(resource, mebibyte);
+    std::atomic<bool> done{false};
+    std::thread failing([&] {
+        while (!done.load()) {
+            EXPECT_THROW(
+                static_cast<void>(resource.reserve_and_spill(MemoryType::HOST, 1024, AllowOverbooking::no)),
+                OutOfMemory
+            );
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
+    });
+    EXPECT_THROW_WITH(
+        static_cast<void>(resource.reserve_or_wait(mebibyte / 2)), OutOfMemory, "memory_reserve_timeout"
+    );
+    done = true;
+    failing.join();
 }
 
 TEST(ReserveOrWait, APrefetchLeavesTheRoomThatARequestWaitsFor) {
