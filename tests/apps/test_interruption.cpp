@@ -26,11 +26,15 @@ namespace {
     }
 }
 
-/// Whether SIGTERM waits for the handler to take it.
-bool sigterm_pending() {
+/// Sends SIGTERM to this process and returns once the handler has taken it:
+/// it then waits for the registry, which the caller holds.
+void raise_sigterm_and_wait_until_taken() {
+    ::kill(::getpid(), SIGTERM);
     sigset_t pending;
-    ::sigpending(&pending);
-    return sigismember(&pending, SIGTERM) == 1;
+    do {
+        std::this_thread::yield();
+        ::sigpending(&pending);
+    } while (sigismember(&pending, SIGTERM) == 1);
 }
 
 /// A directory holding a file.
@@ -87,11 +91,7 @@ TEST(Interruption, ASignalDuringPublishIsHandledAfterItAndLeavesThePublishedPath
             InterruptionHandler const handler;
             RemoveOnInterruption removal(staging);
             removal.publish([&] {
-                ::kill(::getpid(), SIGTERM);
-                while (sigterm_pending()) {
-                    std::this_thread::yield();
-                }
-                // The handler has taken the signal, and must wait for this.
+                raise_sigterm_and_wait_until_taken();
                 std::filesystem::rename(staging, published);
             });
             raise_and_wait(SIGTERM);
@@ -107,11 +107,7 @@ TEST(Interruption, APathMadeWhileASignalWaitsIsRegisteredBeforeTheSignalIsHandle
         {
             InterruptionHandler const handler;
             RemoveOnInterruption const removal([&] {
-                ::kill(::getpid(), SIGTERM);
-                while (sigterm_pending()) {
-                    std::this_thread::yield();
-                }
-                // The handler has taken the signal, and must wait for the path.
+                raise_sigterm_and_wait_until_taken();
                 return make_directory(made);
             });
             raise_and_wait(SIGTERM);

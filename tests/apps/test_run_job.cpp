@@ -138,7 +138,8 @@ TEST(RunJob, WithJsonEveryFailurePrintsOneJsonObjectWithTheErrorAndTheExitCode) 
     auto const failure = run([] { return std::make_unique<FixedJob>(true, true); });
     auto const unverified = run([] { return std::make_unique<FixedJob>(false); });
     for (auto const& [outcome, code, message, said] :
-         {std::tuple{usage, 2, "no such key", "no such key"}, std::tuple{failure, 1, "the disk is full (IoError)", "disk"},
+         {std::tuple{usage, 2, "no such key", "no such key"},
+          std::tuple{failure, 1, "the disk is full (IoError)", "disk"},
           std::tuple{unverified, 3, "verification failed: 3 rows are in the wrong file", "3 rows are in the"}}) {
         ASSERT_EQ(outcome.out.find('\n'), outcome.out.size() - 1) << "one line: " << outcome.out;
         auto const json = nlohmann::json::parse(outcome.out);
