@@ -5,6 +5,7 @@
 #include <optional>
 #include <utility>
 
+#include <spillway/core/error.hpp>
 #include <spillway/memory/host_allocator.hpp>
 #include <spillway/stream/reserve_memory.hpp>
 #include <spillway/stream/table_message.hpp>
@@ -16,6 +17,14 @@
 
 namespace spillway::stream {
 namespace {
+
+/// @throws PipelineAborted if `context` is aborted: a collective whose
+/// other ranks go on (heartbeats keep it from timing out) would otherwise
+/// be polled for ever by an actor whose own pipeline has failed.
+void end_if_aborted(Context const& context) {
+    SPILLWAY_EXPECTS(!context.aborted(), "the pipeline was aborted: another of its actors failed",
+                     stream::PipelineAborted);
+}
 
 /// The key columns of a table of schema `schema`.
 using KeyColumns = std::function<std::vector<std::size_t>(table::Schema const& schema)>;
@@ -69,6 +78,7 @@ Actor shuffle_tables_by(
     shuffler.insert_finished();
     detail::PollBackoff backoff(context.executor());
     while (true) {
+        end_if_aborted(context);
         auto const polled = shuffler.poll_any();
         if (polled.done) {
             co_return;
@@ -124,6 +134,7 @@ Actor all_gather(shuffle::AllGather& gather, Channel& input, Channel& output) {
     gather.insert_finished();
     detail::PollBackoff backoff(input.context().executor());
     while (!gather.poll()) {
+        end_if_aborted(input.context());
         co_await backoff.pause();
     }
     for (std::uint64_t sequence = 0;; ++sequence) {

@@ -7,10 +7,12 @@
 
 #include <chrono>
 #include <functional>
+#include <future>
 #include <map>
 #include <string>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <thread>
 #include <vector>
 
@@ -203,6 +205,38 @@ TEST(ShuffleTables, ALimitBelowWhatTheShuffleWorksInFailsWithOutOfMemoryInsteadO
         out_of_memory = out_of_memory || error->find("memory_limit_host") != std::string::npos;
     }
     EXPECT_TRUE(out_of_memory) << "no rank said which limit was too small";
+}
+
+TEST(ShuffleTables, AnAbortedPipelineStopsPollingAShuffleThatOtherRanksHaveNotFinished) {
+    Watchdog const watchdog("a shuffle actor polling for ranks that go on");
+    StreamMemory memory0;
+    StreamMemory memory1;
+    std::vector<memory::BufferResource*> resources{&memory0.resource, &memory1.resource};
+    auto group = comm::LocalCommunicator::make_group(resources);
+    exec::ThreadPool pool(exec::ThreadPool::Config{.threads = 2});
+    std::promise<void> rank0_done;
+    // Rank 1 is alive, its shuffler sending heartbeats, but finishes nothing
+    // until rank 0's pipeline has ended.
+    std::thread rank1([&] {
+        shuffle::Shuffler shuffler(*group[1], 1, partitions, memory1.resource);
+        rank0_done.get_future().wait();
+    });
+    {
+        Context context(pool, memory0.resource);
+        shuffle::Shuffler shuffler(*group[0], 1, partitions, memory0.resource);
+        Channel tables(context);
+        tables.close();  // nothing to insert: the actor goes straight to polling
+        Channel shuffled(context);
+        std::vector<Actor> actors;
+        actors.push_back(shuffle_tables(shuffler, std::vector<std::size_t>{0}, tables, shuffled));
+        actors.push_back([](exec::Executor& executor) -> Actor {
+            co_await executor.sleep_for(std::chrono::milliseconds(50));
+            throw std::runtime_error("another actor failed");
+        }(pool));
+        EXPECT_THROW(run_actors(context, std::move(actors)), std::runtime_error);
+        rank0_done.set_value();  // before the shufflers go, each waiting for the other's last word
+    }
+    rank1.join();
 }
 
 namespace {

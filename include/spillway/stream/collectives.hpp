@@ -31,7 +31,7 @@ namespace spillway::stream {
 /// (`Shuffler::extract_chunk`), without a copy, so a partition larger than
 /// memory streams through. It polls the shuffler (`Shuffler::poll_any`),
 /// sleeping on the executor between polls, so no thread waits while other
-/// ranks work.
+/// ranks work; it stops polling when its pipeline is aborted.
 ///
 /// Every rank of the shuffler's communicator runs one, on a shuffler made
 /// with the same op id, with the same key columns. The tables the actor
@@ -39,7 +39,8 @@ namespace spillway::stream {
 /// shuffler's. It closes `input` and `output` when it ends, and aborts its
 /// pipeline if the shuffle fails.
 /// @throws (from the actor) InvalidArgument as `table::partition_rows`;
-///         the shuffle's errors; OutOfMemory as `reserve_memory`.
+///         the shuffle's errors; OutOfMemory as `reserve_memory`;
+///         PipelineAborted if its pipeline is aborted.
 [[nodiscard]] Actor shuffle_tables(
     shuffle::Shuffler& shuffler, std::vector<std::size_t> key_columns, Channel& input, Channel& output,
     std::size_t min_split_bytes = 0
@@ -61,13 +62,14 @@ namespace spillway::stream {
 /// message per chunk, ordered by rank, then by sequence number, and
 /// numbered 0, 1, ... in that order. Chunks go out one at a time
 /// (`AllGather::extract_chunk`), without a copy. It polls the all-gather
-/// (`AllGather::poll`), sleeping on the executor between polls.
+/// (`AllGather::poll`), sleeping on the executor between polls, until its
+/// pipeline is aborted.
 ///
 /// Every rank of the all-gather's communicator runs one. The context's
 /// resource must be the all-gather's. It closes `input` and `output` when it
 /// ends, and aborts its pipeline if the all-gather fails.
 /// @throws (from the actor) the all-gather's errors; InvalidArgument as
-///         `AllGather::insert`.
+///         `AllGather::insert`; PipelineAborted if its pipeline is aborted.
 [[nodiscard]] Actor all_gather(shuffle::AllGather& gather, Channel& input, Channel& output);
 
 }  // namespace spillway::stream
