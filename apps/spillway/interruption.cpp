@@ -165,11 +165,8 @@ void end_removing_registered_paths(std::function<void()> const& end) {
     SPILLWAY_FATAL("the process did not end after removing what it had written");
 }
 
-RemoveOnInterruption::RemoveOnInterruption(std::filesystem::path path, Extent extent) {
-    MutexLock lock(registry.mutex);
-    id_ = registry.next_id++;
-    registry.paths.emplace(id_, std::make_pair(std::move(path), extent));
-}
+RemoveOnInterruption::RemoveOnInterruption(std::filesystem::path path, Extent extent)
+    : RemoveOnInterruption([&path] { return std::move(path); }, extent) {}
 
 RemoveOnInterruption::RemoveOnInterruption(std::function<std::filesystem::path()> const& make, Extent extent) {
     MutexLock lock(registry.mutex);

@@ -4,6 +4,8 @@
 
 #include <spillway/core/error.hpp>
 
+#include "stream/aborted.hpp"
+
 namespace spillway::stream {
 
 Channel::Channel(Context& context, ChannelLimits limits)
@@ -35,7 +37,7 @@ exec::Task<bool> Channel::send(Message message, std::stop_token stop) {
 exec::Task<std::optional<ParkedMessage>> Channel::receive_parked(std::stop_token stop) {
     std::optional<ParkedMessage> parked = co_await queue_.receive(std::move(stop));
     if (aborted_.load(std::memory_order_acquire)) {
-        SPILLWAY_FAIL("the pipeline was aborted: another of its actors failed", stream::PipelineAborted);
+        detail::fail_aborted();
     }
     co_return parked;
 }

@@ -5,7 +5,6 @@
 #include <optional>
 #include <utility>
 
-#include <spillway/core/error.hpp>
 #include <spillway/memory/host_allocator.hpp>
 #include <spillway/stream/reserve_memory.hpp>
 #include <spillway/stream/table_message.hpp>
@@ -13,6 +12,7 @@
 #include <spillway/table/packed_split.hpp>
 #include <spillway/table_shuffle/packed_partitions.hpp>
 
+#include "stream/aborted.hpp"
 #include "stream/poll_backoff.hpp"
 
 namespace spillway::stream {
@@ -22,8 +22,9 @@ namespace {
 /// other ranks go on (heartbeats keep it from timing out) would otherwise
 /// be polled for ever by an actor whose own pipeline has failed.
 void end_if_aborted(Context const& context) {
-    SPILLWAY_EXPECTS(!context.aborted(), "the pipeline was aborted: another of its actors failed",
-                     stream::PipelineAborted);
+    if (context.aborted()) {
+        detail::fail_aborted();
+    }
 }
 
 /// The key columns of a table of schema `schema`.
