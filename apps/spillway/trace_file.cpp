@@ -7,6 +7,8 @@
 #include <spillway/core/error.hpp>
 #include <spillway/core/trace.hpp>
 
+#include "staged_output.hpp"
+
 namespace spillway::cli {
 
 TraceFile::TraceFile(std::filesystem::path path) : path_(std::move(path)) {
@@ -42,7 +44,16 @@ void TraceFile::write() {
         return;
     }
     trace::stop();
-    trace::write(path_);
+    std::error_code error;
+    if (std::filesystem::is_regular_file(path_, error)) {
+        // Written beside it and renamed, so that a failed write (a full disk)
+        // leaves the file that was there whole.
+        StagedFile staged(path_);
+        trace::write(staged.staging());
+        staged.commit();
+    } else {
+        trace::write(path_);  // a device such as /dev/null
+    }
     written_ = true;
     removal_.reset();
 }

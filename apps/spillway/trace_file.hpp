@@ -32,8 +32,10 @@ class TraceFile {
     TraceFile& operator=(TraceFile const&) = delete;
 
     /// Stops recording and writes the events to the file, replacing what it
-    /// held: after a job that ran, whether it succeeded or failed.
-    /// @throws IoError naming the path if it cannot be written.
+    /// held: after a job that ran, whether it succeeded or failed. A regular
+    /// file is written beside it and renamed into place (`StagedFile`), so a
+    /// write that fails leaves it as it was.
+    /// @throws IoError naming the file written if it cannot be written.
     void write();
 
   private:

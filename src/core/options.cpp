@@ -173,7 +173,7 @@ std::chrono::nanoseconds parse_duration(std::string_view text, std::string_view 
         factor.has_value(),
         what << ": invalid duration '" << text
              << "': expected a number with a unit (ns, us, ms, s, min, h), such as 50ms, "
-                "or 0/off",
+                "or 0/off where the option can be turned off",
         InvalidArgument
     );
     long double const nanoseconds = static_cast<long double>(parsed->number) * *factor;

@@ -1,4 +1,8 @@
+#include <sys/resource.h>
+
+#include <csignal>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <stdexcept>
 #include <tuple>
@@ -84,6 +88,33 @@ TEST(RunJob, TheOutputIsCommittedOnlyOnceTheTraceIsWritten) {
     EXPECT_EQ(full.code, ExitCode::failure);
     EXPECT_THAT(full.err, HasSubstr("cannot write trace file '/dev/full': No space left on device"));
     EXPECT_EQ(commits, 0) << "a run whose trace failed leaves no output";
+}
+
+TEST(RunJob, ATraceThatCannotBeWrittenLeavesTheFileThatWasThereWhole) {
+    test::TemporaryDirectory directory;
+    auto const trace = directory.path() / "trace.json";
+    std::string const earlier = "{\"traceEvents\": []}";
+    std::ofstream(trace) << earlier;
+    // A file size limit smaller than any trace makes the write fail with
+    // EFBIG (SIGXFSZ ignored), as a full disk fails it part of the way.
+    struct rlimit saved {};
+    ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &saved), 0);
+    auto const previous_handler = std::signal(SIGXFSZ, SIG_IGN);
+    struct rlimit const small{.rlim_cur = 16, .rlim_max = saved.rlim_max};
+    ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &small), 0);
+    int commits = 0;
+    auto const outcome = run([&] { return std::make_unique<FixedJob>(true, false, &commits); },
+                             OutputFlags{true, false, trace});
+    setrlimit(RLIMIT_FSIZE, &saved);
+    std::signal(SIGXFSZ, previous_handler);
+
+    EXPECT_EQ(outcome.code, ExitCode::failure);
+    EXPECT_THAT(outcome.err, HasSubstr("File too large"));
+    EXPECT_EQ(commits, 0);
+    std::ifstream file(trace);
+    EXPECT_EQ(std::string(std::istreambuf_iterator<char>(file), {}), earlier) << "the trace there was truncated";
+    EXPECT_EQ(std::distance(std::filesystem::directory_iterator(directory.path()), {}), 1)
+        << "the partial trace was left beside it";
 }
 
 TEST(RunJob, AFailureWithoutAMessageCommitsNothingEither) {
