@@ -39,8 +39,8 @@ def _type_name(column: Any, type_: Any) -> str:
 
 def _in_keywords(message: str, flags: dict[str, Any]) -> str:
     """The tool's ``message`` in this function's terms: its keywords where it names flags, without the
-    command line's ``--help`` hint."""
-    message = message.replace("\nRun with --help for more information.", "")
+    command line's ``--help`` hint or its origin."""
+    message = message.replace("\nRun with --help for more information.", "").replace(" (from the command line)", "")
     names = {**{flag: flag.replace("-", "_") for flag in flags},
              "input": "inputs", "key": "key", "output": "output", "schema": "schema", "spill-dir": "spill_directory"}
     # Only flags: not "--" inside a path or a name the message quotes.
@@ -54,7 +54,7 @@ def _duration_of(value: Any) -> Any:
     if isinstance(value, int) and not isinstance(value, bool):
         return f"{value}s"
     if isinstance(value, float):
-        return f"{value:f}s"
+        return f"{value:.9f}s"
     return value
 
 

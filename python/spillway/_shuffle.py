@@ -71,7 +71,9 @@ class ShuffleResult(_Closable["_core.LocalShuffle"]):
     order, once: a partition with no rows as an empty table of the data's
     schema. Iterating again goes on after the last partition taken; once
     every partition is taken, or the result closed, it raises
-    InvalidArgument. Until a partition is taken, its rows wait in memory or
+    InvalidArgument. A partition that cannot be extracted (spilled rows
+    found corrupt, say) raises its error and closes the result, as its rows
+    are lost. Until a partition is taken, its rows wait in memory or
     on disk under the memory limit; the table handed out is the caller's,
     outside the limit. Use it as a context manager, or call ``close``, to free what
     is left (spill files included) without iterating to the end. Use it from
@@ -100,8 +102,13 @@ class ShuffleResult(_Closable["_core.LocalShuffle"]):
         """The partitions not yet taken, in order; closes the result after the last."""
         while self._next < self._partitions:
             partition = self._next
+            try:
+                table = to_pyarrow(self._open().extract(partition))
+            except BaseException:
+                self.close()
+                raise
             self._next += 1
-            yield partition, to_pyarrow(self._open().extract(partition))
+            yield partition, table
         self.close()
 
     @property
@@ -139,8 +146,9 @@ def shuffle(
         data: Arrow data: a pyarrow Table, RecordBatch or RecordBatchReader,
             a Polars DataFrame, a DuckDB relation (anything with
             ``__arrow_c_stream__`` or ``__arrow_c_array__``); the path of a
-            Parquet, Arrow IPC or CSV file (told by its extension), which
-            spillway reads itself; or an iterable of them, all with one
+            Parquet, Arrow IPC or CSV file (told by its extension; a ``.tbl``
+            file in TPC-H's dialect, without a header, its columns named
+            ``column0``, ``column1``, ...), which spillway reads itself; or an iterable of them, all with one
             schema (the same columns, in the same order, of the same types
             once converted; unlike ``partition``, which matches files by
             column name and widens int32 to int64, a shuffle takes its
@@ -331,7 +339,9 @@ class Shuffler(_Closable["_core.TableShuffler"]):
     ``partitions`` (a rank that learns another gave a different count raises
     InvalidArgument, or CorruptData where rows of a partition it does not own
     come first, and so do the ranks that wait for it), inserts any Arrow
-    data (as :func:`shuffle` takes), calls ``insert_finished`` once, then
+    data (as :func:`shuffle` takes), all of one schema on every rank (a
+    partition holding rows of another raises InvalidArgument where it is
+    extracted), calls ``insert_finished`` once, then
     takes the partitions it owns (``local_partitions``, round-robin over
     ranks) with ``extract`` or by iterating. A partition no rank inserted rows for
     is an empty table with this rank's schema (no columns if this rank

@@ -114,10 +114,10 @@ std::unique_ptr<cli::Progress> progress_of(std::optional<nb::callable> callback)
 }
 
 /// The tables of the Parquet, Arrow IPC or CSV file `path` (its format told
-/// by its extension), read by spillway's own reader: Parquet row groups in
+/// by its extension; a `.tbl` file in TPC-H's dialect), read by spillway's own reader: Parquet row groups in
 /// batches of 65,536 rows, so a large row group does not bound memory.
 std::unique_ptr<io::TableFileReader> read_file(std::string const& path) {
-    return io::open_table_file(path, io::format_of(path));
+    return io::open_table_file(path, io::format_of(path), io::is_tbl(path) ? io::CsvOptions::tbl() : io::CsvOptions());
 }
 
 /// `table` for Python, or None.

@@ -111,12 +111,24 @@ std::optional<table::Table> TableShuffler::extract(shuffle::PartitionId partitio
     shuffler_.wait(partition);
     auto const chunks = shuffler_.extract(partition);
     if (!chunks.empty()) {
-        return table_shuffle::unpack(chunks);
+        auto table = table_shuffle::unpack(chunks);
+        expect_received_schema(partition, table.schema());
+        return table;
     }
     if (auto const known = schema()) {
         return table::TableBuilder(*known).finish();
     }
     return std::nullopt;
+}
+
+void TableShuffler::expect_received_schema(shuffle::PartitionId partition, table::Schema const& schema) {
+    MutexLock lock(mutex_);
+    auto const& expected = schema_ ? *schema_ : received_schema_.emplace(schema);
+    SPILLWAY_EXPECTS(schema == expected,
+                     "partition " << partition << " holds rows of " << schema.to_string() << ", but "
+                                  << (schema_ ? "this rank inserted " : "a partition before it held ")
+                                  << expected.to_string() << ": every rank must insert tables of one schema",
+                     InvalidArgument);
 }
 
 std::optional<table::Schema> TableShuffler::schema() const {

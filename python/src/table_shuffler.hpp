@@ -90,13 +90,22 @@ class TableShuffler {
     /// inserted a table, whose schema it takes; else nothing. A partition
     /// is extracted once.
     /// @throws InvalidArgument if this rank does not own it, or it was
-    ///         extracted before; the shuffle's error if it failed.
+    ///         extracted before; if its rows' schema differs from this rank's
+    ///         tables' or, where it inserted none, from those of the
+    ///         partitions extracted before (another rank inserted another
+    ///         schema); the shuffle's error if it failed.
     [[nodiscard]] std::optional<table::Table> extract(shuffle::PartitionId partition);
 
     /// The schema of the tables inserted on this rank, if any were.
     [[nodiscard]] std::optional<table::Schema> schema() const;
 
   private:
+    /// Checks that the rows of `partition`, of `schema`, are of this rank's
+    /// schema or, where it inserted none, of the first partition's it
+    /// extracted.
+    /// @throws InvalidArgument naming both schemas if they differ.
+    void expect_received_schema(shuffle::PartitionId partition, table::Schema const& schema);
+
     comm::Communicator& communicator_;
     std::vector<std::string> const keys_;
     shuffle::Shuffler shuffler_;
@@ -105,6 +114,8 @@ class TableShuffler {
     /// The schema of the first table inserted, and its key columns' indices.
     std::optional<table::Schema> schema_ SPILLWAY_GUARDED_BY(mutex_);
     std::vector<std::size_t> key_columns_ SPILLWAY_GUARDED_BY(mutex_);
+    /// Where no table was inserted: the schema of the first partition extracted with rows.
+    std::optional<table::Schema> received_schema_ SPILLWAY_GUARDED_BY(mutex_);
 
     /// The bytes of tables the coalescer holds before it packs them (see the class comment).
     std::size_t const coalescer_budget_;

@@ -1,9 +1,10 @@
-"""One rank of an MPI shuffle from Python: mpirun -np N python mpi_shuffle.py FILE OUTPUT PARTITIONS [fail|mismatch].
+"""One rank of an MPI shuffle from Python: mpirun -np N python mpi_shuffle.py FILE OUTPUT PARTITIONS [MODE].
 
 Rank r inserts row groups r, r + N, ... of the Parquet FILE, then writes each partition it owns
 to OUTPUT/part-NNNNN.rank-R.parquet. With `fail`, rank 1 inserts a table without the key column
-instead; with `mismatch`, rank r shuffles into PARTITIONS + r partitions; with either, every rank
-writes what it raised to OUTPUT/error.rank-R.txt.
+instead; with `mismatch`, rank r shuffles into PARTITIONS + r partitions; with `schemas`, the ranks
+insert three rows each, of two schemas, instead of FILE's; with any MODE, every rank writes what it
+raised to OUTPUT/error.rank-R.txt.
 """
 
 import sys
@@ -23,8 +24,12 @@ def shuffle(communicator: spillway.MpiCommunicator, path: str, output: str, part
     with spillway.Shuffler(communicator, "l_orderkey", partitions=partitions) as shuffler:
         if mode == "fail" and world.rank == 1:
             shuffler.insert(pa.table({"other": [1, 2, 3]}))
-        for group in range(world.rank, source.num_row_groups, world.size):
-            shuffler.insert(source.read_row_group(group))
+        if mode == "schemas":  # rank 1's values of another type; rank 0's partition 2 gets its row alone
+            shuffler.insert(pa.table({"l_orderkey": [4, 5, 6], "value": [1.5, 2.5, 3.5]}) if world.rank == 1
+                            else pa.table({"l_orderkey": [1, 2, 3], "value": ["a", "b", "c"]}))
+        else:
+            for group in range(world.rank, source.num_row_groups, world.size):
+                shuffler.insert(source.read_row_group(group))
         shuffler.insert_finished()
         for partition, table in shuffler:
             pq.write_table(table, f"{output}/part-{partition:05d}.rank-{world.rank}.parquet")

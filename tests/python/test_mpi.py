@@ -70,3 +70,17 @@ def test_ranks_that_give_different_partition_counts_fail_saying_so(lineitem_parq
         assert ("every rank must give the same partition count and owner" in error
                 or "the ranks give different partition counts or owners" in error), error
     assert not list(tmp_path.glob("part-*")), "no partition of a failed shuffle was written"
+
+
+def test_ranks_that_insert_different_schemas_fail_saying_so(lineitem_parquet: Path, tmp_path: Path):
+    script = Path(__file__).with_name("mpi_shuffle.py")
+    subprocess.run([*mpirun(), "-np", "2", sys.executable, str(script), str(lineitem_parquet), str(tmp_path), "4",
+                    "schemas"], check=True, timeout=300)
+    for rank in range(2):
+        # Rank 0 first takes a partition of its own rows, then one of rank 1's alone; rank 1, both ranks' rows.
+        error = (tmp_path / f"error.rank-{rank}.txt").read_text()
+        assert error.startswith("InvalidArgument:"), error
+        assert ("every rank must insert tables of one schema" in error
+                or "cannot concatenate a packed table" in error), error
+    error = (tmp_path / "error.rank-0.txt").read_text()
+    assert "partition 2 holds rows of l_orderkey:int64, value:float64" in error, error

@@ -147,6 +147,9 @@ def test_ranks_take_the_tools_comm_collective_and_reserve_timeouts(lineitem_parq
         spillway.partition(lineitem_parquet, "l_orderkey", tmp_path / "mpi", comm="mpi")
     with pytest.raises(spillway.InvalidArgument, match="collective_timeout"):
         spillway.partition(lineitem_parquet, "l_orderkey", tmp_path / "bad", collective_timeout="soon")
+    # And a tenth of a microsecond is no zero.
+    assert spillway.partition(lineitem_parquet, "l_orderkey", tmp_path / "tiny", partitions=4, ranks=2,
+                              reserve_timeout=1e-7).verified
     assert not (tmp_path / "mpi").exists() and not (tmp_path / "bad").exists()
 
 
@@ -163,6 +166,9 @@ def test_usage_errors_name_the_keyword_and_leave_the_output_alone(lineitem_parqu
     with pytest.raises(spillway.InvalidArgument, match="memory_limit") as refused:
         spillway.partition(lineitem_parquet, "l_orderkey", tmp_path / "new", memory_limit="lots")
     assert "--" not in str(refused.value)
+    with pytest.raises(spillway.InvalidArgument, match="block_size") as refused:
+        spillway.partition(lineitem_parquet, "l_orderkey", tmp_path / "new", block_size=1)
+    assert "command line" not in str(refused.value), "a keyword is no command line"
     with pytest.raises(spillway.InvalidArgument, match="no_such_column"):
         spillway.partition(lineitem_parquet, "no_such_column", tmp_path / "new")
     with pytest.raises(spillway.InvalidArgument, match="at least one input"):

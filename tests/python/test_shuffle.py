@@ -86,6 +86,12 @@ def test_files_are_read_by_spillway_itself(tmp_path):
     (tmp_path / "bad.parquet").write_bytes(b"not parquet at all")
     with pytest.raises(spillway.CorruptData, match="bad.parquet"):
         spillway.shuffle(tmp_path / "bad.parquet", "k")
+    # A .tbl file is TPC-H's dialect: no header, '|' after every field.
+    (tmp_path / "t.tbl").write_text("1|x|\n2|y|\n1|z|\n")
+    parts = shuffled(spillway.shuffle(tmp_path / "t.tbl", "column0", partitions=2))
+    together = pa.concat_tables(parts.values())
+    assert together.column_names == ["column0", "column1"]
+    assert rows(together) == Counter([(1, "x"), (2, "y"), (1, "z")])
 
 
 def test_polars_in_and_out():
@@ -219,6 +225,21 @@ def test_closing_early_frees_the_spill_files(tmp_path):
     assert result.figures["spilled_bytes"] > 0, "the figures as they were when it closed"
     with pytest.raises(spillway.InvalidArgument, match="closed"):
         next(iter(result))
+
+
+def test_a_partition_that_cannot_be_extracted_raises_and_closes_the_result(tmp_path):
+    result = spillway.shuffle(sample(), "k", partitions=4, memory_limit="4MiB", spill_directory=tmp_path,
+                              options={"spill_force_disk": "true", "shuffle_prefetch": "0"})
+    spill_files = list(tmp_path.rglob("buffer-*"))
+    assert spill_files, "the partitions wait on disk"
+    for path in spill_files:
+        with open(path, "r+b") as file:
+            file.write(b"\xff" * 64)
+    with pytest.raises(spillway.CorruptData):
+        next(iter(result))
+    with pytest.raises(spillway.InvalidArgument, match="closed"):
+        next(iter(result))
+    assert list(tmp_path.iterdir()) == [], "its rows are lost, and their spill files freed"
 
 
 def test_exported_tables_are_arrow_without_a_copy():
