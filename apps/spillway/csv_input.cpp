@@ -135,6 +135,15 @@ table::Schema CsvInput::file_schema(std::size_t file) const {
     return table::Schema(std::move(fields));
 }
 
+std::vector<bool> CsvInput::file_inferred(std::size_t file) const {
+    auto const& order = field_orders.at(file);
+    std::vector<bool> inferred(declared.size());
+    for (std::size_t column = 0; column < declared.size(); ++column) {
+        inferred[order.empty() ? column : order[column]] = !declared[column];
+    }
+    return inferred;
+}
+
 std::vector<std::size_t> CsvInput::file_keys(std::size_t file) const {
     auto const& order = field_orders.at(file);
     if (order.empty()) {
@@ -179,10 +188,11 @@ io::CsvRows CsvInput::parse(std::size_t file, io::CsvBlock const& block, std::ve
 }
 
 CsvBlockSource::CsvBlockSource(std::vector<std::filesystem::path> files, io::CsvOptions options,
-                               std::vector<table::Schema> schemas)
-    : files_(std::move(files)), options_(options), schemas_(std::move(schemas)),
+                               std::vector<table::Schema> schemas, std::vector<std::vector<bool>> inferred)
+    : files_(std::move(files)), options_(options), schemas_(std::move(schemas)), inferred_(std::move(inferred)),
       indices_(file_share(files_.size(), 0, 1)) {
-    SPILLWAY_ASSERT(schemas_.size() == files_.size(), "one schema per file");
+    SPILLWAY_ASSERT(schemas_.size() == files_.size() && inferred_.size() == files_.size(),
+                    "one schema and one list of inferred columns per file");
 }
 
 CsvBlockSource::CsvBlockSource(CsvInput const& input) : CsvBlockSource(input, file_share(input.files.size(), 0, 1)) {}
@@ -192,6 +202,7 @@ CsvBlockSource::CsvBlockSource(CsvInput const& input, std::vector<std::size_t> c
     for (auto const file : files) {
         files_.push_back(input.files[file]);
         schemas_.push_back(input.file_schema(file));
+        inferred_.push_back(input.file_inferred(file));
     }
 }
 
@@ -201,7 +212,8 @@ std::optional<FileBlock> CsvBlockSource::operator()() {
             if (next_file_ == files_.size()) {
                 return std::nullopt;
             }
-            reader_ = std::make_unique<io::CsvReader>(files_[next_file_], options_, schemas_[next_file_]);
+            reader_ = std::make_unique<io::CsvReader>(files_[next_file_], options_, schemas_[next_file_],
+                                                      inferred_[next_file_]);
             ++next_file_;
         }
         if (auto block = reader_->read_block()) {

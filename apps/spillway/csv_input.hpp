@@ -77,6 +77,9 @@ struct CsvInput {
 
     /// The columns of file `file` in its own order, with `schema`'s types.
     [[nodiscard]] table::Schema file_schema(std::size_t file) const;
+    /// Whether each column of `file_schema(file)` had its type inferred
+    /// rather than declared.
+    [[nodiscard]] std::vector<bool> file_inferred(std::size_t file) const;
     /// The fields of file `file` that hold the key columns, in key order.
     [[nodiscard]] std::vector<std::size_t> file_keys(std::size_t file) const;
     /// The rows of a block of file `file`: its key columns, and each row's
@@ -111,9 +114,11 @@ struct FileBlock {
 class CsvBlockSource {
   public:
     /// A source of the blocks of `files`, read with `options`, file `f` with
-    /// `schemas[f]`. Requires: one schema per file.
+    /// `schemas[f]`, of whose columns `inferred[f]` marks those whose types
+    /// were inferred (see `io::CsvReader`). Requires: one schema and one
+    /// `inferred` per file.
     CsvBlockSource(std::vector<std::filesystem::path> files, io::CsvOptions options,
-                   std::vector<table::Schema> schemas);
+                   std::vector<table::Schema> schemas, std::vector<std::vector<bool>> inferred);
     /// A source of the blocks of `input`'s files.
     explicit CsvBlockSource(CsvInput const& input);
     /// A source of the blocks of `input`'s files `files` (indices into
@@ -129,6 +134,7 @@ class CsvBlockSource {
     std::vector<std::filesystem::path> files_;
     io::CsvOptions options_;
     std::vector<table::Schema> schemas_;
+    std::vector<std::vector<bool>> inferred_;
     std::vector<std::size_t> indices_;  ///< what each of `files_` is called in the blocks
     std::size_t next_file_ = 0;                  ///< the file after the one `reader_` reads
     std::unique_ptr<io::CsvReader> reader_;  ///< the file being read; null between files

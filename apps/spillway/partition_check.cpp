@@ -84,8 +84,13 @@ PartitionCheck check_partition_files(std::vector<std::filesystem::path> const& f
     };
 
     PartitionCheck result;
+    std::vector<bool> inferred;
+    for (bool const declared : input.declared) {
+        inferred.push_back(!declared);
+    }
     auto join = exec::seq_join(executor, window,
-                               CsvBlockSource(files, input.options, std::vector(files.size(), input.schema)),
+                               CsvBlockSource(files, input.options, std::vector(files.size(), input.schema),
+                                              std::vector(files.size(), inferred)),
                                check_block, std::move(join_options));
     for (auto& check : join) {
         result += std::move(check.found);

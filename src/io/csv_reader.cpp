@@ -164,9 +164,18 @@ bool parse_float64(std::string_view text, double& value) noexcept {
     return true;
 }
 
+/// Whether `text` spells an integer other than exactly, with a leading zero
+/// (`042`, `00`) or as `-0`: what type inference takes for no number.
+bool spells_integer_inexactly(std::string_view text) noexcept {
+    auto const digits = text.substr(text.starts_with('-') ? 1 : 0);
+    return !digits.empty() && digits[0] == '0' && (digits.size() > 1 || digits.size() < text.size())
+        && std::ranges::all_of(digits, [](char c) { return c >= '0' && c <= '9'; });
+}
+
 /// Appends the value of a field to `builder`: null if empty and unquoted.
-/// Returns false if the text is not a value of the builder's type.
-bool append_field(ColumnBuilder& builder, std::string_view text, bool quoted) {
+/// Returns false if the text is not a value of the builder's type, or, where
+/// the type was `inferred`, an integer spelled other than exactly.
+bool append_field(ColumnBuilder& builder, std::string_view text, bool quoted, bool inferred) {
     if (text.empty() && !quoted) {
         builder.append_null();
         return true;
@@ -178,11 +187,13 @@ bool append_field(ColumnBuilder& builder, std::string_view text, bool quoted) {
         }
         case DataType::int64: {
             std::int64_t value;
-            return parse_number(text, value) && (builder.append(value), true);
+            return parse_number(text, value) && !(inferred && spells_integer_inexactly(text))
+                && (builder.append(value), true);
         }
         case DataType::float64: {
             double value;
-            return parse_float64(text, value) && (builder.append(value), true);
+            return parse_float64(text, value) && !(inferred && spells_integer_inexactly(text))
+                && (builder.append(value), true);
         }
         case DataType::date32: {
             auto const value = parse_date32(text);
@@ -486,6 +497,7 @@ CsvRows CsvBlock::parse_rows(std::span<std::size_t const> columns, bool all_fiel
     std::vector<std::size_t> slot_of_field(schema.size(), no_slot);
     std::vector<Field> fields;
     std::vector<ColumnBuilder> builders;
+    std::vector<char> inferred;  // of each slot's column
     for (std::size_t slot = 0; slot < columns.size(); ++slot) {
         auto const column = columns[slot];
         SPILLWAY_EXPECTS(column < schema.size(),
@@ -494,6 +506,7 @@ CsvRows CsvBlock::parse_rows(std::span<std::size_t const> columns, bool all_fiel
         slot_of_field[column] = slot;
         fields.push_back(schema.field(column));
         builders.emplace_back(fields.back().type).reserve(line_breaks_);
+        inferred.push_back(static_cast<char>(!source_->inferred.empty() && source_->inferred[column]));
     }
     auto const expected_fields = fields_per_row(schema.size(), options);
     auto const last_field = all_fields || columns.empty() ? CsvScanner::all_fields : *std::ranges::max_element(columns);
@@ -527,11 +540,14 @@ CsvRows CsvBlock::parse_rows(std::span<std::size_t const> columns, bool all_fiel
                 return;
             }
             auto const slot = slot_of_field[field];
-            if (slot != no_slot && !append_field(builders[slot], value, quoted) && !unparsed) {
+            if (slot != no_slot && !append_field(builders[slot], value, quoted, inferred[slot] != 0) && !unparsed) {
+                auto const form = inferred[slot] != 0 && spells_integer_inexactly(value)
+                                    ? std::string(" (a column whose type was inferred takes integers spelled exactly: "
+                                                  "042 and -0 are text, keys other than 42 and 0)")
+                                    : std::string(expected_form(schema.field(field).type));
                 unparsed = Unparsed{position,
                                     "column '" + schema.field(field).name + "': cannot parse " + quoted_excerpt(value)
-                                        + " as " + std::string(to_string(schema.field(field).type))
-                                        + std::string(expected_form(schema.field(field).type)),
+                                        + " as " + std::string(to_string(schema.field(field).type)) + form,
                                     field};
             }
         },
@@ -572,7 +588,8 @@ CsvRows CsvBlock::parse_rows(std::span<std::size_t const> columns, bool all_fiel
     return rows;
 }
 
-CsvReader::CsvReader(std::filesystem::path path, CsvOptions options, std::optional<Schema> schema)
+CsvReader::CsvReader(std::filesystem::path path, CsvOptions options, std::optional<Schema> schema,
+                     std::vector<bool> inferred)
     : path_(path.string()), options_(options) {
     options_.validate();
     descriptor_ = FileDescriptor(::open(path_.c_str(), O_RDONLY | O_CLOEXEC));
@@ -595,6 +612,10 @@ CsvReader::CsvReader(std::filesystem::path path, CsvOptions options, std::option
         drop_pending(header_bytes);
     }
     if (schema.has_value()) {
+        SPILLWAY_EXPECTS(inferred.empty() || inferred.size() == schema->size(),
+                         "the schema has " << schema->size() << " columns, but " << inferred.size()
+                                           << " are said to be inferred or not",
+                         InvalidArgument);
         SPILLWAY_EXPECTS(names.empty() || names.size() == schema->size(),
                          path_ << ":1: the header has " << names.size() << " columns but the schema has "
                                << schema->size() << " (" << schema->to_string() << ")",
@@ -609,8 +630,10 @@ CsvReader::CsvReader(std::filesystem::path path, CsvOptions options, std::option
                              CorruptData);
         }
         schema = infer_schema(std::move(names));
+        inferred.assign(schema->size(), true);
     }
-    source_ = std::make_shared<detail::CsvSource const>(detail::CsvSource{path_, options_, std::move(*schema)});
+    source_ = std::make_shared<detail::CsvSource const>(
+        detail::CsvSource{path_, options_, std::move(*schema), std::move(inferred)});
 }
 
 CsvReader::~CsvReader() = default;

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <spillway/core/error.hpp>
 #include <spillway/io/csv_options.hpp>
@@ -21,6 +22,10 @@ struct CsvSource {
     std::string path;
     CsvOptions options;
     table::Schema schema;
+    /// Per column of `schema`: whether its type was inferred, so that its
+    /// numbers must be spelled as inference requires (`042` and `-0` are
+    /// no numbers there); empty: none was.
+    std::vector<bool> inferred = {};
 };
 
 /// Raises `CorruptData` for a position in a block, naming the file and line.

@@ -187,6 +187,28 @@ TEST_F(CliPartitionInput, ATypeChangePastTheInferredRowsNamesTheFlagsThatFixIt) 
     EXPECT_EQ(fixed.exit_code, 0) << fixed.err;
 }
 
+TEST_F(CliPartitionInput, AKeySpelledOtherThanExactlyPastTheInferredRowsStopsTheRun) {
+    // In a table whose first rows hold it, 042 makes the column strings and
+    // goes where the text goes; past them it must not go where 42 does.
+    std::string text = "k,g\n";
+    for (int row = 1; row <= 1000; ++row) {
+        text += std::to_string(row) + ",x\n";
+    }
+    for (auto const* late : {"042", "-0"}) {
+        auto const input = write(std::string("late") + late + ".csv", text + late + ",B\n");
+        for (auto const* format : {"csv", "parquet"}) {
+            auto const result = partition({input}, "k", std::string("out") + late + format,
+                                          {"--output-format", format});
+            EXPECT_EQ(result.exit_code, 1) << late << " " << format;
+            EXPECT_THAT(result.err, HasSubstr(":1002: column 'k': cannot parse '" + std::string(late) + "' as int64"));
+            EXPECT_THAT(result.err, HasSubstr("--schema k:string"));
+        }
+    }
+    auto const declared = partition({write("declared.csv", text + "042,B\n")}, "k", "declared",
+                                    {"--schema", "k:int64"});
+    EXPECT_EQ(declared.exit_code, 0) << "a declared int64 reads 042 as 42: " << declared.err;
+}
+
 TEST_F(CliPartitionInput, ARowLongerThanTheBlockSizeNamesTheFlagThatRaisesIt) {
     auto const input = write("long.csv", "a,b\n1," + std::string(200, 'x') + "\n");
     auto const result = partition({input}, "a", "out", {"--block-size", "64"});

@@ -589,6 +589,33 @@ TEST_F(CsvReaderTest, ADeclaredBooleanOrTimestampThatDoesNotParseSaysHowItIsSpel
     EXPECT_EQ(read_all(zoned, CsvOptions(), Schema({{"at", DataType::timestamp_us_utc}})).num_rows(), 1u);
 }
 
+TEST_F(CsvReaderTest, PastTheInferredRowsAnIntegerSpelledOtherThanExactlyDoesNotParse) {
+    // Read as 42 and 0, they would go where 42 and 0 go, not where the same
+    // text goes in a table whose first rows made the column strings.
+    CsvOptions options;
+    options.infer_rows = 2;
+    for (auto const* late : {"042", "-0", "00", "-007"}) {
+        for (auto const* first : {"1\n2\n", "1.5\n2\n"}) {
+            auto const path = file("late.csv", std::string("n\n") + first + late + "\n");
+            CsvReader reader(path, options);
+            EXPECT_THROW_WITH(static_cast<void>(read_all(reader)), CorruptData,
+                              "late.csv:4: column 'n': cannot parse '" + std::string(late) + "' as "
+                                  + (first[1] == '.' ? "float64" : "int64")
+                                  + " (a column whose type was inferred takes integers spelled exactly");
+        }
+    }
+    auto const path = file("late.csv", "n\n1\n2\n042\n-0\n0\n-7\n");
+    // A type given is read as it says; one said to be inferred, as inference would.
+    auto const given = read_all(path, options, Schema({{"n", DataType::int64}}));
+    EXPECT_EQ(std::vector<std::int64_t>(given.column(0).values<std::int64_t>().begin(),
+                                        given.column(0).values<std::int64_t>().end()),
+              (std::vector<std::int64_t>{1, 2, 42, 0, 0, -7}));
+    CsvReader said_inferred(path, options, Schema({{"n", DataType::int64}}), {true});
+    EXPECT_THROW_WITH(static_cast<void>(read_all(said_inferred)), CorruptData, "cannot parse '042' as int64");
+    EXPECT_THROW_WITH(CsvReader(path, options, Schema({{"n", DataType::int64}}), {true, false}), InvalidArgument,
+                      "the schema has 1 columns, but 2 are said to be inferred or not");
+}
+
 TEST_F(CsvReaderTest, DigitsThatSpellAnIntegerOtherThanExactlyMakeAColumnOfStrings) {
     // `042` as a number would hash as 42, and as text in a column of strings
     // (say, where another table has `unknown` in it) as its bytes: only a

@@ -161,8 +161,9 @@ class CsvBlock {
 /// any case (`True`, `FALSE`). A value is a number only if it spells an
 /// integer exactly or is no integer at all: a column holding `042` or `-0`
 /// is string, so that its keys hash as the same text does in a column of
-/// strings (`table::spelled_integer`). Without a header the columns
-/// are named `column0`, `column1`, ...
+/// strings (`table::spelled_integer`); past the rows inference looked at,
+/// such a value in a column it took for numbers does not parse. Without a
+/// header the columns are named `column0`, `column1`, ...
 ///
 /// Memory: the reader holds one buffer of `chunk_bytes + 1` bytes, and each
 /// block it hands out owns one of the same size.
@@ -173,7 +174,14 @@ class CsvBlock {
 class CsvReader {
   public:
     /// Opens `path` with `options` and `schema` (inferred if not given).
-    /// @throws InvalidArgument if the options are invalid.
+    /// `inferred` marks the columns of a given `schema` whose types were
+    /// inferred all the same (from another file's rows, say): as in the
+    /// columns this reader infers, their integers and doubles must not spell
+    /// an integer other than exactly (`042`, `-0`), which inference would
+    /// have taken for text, and parsing refuses them. Empty: none was; a
+    /// column of a given type reads `042` as 42.
+    /// @throws InvalidArgument if the options are invalid, or `inferred` is
+    ///         neither empty nor of the schema's size.
     /// @throws IoError naming the path if it cannot be opened or read.
     /// @throws CorruptData naming the file and line if the header does not
     /// match a given schema or the quoting of the rows used for inference is
@@ -182,7 +190,8 @@ class CsvReader {
     /// names are equal (when the schema is inferred), or if the file is
     /// not text: gzip, zstd, bzip2, xz or zip compressed, Parquet or Arrow
     /// IPC (by the bytes it starts with).
-    CsvReader(std::filesystem::path path, CsvOptions options, std::optional<table::Schema> schema = std::nullopt);
+    CsvReader(std::filesystem::path path, CsvOptions options, std::optional<table::Schema> schema = std::nullopt,
+              std::vector<bool> inferred = {});
     CsvReader(CsvReader const&) = delete;
     CsvReader& operator=(CsvReader const&) = delete;
     ~CsvReader();
