@@ -148,8 +148,8 @@ def shuffle(
             ``__arrow_c_stream__`` or ``__arrow_c_array__``); the path of a
             Parquet, Arrow IPC or CSV file (told by its extension; a ``.tbl``
             file in TPC-H's dialect, without a header, its columns named
-            ``column0``, ``column1``, ...), which spillway reads itself; or an iterable of them, all with one
-            schema (the same columns, in the same order, of the same types
+            ``column0``, ``column1``, ...), which spillway reads itself; or an
+            iterable of them, all with one schema (the same columns, in the same order, of the same types
             once converted; unlike ``partition``, which matches files by
             column name and widens int32 to int64, a shuffle takes its
             inputs as they come). Read once, batch by batch; Parquet files and Arrow data
