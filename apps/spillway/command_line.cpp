@@ -371,11 +371,12 @@ std::optional<ExitCode> CommandLine::parse(int argc, char const* const* argv, st
         app_.parse(argc, argv);
         return std::nullopt;
     } catch (CLI::ParseError const& error) {
-        bool const help = error.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success);
-        app_.exit(error, out, err);
-        if (help) {
+        if (error.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) {
+            app_.exit(error, out, err);  // --help or --version
             return ExitCode::success;
         }
+        // Named as the tool's other errors are, in one write.
+        err << std::string("spillway: ") + error.what() + "\nRun with --help for more information.\n" << std::flush;
         // The flag may come after the error, where parsing stopped.
         bool const json = std::any_of(argv + 1, argv + argc, [](char const* argument) {
             return std::string_view(argument) == "--json";

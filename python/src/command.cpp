@@ -1,6 +1,7 @@
 #include "command.hpp"
 
 #include <sstream>
+#include <string_view>
 
 #include <spillway/core/error.hpp>
 #include <spillway/core/error_types.hpp>
@@ -11,6 +12,9 @@
 
 namespace spillway::python {
 namespace {
+
+/// What the tool's messages start with.
+constexpr std::string_view tool_prefix = "spillway: ";
 
 /// `text` without the line breaks and spaces around it.
 std::string trimmed(std::string text) {
@@ -27,6 +31,9 @@ std::string run_command(std::vector<std::string> const& arguments, cli::Progress
     std::ostringstream err;
     if (command_line.parse(arguments, out, err)) {
         auto message = trimmed(err.str());
+        if (message.starts_with(tool_prefix)) {
+            message.erase(0, tool_prefix.size());
+        }
         SPILLWAY_FAIL((message.empty() ? trimmed(out.str()) : message), InvalidArgument);
     }
     auto const options = command_line.options();

@@ -413,6 +413,8 @@ TEST(Cli, AnUnknownFlagOrNoCommandIsAUsageError) {
     auto const unknown = run_spillway({"generate", "-o", "unused.csv", "--frobnicate"});
     EXPECT_EQ(unknown.exit_code, 2);
     EXPECT_THAT(unknown.err, HasSubstr("--frobnicate"));
+    EXPECT_THAT(unknown.err, testing::StartsWith("spillway: ")) << "named as the tool's other errors are";
+    EXPECT_THAT(unknown.err, testing::EndsWith("\nRun with --help for more information.\n"));
     auto const none = run_spillway({});
     EXPECT_EQ(none.exit_code, 2);
     EXPECT_THAT(none.err, HasSubstr("a command is required: shuffle, partition, generate or tpch"));
