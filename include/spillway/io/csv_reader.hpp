@@ -139,8 +139,9 @@ class CsvBlock {
     CsvBlock(std::shared_ptr<detail::CsvSource const> source, std::unique_ptr<char[]> text, std::size_t size,
              std::uint64_t first_line, std::size_t line_breaks);
 
-    /// Parses the selected columns; checks the value of every field if
-    /// `all_fields`; rewrites the rows in `field_order` unless it is empty.
+    /// Parses the selected columns; splits every field of a row if
+    /// `all_fields` (not only those up to the last selected column), as
+    /// rewriting the rows in `field_order`, unless it is empty, needs.
     [[nodiscard]] CsvRows parse_rows(std::span<std::size_t const> columns, bool all_fields,
                                      std::span<std::size_t const> field_order) const;
 
