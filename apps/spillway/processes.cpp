@@ -11,6 +11,9 @@
 
 #include <spillway/comm/mpi_config.hpp>
 #include <spillway/comm/mpi_environment.hpp>
+#include <spillway/shuffle/shuffle_config.hpp>
+
+#include "mpi_agreement.hpp"
 #endif
 
 namespace spillway::cli {
@@ -64,9 +67,10 @@ int launcher_rank() noexcept {
 
 #ifdef SPILLWAY_CLI_HAVE_MPI
 struct Processes::Mpi {
-    Mpi(int* argc, char*** argv, std::chrono::nanoseconds finalize_timeout)
-        : environment(argc, argv, finalize_timeout) {}
+    Mpi(int* argc, char*** argv, std::chrono::nanoseconds finalize_timeout, std::chrono::nanoseconds timeout)
+        : environment(argc, argv, finalize_timeout), agreement(timeout) {}
     comm::MpiEnvironment environment;
+    MpiAgreement agreement;  ///< after the environment: gone before MPI is finalised
 };
 #else
 struct Processes::Mpi {};
@@ -78,7 +82,8 @@ Processes::Processes(Options const& options, bool over_mpi, int* argc, char*** a
         return;
     }
 #ifdef SPILLWAY_CLI_HAVE_MPI
-    mpi_ = std::make_unique<Mpi>(argc, argv, comm::MpiConfig::from_options(options).shutdown_timeout);
+    mpi_ = std::make_unique<Mpi>(argc, argv, comm::MpiConfig::from_options(options).shutdown_timeout,
+                                 shuffle::ShuffleConfig::from_options(options).collective_timeout);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
     MPI_Comm_size(MPI_COMM_WORLD, &size_);
 #else
@@ -108,10 +113,7 @@ bool Processes::all(bool ok) const {
         return ok;
     }
 #ifdef SPILLWAY_CLI_HAVE_MPI
-    int value = ok ? 1 : 0;
-    SPILLWAY_EXPECTS(MPI_Allreduce(MPI_IN_PLACE, &value, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD) == MPI_SUCCESS,
-                     "MPI_Allreduce failed while the processes agreed whether to start", IoError);
-    return value == 1;
+    return mpi_->agreement.all(ok);
 #else
     return ok;
 #endif

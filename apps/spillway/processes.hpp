@@ -20,7 +20,7 @@ class Processes {
   public:
     /// This process alone, or, with `over_mpi`, the MPI job that `mpirun`
     /// started (`argc` and `argv` are passed on to MPI; `options` give
-    /// `comm_mpi_shutdown_timeout`).
+    /// `comm_mpi_shutdown_timeout` and `collective_timeout`).
     /// @throws InvalidArgument if `over_mpi` is set in a build without MPI,
     ///         or is not set in a process that an MPI launcher started as one of
     ///         several (its environment says so: `OMPI_COMM_WORLD_SIZE`,
@@ -37,8 +37,12 @@ class Processes {
     [[nodiscard]] int size() const noexcept { return size_; }
 
     /// Whether every process passed `ok`. A collective: blocks until every
-    /// process has called it.
-    /// @throws IoError if the MPI call fails.
+    /// process has called it, or, over MPI, until a process that has not
+    /// called it has sent nothing for `collective_timeout` (see
+    /// `MpiAgreement`).
+    /// @throws PeerTimeout naming that process; the job must then end
+    ///         (`abort_job`).
+    /// @throws IoError if an MPI call fails.
     [[nodiscard]] bool all(bool ok) const;
 
     /// Over MPI, ends every process of the job at once with `exit_code`

@@ -64,6 +64,26 @@ ExitCode run_job(std::function<std::unique_ptr<Job>()> const& make_job, std::str
         return code;
     };
 
+    // Over MPI, a process that stops answering ends the job at once, as
+    // neither its sends nor finalising MPI would end: what this process
+    // wrote goes first.
+    auto const end_job = [&](std::string const& message) {
+        auto const code = fail(ExitCode::failure, message);
+        out.flush();
+        err.flush();
+        end_removing_registered_paths([&] { processes.abort_job(to_int(code)); });
+    };
+    auto const agree = [&](bool ok) {
+        try {
+            return processes.all(ok);
+        } catch (PeerTimeout const& error) {
+            auto const message = failure_of(error);
+            report(message);
+            end_job(message);
+        }
+        return false;  // not reached: `end_job` ends the process
+    };
+
     std::unique_ptr<Job> job;
     std::optional<TraceFile> trace;
     std::string error_message;
@@ -76,7 +96,7 @@ ExitCode run_job(std::function<std::unique_ptr<Job>()> const& make_job, std::str
         report(error_message);
         job.reset();
     }
-    if (!processes.all(job != nullptr)) {
+    if (!agree(job != nullptr)) {
         std::string const elsewhere = "another rank could not start the job; see its message";
         if (job && reporting) {
             report(elsewhere);
@@ -106,16 +126,11 @@ ExitCode run_job(std::function<std::unique_ptr<Job>()> const& make_job, std::str
             }
         }
         if (dynamic_cast<PeerTimeout const*>(&error) != nullptr && processes.size() > 1) {
-            // Its sends to the silent rank never complete: end the job here,
-            // without unwinding, so the spill directories go first.
-            auto const code = fail(ExitCode::failure, failure);
-            out.flush();
-            err.flush();
-            end_removing_registered_paths([&] { processes.abort_job(to_int(code)); });
+            end_job(failure);
         }
     }
     // The output is committed only where every process ran and wrote its trace.
-    if (!processes.all(!failed)) {
+    if (!agree(!failed)) {
         if (!failed) {
             failure = "another rank failed; see its message";
             if (reporting) {

@@ -6,7 +6,9 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <iomanip>
 #include <limits>
+#include <sstream>
 
 #include <spillway/core/ascii_case.hpp>
 #include <spillway/core/error.hpp>
@@ -200,6 +202,19 @@ bool parse_bool(std::string_view text, std::string_view what) {
 }
 
 std::string normalized_choice(std::string_view text) { return to_lower(trim(text)); }
+
+std::string format_duration(std::chrono::nanoseconds duration) {
+    auto const milliseconds = std::chrono::duration<double, std::milli>(duration).count();
+    std::ostringstream text;
+    if (milliseconds < 0.5) {
+        text << duration.count() << " ns";
+    } else if (milliseconds < 999.5) {  // what rounds to 1000 ms is 1.0 s
+        text << std::fixed << std::setprecision(0) << milliseconds << " ms";
+    } else {
+        text << std::fixed << std::setprecision(1) << milliseconds / 1000 << " s";
+    }
+    return text.str();
+}
 
 std::string format_bytes(std::uint64_t bytes) {
     constexpr std::array<char const*, 5> units{"KiB", "MiB", "GiB", "TiB", "PiB"};

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <bit>
 #include <exception>
-#include <iomanip>
 #include <limits>
 #include <sstream>
 #include <set>
@@ -13,6 +12,7 @@
 
 #include <spillway/core/error.hpp>
 #include <spillway/core/logging.hpp>
+#include <spillway/core/options.hpp>
 #include <spillway/core/trace.hpp>
 
 #include "shuffle/wire_format.hpp"
@@ -91,22 +91,6 @@ ShuffleConfig const& checked(ShuffleConfig const& config) {
     SPILLWAY_EXPECTS(config.collective_timeout > std::chrono::nanoseconds::zero(),
                      "collective_timeout must be positive", InvalidArgument);
     return config;
-}
-
-/// `duration` for a message: in seconds to a tenth from one second up, in
-/// milliseconds below (a timeout of 10 ms is not "0.0 s"), and in
-/// nanoseconds below half a millisecond (one of 500 ns is not "0 ms").
-std::string format_duration(std::chrono::steady_clock::duration duration) {
-    auto const milliseconds = std::chrono::duration<double, std::milli>(duration).count();
-    std::ostringstream text;
-    if (milliseconds < 0.5) {
-        text << std::chrono::duration_cast<std::chrono::nanoseconds>(duration).count() << " ns";
-    } else if (milliseconds < 999.5) {  // what rounds to 1000 ms is 1.0 s
-        text << std::fixed << std::setprecision(0) << milliseconds << " ms";
-    } else {
-        text << std::fixed << std::setprecision(1) << milliseconds / 1000 << " s";
-    }
-    return text.str();
 }
 
 std::string describe(Collective collective, OpId op_id) {

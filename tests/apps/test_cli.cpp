@@ -800,6 +800,22 @@ TEST(CliShuffleMpi, AStoppedRankMakesTheOthersNameItAndEndTheJobWithExitCodeOne)
     EXPECT_TRUE(ended()) << "the stopped rank was left behind";
 }
 
+TEST(CliShuffleMpi, AVoteWaitsForASlowProcessAndNamesAStoppedOne) {
+    // The votes that start and end a job over MPI: one process may take
+    // long to get there, but one that stops must not keep the others for ever.
+    auto const result = spillway::test::run_process(
+        {SPILLWAY_MPIEXEC, "--allow-run-as-root", "--oversubscribe", "-np", "2", SPILLWAY_MPI_AGREEMENT_CHECK},
+        {"OMPI_MCA_btl=self,vader", "OMPI_MCA_btl_vader_single_copy_mechanism=none",
+         "LSAN_OPTIONS=suppressions=" SPILLWAY_LSAN_SUPPRESSIONS ":fast_unwind_on_malloc=0"});
+    EXPECT_EQ(result.exit_code, 1) << result.err;
+    EXPECT_THAT(result.out, HasSubstr("slow vote: all ok")) << "3 s late, but sending heartbeats";
+    EXPECT_THAT(result.out, testing::ContainsRegex("stopped vote: PeerTimeout after [0-9][.][0-9] s: rank 1 sent "
+                                                   "nothing for [0-9.]+ s while the processes agreed whether each "
+                                                   "got through the job \\(collective_timeout is 1.0 s\\)"))
+        << result.out;
+    EXPECT_THAT(result.out, testing::Not(HasSubstr("stopped vote: ended")));
+}
+
 TEST(CliShuffleMpi, TwoProcessesShuffleAndVerify) {
     auto const result = run_mpi_shuffle(2);
     ASSERT_EQ(result.exit_code, 0) << result.err;

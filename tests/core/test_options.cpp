@@ -89,6 +89,14 @@ TEST(FormatBytes, PicksTheLargestUnitBelowTheValue) {
     EXPECT_EQ(format_bytes(2ull << 30), "2.00 GiB");
 }
 
+TEST(FormatDuration, SaysSecondsToATenthAndNeverRoundsASmallDurationToZero) {
+    using namespace std::chrono_literals;
+    EXPECT_EQ(format_duration(500ns), "500 ns");
+    EXPECT_EQ(format_duration(10ms), "10 ms");
+    EXPECT_EQ(format_duration(999'600us), "1.0 s");
+    EXPECT_EQ(format_duration(3'140ms), "3.1 s");
+}
+
 TEST(Options, CodeBeatsCommandLineBeatsEnvironment) {
     auto options = Options::from_environment({"SPILLWAY_WINDOW=3", "PATH=/bin", "SPILLWAY_THREADS=7"});
     EXPECT_EQ(options.get_int("window", 0, 0, 100), 3);

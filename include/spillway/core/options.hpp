@@ -77,6 +77,11 @@ std::string normalized_choice(std::string_view text);
 /// Formats a byte count for people: `0 B`, `512 B`, `1.50 KiB`, `2.00 GiB`.
 std::string format_bytes(std::uint64_t bytes);
 
+/// Formats a duration for messages: in seconds to a tenth from one second
+/// up (`3.1 s`), in milliseconds below (`10 ms`, not `0.0 s`), and in
+/// nanoseconds below half a millisecond (`500 ns`, not `0 ms`).
+std::string format_duration(std::chrono::nanoseconds duration);
+
 /// A set of named option values from up to three sources.
 ///
 /// Every lookup marks its name as read, so that code which reads options
