@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <optional>
 #include <sstream>
+#include <utility>
 
 #include <spillway/core/error.hpp>
 #include <spillway/core/logging.hpp>
@@ -112,8 +113,15 @@ bool MpiAgreement::all(bool ok) {
         }
     }
     auto pause = std::chrono::microseconds(100);
+    auto last_look = Clock::now();
     while (true) {
         auto const now = Clock::now();
+        if (now - std::exchange(last_look, now) >= timeout_ / 2) {
+            // This process did not run meanwhile (stopped, or starved): that
+            // silence is its own, not its peers'.
+            MutexLock lock(mutex_);
+            std::ranges::fill(last_heard_, now);
+        }
         std::optional<int> silent;
         std::size_t waiting = 0;
         for (std::size_t peer = 0; peer < peers; ++peer) {

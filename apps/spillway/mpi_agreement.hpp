@@ -22,7 +22,8 @@ namespace spillway::cli {
 /// process's vote for as long as the processes still to vote keep sending
 /// heartbeats, however long they take to get there (verifying their share
 /// of the output, say), and fails naming one that has sent nothing for
-/// `timeout`: stopped (SIGSTOP, a debugger) or unreachable.
+/// `timeout`: stopped (SIGSTOP, a debugger) or unreachable. Time in which
+/// this process itself did not run counts for no peer.
 ///
 /// Thread safety: `all` is a collective that every process calls the same
 /// number of times, from one thread.

@@ -165,7 +165,8 @@ Exchange::Exchange(
       probed_(static_cast<std::size_t>(communicator.nranks()), 0),
       source_closed_(static_cast<std::size_t>(communicator.nranks()), false),
       last_heard_(static_cast<std::size_t>(communicator.nranks()), started_),
-      next_heartbeat_(started_) {
+      next_heartbeat_(started_),
+      last_look_(started_) {
     auto const self = static_cast<std::size_t>(communicator.rank());
     destinations_[self].closed = true;  // this rank's own chunks never travel
     source_closed_[self] = true;
@@ -827,6 +828,10 @@ bool Exchange::post_heartbeats() {
 
 bool Exchange::stop_waiting_for_silent_peers(bool failed) {
     auto const now = std::chrono::steady_clock::now();
+    if (now - std::exchange(last_look_, now) >= config_.collective_timeout / 2) {
+        std::ranges::fill(last_heard_, now);
+        return false;
+    }
     bool progressed = false;
     for (comm::Rank source = 0; source < communicator_.nranks(); ++source) {
         auto const from = static_cast<std::size_t>(source);

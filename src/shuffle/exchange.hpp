@@ -266,7 +266,11 @@ class Exchange {
     bool probe(bool failed);
     /// Fails the exchange with `PeerTimeout` if a source whose messages it
     /// still expects sent nothing for `collective_timeout`; once it has
-    /// failed, stops waiting for such sources instead.
+    /// failed, stops waiting for such sources instead. Time in which this
+    /// thread did not run (half the timeout or more since its last look: its
+    /// process was stopped or starved) counts for no source: each is given
+    /// the whole timeout again, so a process that resumes does not blame
+    /// peers for its own silence.
     bool stop_waiting_for_silent_peers(bool failed);
     bool post_receives();
     bool prefetch();
@@ -407,6 +411,8 @@ class Exchange {
     /// started).
     std::vector<std::chrono::steady_clock::time_point> last_heard_;
     std::chrono::steady_clock::time_point next_heartbeat_;  ///< when heartbeats go out next
+    /// When `stop_waiting_for_silent_peers` last looked (or the exchange started).
+    std::chrono::steady_clock::time_point last_look_;
     comm::Rank next_destination_ = 0;  ///< where the next round of sends starts
 
     /// Declared last: started once everything it uses exists.

@@ -5,9 +5,14 @@
 #include <common/error_matchers.hpp>
 #include <common/fault_injecting_file_operations.hpp>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cerrno>
+#include <csignal>
 #include <memory>
 #include <map>
 #include <optional>
@@ -797,6 +802,70 @@ TEST(Shuffler, APeerThatSendsNothingForTheCollectiveTimeoutFailsTheOthersNamingI
     late.insert_finished();
     late.wait(1);
     EXPECT_TRUE(late.extract(1).empty());
+}
+
+TEST(Shuffler, AProcessThatWasStoppedDoesNotBlameItsPeersForItsOwnSilenceWhenItResumes) {
+    // A child process with two ranks stops itself (SIGSTOP) for three
+    // timeouts once both shufflers run. Resumed, neither rank has heard from
+    // the other for that long, but neither was silent: the process was.
+    constexpr auto timeout = std::chrono::milliseconds(1000);
+    pid_t const child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+        int code = 0;
+        try {
+            std::array<memory::BufferResource, 2> resources;
+            std::array<memory::BufferResource*, 2> const pointers{&resources[0], &resources[1]};
+            auto group = comm::LocalCommunicator::make_group(pointers);
+            ShuffleConfig config;
+            config.collective_timeout = timeout;
+            std::atomic<int> made{0};
+            std::atomic<bool> resumed{false};
+            std::atomic<bool> failed{false};
+            std::vector<std::thread> threads;
+            for (Rank rank = 0; rank < 2; ++rank) {
+                threads.emplace_back([&, rank] {
+                    try {
+                        Shuffler shuffler(*group[static_cast<std::size_t>(rank)], 1, 2,
+                                          resources[static_cast<std::size_t>(rank)], PartitionOwner::round_robin,
+                                          config);
+                        made.fetch_add(1);
+                        while (!resumed.load()) {
+                            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+                        }
+                        shuffler.insert_finished();
+                        shuffler.wait(static_cast<PartitionId>(rank));
+                        static_cast<void>(shuffler.extract(static_cast<PartitionId>(rank)));
+                    } catch (std::exception const& error) {
+                        std::fprintf(stderr, "rank %d: %s\n", rank, error.what());
+                        failed.store(true);
+                    }
+                });
+            }
+            while (made.load() < 2) {
+                std::this_thread::sleep_for(std::chrono::milliseconds(1));
+            }
+            std::this_thread::sleep_for(timeout / 2);  // the progress threads have looked
+            std::raise(SIGSTOP);
+            resumed.store(true);
+            for (auto& thread : threads) {
+                thread.join();
+            }
+            code = failed.load() ? 1 : 0;
+        } catch (...) {
+            code = 2;
+        }
+        ::_exit(code);
+    }
+    int status = 0;
+    ASSERT_EQ(::waitpid(child, &status, WUNTRACED), child);
+    ASSERT_TRUE(WIFSTOPPED(status));
+    std::this_thread::sleep_for(3 * timeout);
+    ASSERT_EQ(::kill(child, SIGCONT), 0);
+    ASSERT_EQ(::waitpid(child, &status, 0), child);
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 0) << "a rank blamed the other for the time its process was stopped (its "
+                                         "message is on stderr)";
 }
 
 TEST(Shuffler, ABusyPeerThatInsertsNothingForLongerThanTheCollectiveTimeoutIsNotSilent) {
