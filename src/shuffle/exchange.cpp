@@ -199,7 +199,14 @@ Exchange::~Exchange() {
         quietly = ends_early_quietly_;
         closing_ = true;
         finished = !error_ && insert_finished_ && extracted_ == partitions_.size();
-        if (!error_ && !finished) {
+        if (!error_ && !finished && std::uncaught_exceptions() > 0) {
+            // Another error ended it: that error, which this rank reports,
+            // is the cause, not a misuse.
+            abandoned = true;
+            fail_locked(std::make_exception_ptr(
+                Error(operation_ + " was ended before it finished by an error there, which that rank reports")
+            ));
+        } else if (!error_ && !finished) {
             abandoned = true;
             fail_locked(std::make_exception_ptr(InvalidArgument(
                 operation_ + " was destroyed before it finished (insert_finished "

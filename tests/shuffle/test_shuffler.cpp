@@ -408,6 +408,35 @@ TEST_P(ShufflerContract, AnOpIdCanBeReusedWhileAnotherRankStillRunsTheOldShuffle
     });
 }
 
+TEST_P(ShufflerContractBetweenRanks, AShufflerThatAnErrorEndsTellsTheOthersSoNotThatItWasMisused) {
+    // Rank 0's shuffler goes while another error unwinds its stack (a full
+    // disk elsewhere, say): the other ranks learn that an error there ended
+    // it, which rank 0 reports, not that insert_finished was never called.
+    run([](Communicator& comm) {
+        auto const partitions = static_cast<PartitionId>(comm.nranks());
+        if (comm.rank() == 0) {
+            try {
+                Shuffler shuffler(comm, 3, partitions, comm.buffer_resource());
+                SPILLWAY_FAIL("the disk is full", IoError);
+            } catch (IoError const&) {
+            }
+            return;
+        }
+        Shuffler shuffler(comm, 3, partitions, comm.buffer_resource());
+        try {
+            shuffler.insert_finished();
+            static_cast<void>(shuffler.wait_any());
+            ADD_FAILURE() << "rank 0 gave up, unnoticed";
+        } catch (InvalidArgument const& error) {
+            ADD_FAILURE() << "a misuse: " << error.what();
+        } catch (Error const& error) {
+            EXPECT_THAT(error.what(), testing::HasSubstr("rank 0 gave up: shuffle op 3 on rank 0 was ended before it "
+                                                         "finished by an error there, which that rank reports"));
+            EXPECT_TRUE(error.relayed_from_peer());
+        }
+    });
+}
+
 TEST_P(ShufflerContractBetweenRanks, DestroyingAShufflerBeforeItFinishedFailsTheOthersInsteadOfHangingThem) {
     run([](Communicator& comm) {
         auto const partitions = static_cast<PartitionId>(comm.nranks());

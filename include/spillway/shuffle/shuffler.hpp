@@ -142,8 +142,10 @@ class Shuffler {
     /// receiving), then stops; an error while posting them is logged, and
     /// the ranks waiting for them fail. Otherwise abandons the shuffle: logs a
     /// warning (unless `end_early_quietly` was called), tells the ranks still
-    /// waiting for this rank's chunks (their shufflers
-    /// fail with `InvalidArgument` naming this rank), and receives and drops
+    /// waiting for this rank's chunks (their shufflers fail naming this
+    /// rank: with `InvalidArgument`, or, where it is destroyed while an
+    /// exception unwinds the stack, with `Error` saying that an error on this
+    /// rank ended it, which this rank reports), and receives and drops
     /// what other ranks still send it until each has sent its last message
     /// (so the op id is clean for reuse). Either way it returns once every
     /// other rank has called `insert_finished` or destroyed its shuffler, and
