@@ -80,8 +80,8 @@ void remove_registered_paths() SPILLWAY_REQUIRES(registry.mutex) {
     }
 }
 
-/// Says why the process ends, removes every registered path, newest first,
-/// and ends the process.
+/// Says why the process ends (on stderr, and the report on stdout), removes
+/// every registered path, newest first, and ends the process.
 /// Requires: `lock` holds the registry's mutex; it is never released.
 [[noreturn]] void end_process(int signal, MutexLock& lock) SPILLWAY_REQUIRES(registry.mutex) {
     static_cast<void>(lock);
@@ -94,8 +94,11 @@ void remove_registered_paths() SPILLWAY_REQUIRES(registry.mutex) {
     if (null >= 0) {
         ::dup2(null, STDERR_FILENO);
     }
-    remove_registered_paths();
+    // The report first: under mpirun, SIGKILL follows SIGTERM within a
+    // second (Open MPI's odls_base_sigkill_timeout), which a large spill
+    // directory's removal may outlast; the next run removes what is left.
     write_all(STDOUT_FILENO, signal == SIGINT ? registry.sigint_report : registry.sigterm_report);
+    remove_registered_paths();
     ::_exit(128 + signal);
 }
 
