@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <atomic>
 #include <charconv>
+#include <chrono>
 #include <cstdlib>
 #include <cerrno>
 #include <string>
@@ -29,14 +30,20 @@ bool all_digits(std::string_view text) {
     return !text.empty() && std::ranges::all_of(text, [](char c) { return c >= '0' && c <= '9'; });
 }
 
+/// How old a spill directory without spill files or an owner file must be
+/// to count as left behind: one being made (by a process with this pid in
+/// another PID namespace) is that for microseconds.
+constexpr auto unowned_directory_age = std::chrono::minutes(1);
+
 /// Whether `directory` is a spill directory that lost its owner file to a
 /// removal that did not finish (its process was killed meanwhile, or one
-/// written before removals left the owner file for last): named as
-/// `SpillDirectory` names them (`spillway-<pid>-<number>`), of a pid that
-/// no process has here, and holding spill files (`buffer-<number>`) and
-/// nothing else, so neither the owner file nor the one it is made as. A
-/// directory being made is empty until its owner file is made; anything
-/// else is not spillway's to remove.
+/// written before removals left the owner file for last), or never had one
+/// (killed as it made it): named as `SpillDirectory` names them
+/// (`spillway-<pid>-<number>`), of a pid that no process has here, and
+/// holding spill files (`buffer-<number>`) and nothing else; or, modified
+/// `unowned_directory_age` ago or earlier, nothing at all or the file the
+/// owner file is made as. A directory being made is empty until its owner
+/// file is made; anything else is not spillway's to remove.
 bool is_partly_removed(std::filesystem::path const& directory) {
     auto const name = directory.filename().string();
     auto const numbers = std::string_view(name).substr(directory_prefix.size());
@@ -52,17 +59,25 @@ bool is_partly_removed(std::filesystem::path const& directory) {
     }
     std::error_code error;
     std::size_t spill_files = 0;
+    auto const new_owner_file = std::string(SpillDirectory::owner_file) + ".new";
     for (std::filesystem::directory_iterator entry(directory, error), end; !error && entry != end;
          entry.increment(error)) {
         auto const file = entry->path().filename().string();
-        if (!file.starts_with(SpillDirectory::spill_file_prefix)
-            || !all_digits(std::string_view(file).substr(SpillDirectory::spill_file_prefix.size()))
-            || !entry->is_regular_file(error)) {
+        bool const spill_file = file.starts_with(SpillDirectory::spill_file_prefix)
+                             && all_digits(std::string_view(file).substr(SpillDirectory::spill_file_prefix.size()));
+        if ((!spill_file && file != new_owner_file) || !entry->is_regular_file(error)) {
             return false;
         }
-        ++spill_files;
+        spill_files += spill_file ? 1 : 0;
     }
-    return !error && spill_files > 0;
+    if (error) {
+        return false;
+    }
+    if (spill_files > 0) {
+        return true;
+    }
+    auto const modified = std::filesystem::last_write_time(directory, error);
+    return !error && std::filesystem::file_time_type::clock::now() - modified >= unowned_directory_age;
 }
 
 /// Removes `directory` if its owner file exists and its lock can be taken,

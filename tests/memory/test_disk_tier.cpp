@@ -785,6 +785,16 @@ TEST(DiskTier, DirectoriesWhoseOwnerFileIsUnlockedOrGoneAreRemovedAtStartUpAndOt
     std::ofstream(other_files / "notes.txt") << "not spilled data";
     std::filesystem::create_directories(being_made);
     std::ofstream(being_made / "owner.new") << dead << "\n";
+    // The same, a minute later: left by a process killed as it made it, or as
+    // it removed it.
+    auto const left_empty = root.path() / ("spillway-" + dead + "-4");
+    auto const left_being_made = root.path() / ("spillway-" + dead + "-5");
+    std::filesystem::create_directories(left_empty);
+    std::filesystem::create_directories(left_being_made);
+    std::ofstream(left_being_made / "owner.new") << dead << "\n";
+    for (auto const& left : {left_empty, left_being_made}) {
+        std::filesystem::last_write_time(left, std::filesystem::file_time_type::clock::now() - std::chrono::minutes(2));
+    }
     make_owned_directory(stale_of_dead_pid, std::to_string(dead_pid()));
     make_owned_directory(live, std::to_string(dead_pid()));
     std::filesystem::create_directories(unowned);
@@ -799,14 +809,16 @@ TEST(DiskTier, DirectoriesWhoseOwnerFileIsUnlockedOrGoneAreRemovedAtStartUpAndOt
     EXPECT_FALSE(std::filesystem::exists(stale));
     EXPECT_FALSE(std::filesystem::exists(stale_of_dead_pid));
     EXPECT_TRUE(std::filesystem::exists(live / "buffer-0"));
-    EXPECT_TRUE(std::filesystem::exists(unowned)) << "empty: being made";
+    EXPECT_TRUE(std::filesystem::exists(unowned)) << "no pid in its name";
     EXPECT_FALSE(std::filesystem::exists(partly_removed));
     EXPECT_TRUE(std::filesystem::exists(badly_named / "buffer-0"));
     EXPECT_TRUE(std::filesystem::exists(other_files / "buffer-0"));
     EXPECT_TRUE(std::filesystem::exists(being_made / "owner.new"));
+    EXPECT_FALSE(std::filesystem::exists(left_empty));
+    EXPECT_FALSE(std::filesystem::exists(left_being_made));
     EXPECT_TRUE(std::filesystem::exists(of_live_pid / "buffer-0"));
     EXPECT_TRUE(std::filesystem::exists(unrelated));
-    EXPECT_EQ(resource.statistics().get("memory.disk.stale_directories_removed")->total, 3.0);
+    EXPECT_EQ(resource.statistics().get("memory.disk.stale_directories_removed")->total, 5.0);
     ::close(held);
 }
 
