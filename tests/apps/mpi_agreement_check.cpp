@@ -1,5 +1,6 @@
-// Two processes of an MPI job voting with `MpiAgreement` (timeout 1 s), run
-// by the apps tests under mpirun: rank 1 first takes three timeouts to vote
+// Two processes of an MPI job voting with `MpiAgreement` (timeout 2 s, far
+// above a loaded machine's scheduling delays), run by the apps tests under
+// mpirun: rank 1 first takes two and a half timeouts to vote
 // while alive, which must not fail the vote; then it stops itself
 // (SIGSTOP) instead of voting, and rank 0 must fail naming it. Rank 0
 // prints what it saw, then ends the job with exit code 1 (`MPI_Abort`).
@@ -15,11 +16,11 @@
 int main(int argc, char** argv) {
     using namespace std::chrono_literals;
     spillway::comm::MpiEnvironment const environment(&argc, &argv);
-    spillway::cli::MpiAgreement agreement(1s);
+    spillway::cli::MpiAgreement agreement(2s);
     int rank = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     if (rank == 1) {
-        std::this_thread::sleep_for(3s);
+        std::this_thread::sleep_for(5s);
     }
     bool const slow_but_alive = agreement.all(true);
     if (rank == 0) {

@@ -822,10 +822,10 @@ TEST(CliShuffleMpi, AVoteWaitsForASlowProcessAndNamesAStoppedOne) {
         {"OMPI_MCA_btl=self,vader", "OMPI_MCA_btl_vader_single_copy_mechanism=none",
          "LSAN_OPTIONS=suppressions=" SPILLWAY_LSAN_SUPPRESSIONS ":fast_unwind_on_malloc=0"});
     EXPECT_EQ(result.exit_code, 1) << result.err;
-    EXPECT_THAT(result.out, HasSubstr("slow vote: all ok")) << "3 s late, but sending heartbeats";
+    EXPECT_THAT(result.out, HasSubstr("slow vote: all ok")) << "5 s late, but sending heartbeats";
     EXPECT_THAT(result.out, testing::ContainsRegex("stopped vote: PeerTimeout after [0-9][.][0-9] s: rank 1 sent "
                                                    "nothing for [0-9.]+ s while the processes agreed whether each "
-                                                   "got through the job \\(collective_timeout is 1.0 s\\)"))
+                                                   "got through the job \\(collective_timeout is 2.0 s\\)"))
         << result.out;
     EXPECT_THAT(result.out, testing::Not(HasSubstr("stopped vote: ended")));
 }
