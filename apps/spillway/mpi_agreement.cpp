@@ -55,7 +55,7 @@ void MpiAgreement::exchange_heartbeats(std::stop_token const& stop) {
     std::vector<MPI_Request> sends(static_cast<std::size_t>(size_), MPI_REQUEST_NULL);
     auto next_send = Clock::now();
     while (!stop.stop_requested()) {
-        auto now = Clock::now();
+        auto const now = Clock::now();
         if (now >= next_send) {
             for (int peer = 0; peer < size_; ++peer) {
                 auto& send = sends[static_cast<std::size_t>(peer)];
@@ -84,9 +84,8 @@ void MpiAgreement::exchange_heartbeats(std::stop_token const& stop) {
             MutexLock lock(mutex_);
             last_heard_[static_cast<std::size_t>(status.MPI_SOURCE)] = Clock::now();
         }
-        now = Clock::now();
-        std::this_thread::sleep_for(
-            std::min<Clock::duration>(heartbeat_poll, std::max<Clock::duration>(next_send - now, Clock::duration::zero())));
+        auto const until_send = std::max<Clock::duration>(next_send - Clock::now(), Clock::duration::zero());
+        std::this_thread::sleep_for(std::min<Clock::duration>(heartbeat_poll, until_send));
     }
     for (auto& send : sends) {
         if (send != MPI_REQUEST_NULL) {

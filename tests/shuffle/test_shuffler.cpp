@@ -837,7 +837,7 @@ TEST(Shuffler, AProcessThatWasStoppedDoesNotBlameItsPeersForItsOwnSilenceWhenItR
     // A child process with two ranks stops itself (SIGSTOP) for three
     // timeouts once both shufflers run. Resumed, neither rank has heard from
     // the other for that long, but neither was silent: the process was.
-    constexpr auto timeout = std::chrono::milliseconds(1000);
+    constexpr auto timeout = std::chrono::milliseconds(1500);  // far above scheduling delays, under TSan too
     pid_t const child = ::fork();
     ASSERT_GE(child, 0);
     if (child == 0) {
