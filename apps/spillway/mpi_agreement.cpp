@@ -121,23 +121,28 @@ bool MpiAgreement::all(bool ok) {
             MutexLock lock(mutex_);
             std::ranges::fill(last_heard_, now);
         }
-        std::optional<int> silent;
-        std::size_t waiting = 0;
+        std::vector<std::size_t> waiting;
         for (std::size_t peer = 0; peer < peers; ++peer) {
             int received = 1;
             if (receives[peer] != MPI_REQUEST_NULL) {
                 check(MPI_Test(&receives[peer], &received, MPI_STATUS_IGNORE), "MPI_Test");
             }
             if (received == 0) {
-                ++waiting;
-                MutexLock lock(mutex_);
-                if (!silent && now - last_heard_[peer] > timeout_) {
-                    silent = static_cast<int>(peer);
-                }
+                waiting.push_back(peer);
             }
         }
-        if (waiting == 0) {
+        if (waiting.empty()) {
             break;
+        }
+        std::optional<std::pair<std::size_t, Clock::duration>> silent;  // a peer, and how long
+        {
+            MutexLock lock(mutex_);
+            for (auto const peer : waiting) {
+                if (now - last_heard_[peer] > timeout_) {
+                    silent.emplace(peer, now - last_heard_[peer]);
+                    break;
+                }
+            }
         }
         if (silent) {
             // The votes not received are cancelled; the sends go on from
@@ -151,13 +156,8 @@ bool MpiAgreement::all(bool ok) {
                     MPI_Request_free(&sends[peer]);
                 }
             }
-            Clock::time_point heard;
-            {
-                MutexLock lock(mutex_);
-                heard = last_heard_[static_cast<std::size_t>(*silent)];
-            }
             std::ostringstream message;
-            message << "rank " << *silent << " sent nothing for " << format_duration(now - heard)
+            message << "rank " << silent->first << " sent nothing for " << format_duration(silent->second)
                     << " while the processes agreed whether each got through the job (collective_timeout is "
                     << format_duration(timeout_) << "): it has stopped, hangs or cannot be reached";
             SPILLWAY_FAIL(message.str(), PeerTimeout);

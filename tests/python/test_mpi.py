@@ -23,6 +23,13 @@ def mpirun() -> list[str]:
             "-x", "OMPI_MCA_btl_vader_single_copy_mechanism=none"]
 
 
+def run_mpi_shuffle(lineitem_parquet: Path, output: Path, partitions: int, mode: str) -> None:
+    """mpi_shuffle.py in MODE on 2 processes, which must succeed (each writes what it raised; see its docstring)."""
+    script = Path(__file__).with_name("mpi_shuffle.py")
+    subprocess.run([*mpirun(), "-np", "2", sys.executable, str(script), str(lineitem_parquet), str(output),
+                    str(partitions), mode], check=True, timeout=300)
+
+
 def test_two_processes_shuffle_like_spillway_partition(lineitem_parquet: Path, tmp_path: Path):
     output = tmp_path / "mpi"
     output.mkdir()
@@ -49,9 +56,7 @@ def test_two_processes_shuffle_like_spillway_partition(lineitem_parquet: Path, t
 
 
 def test_a_rank_that_fails_fails_the_shuffle_on_every_rank(lineitem_parquet: Path, tmp_path: Path):
-    script = Path(__file__).with_name("mpi_shuffle.py")
-    subprocess.run([*mpirun(), "-np", "2", sys.executable, str(script), str(lineitem_parquet), str(tmp_path), "6",
-                    "fail"], check=True, timeout=300)
+    run_mpi_shuffle(lineitem_parquet, tmp_path, 6, "fail")
     own = (tmp_path / "error.rank-1.txt").read_text()
     assert own.startswith("InvalidArgument: no column is named 'l_orderkey'")
     peer = (tmp_path / "error.rank-0.txt").read_text()
@@ -60,9 +65,7 @@ def test_a_rank_that_fails_fails_the_shuffle_on_every_rank(lineitem_parquet: Pat
 
 
 def test_ranks_that_give_different_partition_counts_fail_saying_so(lineitem_parquet: Path, tmp_path: Path):
-    script = Path(__file__).with_name("mpi_shuffle.py")
-    subprocess.run([*mpirun(), "-np", "2", sys.executable, str(script), str(lineitem_parquet), str(tmp_path), "6",
-                    "mismatch"], check=True, timeout=300)
+    run_mpi_shuffle(lineitem_parquet, tmp_path, 6, "mismatch")
     for rank in range(2):
         # The first to learn of it: a finish message of another layout, or a chunk of a partition the rank
         # does not own.
@@ -73,9 +76,7 @@ def test_ranks_that_give_different_partition_counts_fail_saying_so(lineitem_parq
 
 
 def test_ranks_that_insert_different_schemas_fail_saying_so(lineitem_parquet: Path, tmp_path: Path):
-    script = Path(__file__).with_name("mpi_shuffle.py")
-    subprocess.run([*mpirun(), "-np", "2", sys.executable, str(script), str(lineitem_parquet), str(tmp_path), "4",
-                    "schemas"], check=True, timeout=300)
+    run_mpi_shuffle(lineitem_parquet, tmp_path, 4, "schemas")
     for rank in range(2):
         # Rank 0 first takes a partition of its own rows, then one of rank 1's alone; rank 1, both ranks' rows.
         error = (tmp_path / f"error.rank-{rank}.txt").read_text()
